@@ -1,0 +1,40 @@
+# Facade — the two commands: `make run` (the product on its embedded default) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+VAR    ?= $(CURDIR)/var
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: install run test bench
+.DEFAULT_GOAL := run
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@rm -f $(VENV)/.installed-*; touch $@
+
+install: $(STAMP)
+
+# Embedded default: SQLite, in-memory channel layer, filesystem broker, offline model.
+# Loopback over plain http, so the session and CSRF cookies may not be Secure here.
+run: export FACADE_VAR_DIR := $(VAR)
+run: export FACADE_HOST := $(HOST)
+run: export FACADE_PORT := $(PORT)
+run: export FACADE_PUBLIC_URL ?= http://$(HOST):$(PORT)
+run: export SESSION_COOKIE_SECURE ?= false
+run: export CSRF_COOKIE_SECURE ?= false
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	@echo "Starting web ($(FACADE_PUBLIC_URL)), Celery worker and Celery beat — Ctrl-C stops all three."
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile --app-root $(CURDIR) start
+
+# The whole suite, against PostgreSQL and Redis (DATABASE_URL / REDIS_URL, default 127.0.0.1).
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/ledger.py

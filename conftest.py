@@ -1,0 +1,94 @@
+"""Root fixtures.  The suite needs PostgreSQL and Redis; when either is unreachable it stops
+with a loud error instead of skipping anything."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+
+def _reachable(url: str, default_port: int) -> str | None:
+    parsed = urlparse(url)
+    host, port = parsed.hostname or "127.0.0.1", parsed.port or default_port
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return None
+    except OSError as exc:
+        return f"{parsed.scheme}://{host}:{port} ({exc})"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import facade.settings.test  # noqa: F401  (sets the DATABASE_URL / REDIS_URL defaults)
+
+    database_url = os.environ["DATABASE_URL"]
+    if not database_url.startswith(("postgres://", "postgresql://")):
+        raise pytest.UsageError(f"the suite runs against PostgreSQL; DATABASE_URL is {database_url!r}")
+    down = [
+        problem
+        for problem in (_reachable(database_url, 5432), _reachable(os.environ["REDIS_URL"], 6379))
+        if problem is not None
+    ]
+    if down:
+        hint = " (CI=true: services are required)" if os.environ.get("CI") == "true" else ""
+        raise pytest.UsageError("required services are unreachable" + hint + ": " + "; ".join(down))
+
+
+@pytest.fixture(autouse=True)
+def _checkpoint_dir(settings: Any, tmp_path: Any) -> None:
+    """Each test keeps its ledger checkpoints in its own directory."""
+    settings.FACADE_LEDGER_CHECKPOINT_DIR = tmp_path / "checkpoints"
+
+
+@dataclass
+class TenantWorld:
+    tenant: Any
+    agent: Any
+    owner: Any
+    auditor: Any
+    member: Any
+
+
+def build_tenant(slug: str) -> TenantWorld:
+    from facade.tenancy.models import Role
+    from facade.tenancy.schemas import Actor
+    from facade.tenancy.services import agent_create, agent_owner_add, membership_grant, tenant_create, user_ensure
+
+    actor = Actor.platform("tests")
+    tenant = tenant_create(slug=slug, name=slug.title(), actor=actor)
+    users = {}
+    for role in (Role.OWNER, Role.AUDITOR, Role.MEMBER):
+        user, _ = user_ensure(email=f"{role.value}@{slug}.test", password="pw-" + slug)
+        membership_grant(tenant=tenant, user=user, role=role, actor=actor)
+        users[role] = user
+    agent = agent_create(tenant=tenant, slug=f"{slug}-agent", name=f"{slug.title()} Agent", actor=actor)
+    agent_owner_add(agent=agent, user=users[Role.OWNER], actor=actor)
+    return TenantWorld(tenant, agent, users[Role.OWNER], users[Role.AUDITOR], users[Role.MEMBER])
+
+
+@pytest.fixture
+def world_a(db: Any) -> TenantWorld:
+    return build_tenant("alpha")
+
+
+@pytest.fixture
+def world_b(db: Any) -> TenantWorld:
+    return build_tenant("bravo")
+
+
+@pytest.fixture
+def api() -> Any:
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def make_api() -> Any:
+    from rest_framework.test import APIClient
+
+    return APIClient

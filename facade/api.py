@@ -1,0 +1,74 @@
+"""The HTTP edge shared by every API: one error shape, `{"error": code, "detail": text}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from facade.tenancy.policy import NotFound
+
+
+class ApiError(exceptions.APIException):
+    def __init__(self, code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUEST) -> None:
+        super().__init__(detail=detail, code=code)
+        self.status_code = http_status
+        self.error_code = code
+
+
+def _code_for(exc: exceptions.APIException) -> str:
+    if isinstance(exc, ApiError):
+        return exc.error_code
+    if isinstance(exc, exceptions.ParseError):
+        return "malformed_body"
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return "unsupported_media_type"
+    if isinstance(exc, exceptions.NotAuthenticated):
+        return "not_authenticated"
+    if isinstance(exc, exceptions.AuthenticationFailed):
+        codes = exc.get_codes()
+        return codes if isinstance(codes, str) else "authentication_failed"
+    if isinstance(exc, exceptions.PermissionDenied):
+        return "forbidden"
+    if isinstance(exc, exceptions.NotFound):
+        return "not_found"
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return "method_not_allowed"
+    if isinstance(exc, exceptions.Throttled):
+        return "rate_limited"
+    if isinstance(exc, exceptions.ValidationError):
+        return "invalid_input"
+    return "error"
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, NotFound):
+        exc = exceptions.NotFound()
+    response = drf_exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    body: dict[str, Any] = {"error": _code_for(exc)}
+    if isinstance(exc, exceptions.ValidationError):
+        body["detail"] = "the request is not valid"
+        body["fields"] = exc.detail
+    else:
+        body["detail"] = str(exc.detail)
+    response.data = body
+    return response
+
+
+ErrorSerializer = inline_serializer(
+    name="Error",
+    fields={
+        "error": serializers.CharField(help_text="machine-readable error code"),
+        "detail": serializers.CharField(help_text="human-readable explanation"),
+    },
+)
+
+
+def error_response(description: str) -> OpenApiResponse:
+    """An OpenAPI response entry for an error, listing its codes in the description."""
+    return OpenApiResponse(response=ErrorSerializer, description=description)

@@ -1,0 +1,20 @@
+"""The Celery application.  Beat schedules live in code (later steps add their entries)."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
+
+app = Celery("facade")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+app.conf.beat_schedule = {
+    "ledger-verify-nightly": {
+        "task": "facade.tenancy.tasks.ledger_verify_all",
+        "schedule": 60 * 60 * 24,
+        "options": {"expires": 60 * 60},
+    },
+}

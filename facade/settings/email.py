@@ -1,0 +1,18 @@
+"""Email: SMTP when EMAIL_HOST is set, otherwise every message is written to var/outbox/."""
+
+from .base import VAR_DIR
+from .env import env_bool, env_int, env_str
+
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Facade <facade@localhost>")
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 25)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+    EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = str(VAR_DIR / "outbox")

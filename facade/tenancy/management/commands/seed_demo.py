@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from ...models import AgentProfile, Role, Tenant
+from ...schemas import Actor
+from ...services import agent_create, agent_owner_add, membership_grant, tenant_create, user_ensure
+
+
+class Command(BaseCommand):
+    help = (
+        "Seed a tenant with an agent, an owner and an auditor (idempotent). Prints the passwords "
+        "of accounts it creates and the URLs to open."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--tenant", default="demo")
+        parser.add_argument("--agent", default="demo-shop")
+        parser.add_argument("--owner-email", default="owner@demo.test")
+        parser.add_argument("--auditor-email", default=None, help="default: auditor@<owner's domain>")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant_slug, agent_slug, owner_email = options["tenant"], options["agent"], options["owner_email"]
+        auditor_email = options["auditor_email"] or f"auditor@{owner_email.split('@', 1)[-1]}"
+        actor = Actor.platform("manage.py seed_demo")
+        created_passwords: dict[str, str] = {}
+        with transaction.atomic():
+            tenant = Tenant.objects.filter(slug=tenant_slug).first() or tenant_create(
+                slug=tenant_slug, name=tenant_slug.replace("-", " ").title(), actor=actor
+            )
+            existing = AgentProfile.objects.filter(slug=agent_slug).first()
+            if existing is not None and existing.tenant_id != tenant.pk:
+                raise CommandError(f"agent {agent_slug!r} already belongs to tenant {existing.tenant.slug!r}")
+            accounts = {}
+            for email, role in ((owner_email, Role.OWNER), (auditor_email, Role.AUDITOR)):
+                password = secrets.token_urlsafe(12)
+                user, created = user_ensure(email=email, password=password)
+                if created:
+                    created_passwords[email] = password
+                membership_grant(tenant=tenant, user=user, role=role, actor=actor)
+                accounts[role] = user
+            agent = existing or agent_create(
+                tenant=tenant, slug=agent_slug, name=agent_slug.replace("-", " ").title(), actor=actor
+            )
+            agent_owner_add(agent=agent, user=accounts[Role.OWNER], actor=actor)
+        base = settings.FACADE_PUBLIC_URL.rstrip("/")
+        self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
+        for email, role in ((owner_email, "owner"), (auditor_email, "auditor")):
+            if email in created_passwords:
+                self.stdout.write(f"  {role:8} {email}  password: {created_passwords[email]}")
+            else:
+                self.stdout.write(f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)")
+        self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
+        self.stdout.write(f"  owner sign-in:  {base}/accounts/login/")
+        self.stdout.write(f"  API schema:     {base}/api/docs/")

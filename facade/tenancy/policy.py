@@ -1,0 +1,84 @@
+"""One policy per resource: "may this principal?" and "which objects?" answered in one place.
+
+Every view, selector and (later) WebSocket group asks these; a lookup outside the caller's
+reach raises NotFound, so another tenant's object looks exactly like one that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import Exists, OuterRef, QuerySet
+
+from .models import AgentProfile, Membership, Role, Tenant
+
+UserLike = AbstractBaseUser | AnonymousUser | Any
+
+
+class NotFound(LookupError):
+    """The object does not exist for this caller (whether or not it exists at all)."""
+
+
+def _active(user: UserLike) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and getattr(user, "is_active", False))
+
+
+def is_platform_operator(user: UserLike) -> bool:
+    return _active(user) and bool(getattr(user, "is_staff", False))
+
+
+class AgentPolicy:
+    """Who owns which agent.  An owner is listed among the agent's owners *and* holds the owner
+    role in its tenant; platform operators (staff) act as owners of every agent."""
+
+    @staticmethod
+    def owned(user: UserLike) -> QuerySet[AgentProfile]:
+        if not _active(user):
+            return AgentProfile.objects.none()
+        if is_platform_operator(user):
+            return AgentProfile.objects.all()
+        owner_role = Membership.objects.filter(user=user, tenant=OuterRef("tenant"), role=Role.OWNER)
+        return AgentProfile.objects.filter(owners=user).filter(Exists(owner_role)).distinct()
+
+    @classmethod
+    def is_owner(cls, user: UserLike, agent: AgentProfile) -> bool:
+        return cls.owned(user).filter(pk=agent.pk).exists()
+
+    @classmethod
+    def get_owned(cls, user: UserLike, slug: str) -> AgentProfile:
+        agent = cls.owned(user).select_related("tenant").filter(slug=slug).first()
+        if agent is None:
+            raise NotFound(slug)
+        return agent
+
+    @staticmethod
+    def get_public(slug: str) -> AgentProfile:
+        """The customer and peer faces of an agent are public by slug."""
+        agent = AgentProfile.objects.select_related("tenant").filter(slug=slug).first()
+        if agent is None:
+            raise NotFound(slug)
+        return agent
+
+
+class TenantPolicy:
+    """Which tenants a user may read as a member in a given role."""
+
+    @staticmethod
+    def with_roles(user: UserLike, roles: tuple[str, ...]) -> QuerySet[Tenant]:
+        if not _active(user):
+            return Tenant.objects.none()
+        if is_platform_operator(user):
+            return Tenant.objects.all()
+        return Tenant.objects.filter(memberships__user=user, memberships__role__in=roles).distinct()
+
+    @classmethod
+    def get(cls, user: UserLike, slug: str, roles: tuple[str, ...]) -> Tenant:
+        tenant = cls.with_roles(user, roles).filter(slug=slug).first()
+        if tenant is None:
+            raise NotFound(slug)
+        return tenant
+
+
+LEDGER_READERS = (Role.OWNER.value, Role.AUDITOR.value)

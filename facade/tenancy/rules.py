@@ -1,0 +1,95 @@
+"""Pure decisions about audiences and who may do what.  No ORM here: plain data in, typed
+decisions out, and anything unknown is refused."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Audience(StrEnum):
+    OWNER = "owner"
+    CUSTOMER = "customer"
+    PEER = "peer"
+
+
+class PrincipalType(StrEnum):
+    USER = "user"
+    CUSTOMER = "customer"
+    PEER = "peer"
+
+
+@dataclass(frozen=True)
+class CallerFacts:
+    """What the server established about a caller towards one agent."""
+
+    has_valid_peer_key: bool
+    is_authenticated: bool
+    is_agent_owner: bool
+    is_platform_operator: bool
+
+
+def derive_audience(facts: CallerFacts) -> Audience:
+    """The face a new session gets.  Only the server's own facts count: a peer key of this
+    agent makes a peer; an owner (or an operator acting for the owner) makes an owner; anyone
+    else is a customer."""
+    if facts.has_valid_peer_key:
+        return Audience.PEER
+    if facts.is_authenticated and (facts.is_agent_owner or facts.is_platform_operator):
+        return Audience.OWNER
+    return Audience.CUSTOMER
+
+
+_NAME_NOISE = re.compile(r"[^a-z]")
+
+
+def names_audience(name: str) -> bool:
+    """True for any spelling of a field or header that tries to name the audience:
+    `audience`, `Audience`, `X-Audience`, `meta[audience]`, `client_audience` ..."""
+    return "audience" in _NAME_NOISE.sub("", name.lower())
+
+
+def find_audience_key(data: Any, path: str = "") -> str | None:
+    """The path of the first key naming the audience anywhere in a parsed body, else None."""
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            here = f"{path}.{key}" if path else str(key)
+            if names_audience(str(key)):
+                return here
+            found = find_audience_key(value, here)
+            if found is not None:
+                return found
+    elif isinstance(data, (list, tuple)):
+        for index, value in enumerate(data):
+            found = find_audience_key(value, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def first_audience_name(names: Iterable[str]) -> str | None:
+    for name in names:
+        if names_audience(name):
+            return name
+    return None
+
+
+class PostDecision(StrEnum):
+    ALLOWED = "allowed"
+    NO_LONGER_OWNER = "no_longer_owner"
+    SESSION_NOT_OPEN = "session_not_open"
+    UNKNOWN_AUDIENCE = "unknown_audience"
+
+
+def may_post(*, audience: str, status: str, caller_still_owner: bool) -> PostDecision:
+    """Whether the principal of a session may still post in it."""
+    if status != "open":
+        return PostDecision.SESSION_NOT_OPEN
+    if audience == Audience.OWNER:
+        return PostDecision.ALLOWED if caller_still_owner else PostDecision.NO_LONGER_OWNER
+    if audience in (Audience.CUSTOMER, Audience.PEER):
+        return PostDecision.ALLOWED
+    return PostDecision.UNKNOWN_AUDIENCE

@@ -1,0 +1,170 @@
+"""Writes of the tenancy app.  Each is one transaction with its ledger event inside it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from ledger.services import ledger_append
+
+from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant
+from .schemas import Actor, IssuedPeerKey
+
+PEER_KEY_PREFIX = "fpk"
+
+
+class TenancyError(ValueError):
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def _event(tenant: Tenant, actor: Actor, event_type: str, entity_type: str, entity_id: object, payload: dict[str, Any]) -> None:
+    ledger_append(
+        chain_id=tenant.pk,
+        event_type=event_type,
+        entity_type=entity_type,
+        entity_id=str(entity_id),
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload,
+    )
+
+
+@transaction.atomic
+def tenant_create(*, slug: str, name: str, actor: Actor) -> Tenant:
+    if Tenant.objects.filter(slug=slug).exists():
+        raise TenancyError("tenant_exists", f"a tenant with slug {slug!r} already exists")
+    tenant = Tenant.objects.create(slug=slug, name=name)
+    _event(tenant, actor, "tenant.created", "tenant", tenant.pk, {"slug": slug, "name": name})
+    return tenant
+
+
+@transaction.atomic
+def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Actor) -> Membership:
+    role = Role(role)
+    membership, created = Membership.objects.get_or_create(user=user, tenant=tenant, defaults={"role": role})
+    if not created and membership.role == role:
+        return membership
+    if not created:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    _event(tenant, actor, "membership.granted", "membership", membership.pk, {"user_id": user.pk, "role": role.value})
+    return membership
+
+
+@transaction.atomic
+def membership_revoke(*, tenant: Tenant, user: Any, actor: Actor) -> None:
+    """Remove a user from a tenant, and with it from the owners of the tenant's agents."""
+    membership = Membership.objects.select_for_update().filter(user=user, tenant=tenant).first()
+    if membership is None:
+        raise TenancyError("not_a_member", "that user is not a member of this tenant")
+    for agent in AgentProfile.objects.filter(tenant=tenant, owners=user).order_by("pk"):
+        agent.owners.remove(user)
+        _event(tenant, actor, "agent.owner_removed", "agent", agent.pk, {"user_id": user.pk})
+    membership_id = membership.pk
+    membership.delete()
+    _event(tenant, actor, "membership.revoked", "membership", membership_id, {"user_id": user.pk})
+
+
+@transaction.atomic
+def agent_create(*, tenant: Tenant, slug: str, name: str, actor: Actor, owners: list[Any] | None = None) -> AgentProfile:
+    if AgentProfile.objects.filter(slug=slug).exists():
+        raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
+    agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
+    _event(tenant, actor, "agent.created", "agent", agent.pk, {"slug": slug, "name": name})
+    for user in owners or []:
+        agent_owner_add(agent=agent, user=user, actor=actor)
+    return agent
+
+
+@transaction.atomic
+def agent_owner_add(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
+    """Make a user an owner of an agent.  The user must hold the owner role in the tenant."""
+    if not Membership.objects.filter(user=user, tenant=agent.tenant, role=Role.OWNER).exists():
+        raise TenancyError("not_a_tenant_owner", "only owners of the agent's tenant can own the agent")
+    if agent.owners.filter(pk=user.pk).exists():
+        return
+    agent.owners.add(user)
+    _event(agent.tenant, actor, "agent.owner_added", "agent", agent.pk, {"user_id": user.pk})
+
+
+@transaction.atomic
+def agent_owner_remove(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
+    if not agent.owners.filter(pk=user.pk).exists():
+        raise TenancyError("not_an_owner", "that user is not an owner of this agent")
+    agent.owners.remove(user)
+    _event(agent.tenant, actor, "agent.owner_removed", "agent", agent.pk, {"user_id": user.pk})
+
+
+def hash_peer_secret(secret: str) -> str:
+    # The secret has 256 bits of entropy, so a fast hash is enough; what matters is that the
+    # database never holds a usable key.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def split_peer_key(key: str) -> tuple[str, str] | None:
+    parts = key.split("_")
+    if len(parts) != 3 or parts[0] != PEER_KEY_PREFIX or not parts[1] or not parts[2]:
+        return None
+    return parts[1], parts[2]
+
+
+def peer_key_matches(credential: PeerCredential, secret: str) -> bool:
+    return hmac.compare_digest(credential.key_hash, hash_peer_secret(secret))
+
+
+@transaction.atomic
+def peer_key_create(*, agent: AgentProfile, name: str, actor: Actor, created_by: Any | None = None) -> IssuedPeerKey:
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise TenancyError("invalid_name", "a peer key needs a name of 1 to 100 characters")
+    prefix = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32).replace("_", "-")
+    credential = PeerCredential.objects.create(
+        agent=agent, name=name, key_prefix=prefix, key_hash=hash_peer_secret(secret), created_by=created_by
+    )
+    _event(
+        agent.tenant, actor, "peer_key.created", "peer_credential", credential.pk,
+        {"agent": agent.slug, "name": name, "key_prefix": prefix},
+    )
+    return IssuedPeerKey(credential_id=str(credential.pk), name=name, key=f"{PEER_KEY_PREFIX}_{prefix}_{secret}")
+
+
+@transaction.atomic
+def peer_key_revoke(*, credential: PeerCredential, actor: Actor) -> PeerCredential:
+    credential = PeerCredential.objects.select_for_update().select_related("agent__tenant").get(pk=credential.pk)
+    if credential.revoked_at is not None:
+        return credential
+    credential.revoked_at = timezone.now()
+    credential.save(update_fields=["revoked_at"])
+    _event(
+        credential.agent.tenant, actor, "peer_key.revoked", "peer_credential", credential.pk,
+        {"agent": credential.agent.slug, "key_prefix": credential.key_prefix},
+    )
+    return credential
+
+
+@transaction.atomic
+def customer_create(*, tenant: Tenant) -> Customer:
+    customer = Customer.objects.create(tenant=tenant)
+    _event(tenant, Actor.platform("customer-cookie"), "customer.created", "customer", customer.pk, {})
+    return customer
+
+
+@transaction.atomic
+def user_ensure(*, email: str, password: str | None, is_staff: bool = False) -> tuple[Any, bool]:
+    """Create a user whose username is their email, or return the existing one."""
+    User = get_user_model()
+    user = User.objects.filter(username=email).first()
+    if user is not None:
+        return user, False
+    user = User.objects.create_user(username=email, email=email, password=password, is_staff=is_staff)
+    return user, True

@@ -1,0 +1,31 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from facade import health, web
+from facade.dialogue.api import views as dialogue
+from facade.tenancy.api import ledger, views as tenancy
+
+api = [
+    path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
+    path("api/sessions/<uuid:session_id>", dialogue.SessionDetailView.as_view(), name="session-detail"),
+    path("api/sessions/<uuid:session_id>/messages", dialogue.MessageCreateView.as_view(), name="message-create"),
+    path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),
+    path("api/agents/<slug:slug>/peer-keys/<uuid:key_id>", tenancy.PeerKeyDetailView.as_view(), name="peer-key"),
+    path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
+    path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
+    path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularRedocView.as_view(url_name="schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", web.home, name="home"),
+    path("healthz", health.healthz, name="healthz"),
+    path("c/<slug:slug>/", web.customer_page, name="customer-page"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    *api,
+]

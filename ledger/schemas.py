@@ -1,0 +1,41 @@
+"""Typed shapes of the ledger: appended events, checkpoints and verification results."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class AppendedEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    chain_id: int
+    seq: int
+    hash: str
+
+
+class Checkpoint(BaseModel):
+    """A signed statement "chain `chain` had `size` events ending in `head_hash` at `issued_at`".
+
+    The signature is Ed25519 over b"facade-ledger-checkpoint-v1\\x00" followed by the RFC 8785
+    form of every field except `signature`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    chain: int
+    label: str
+    size: int
+    head_hash: str
+    issued_at: str
+    key_id: str
+    public_key: str
+    signature: str
+
+
+class VerifyResult(BaseModel):
+    ok: bool
+    checked: int
+    first_bad_seq: int | None
+    reason: str | None = None
+    checkpoints_checked: int = 0

@@ -1,0 +1,227 @@
+"""Writes to the ledger.  `ledger_append` is the only way an event is created."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+from django.conf import settings
+from django.db import connections, transaction
+
+from .canonical import (
+    CanonicalError,
+    canonical_bytes,
+    chain_hash,
+    event_document,
+    event_mac,
+    normalise,
+    utc_text,
+)
+from .keys import ledger_keys
+from .models import GENESIS_HASH, ActorType, Chain
+from .schemas import AppendedEvent, Checkpoint
+
+CHECKPOINT_PREFIX = b"facade-ledger-checkpoint-v1\x00"
+
+__all__ = ["LedgerError", "CanonicalError", "ledger_append", "checkpoint_issue", "ActorType"]
+
+
+class LedgerError(RuntimeError):
+    pass
+
+
+# The last head this thread saw per (database alias, chain).  It is only a hint: the append
+# statement checks it against the chain row, and on a mismatch the head is read under lock.
+_heads = threading.local()
+
+
+def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
+    cache = getattr(_heads, "cache", None)
+    if cache is None:
+        cache = _heads.cache = {}
+    return cache
+
+
+_INSERT_COLUMNS = (
+    "chain_id, seq, event_type, entity_type, entity_id, entity_version, actor_type, actor_id, "
+    "caused_by, payload, created_at, prev_hash, hash, canonical, mac"
+)
+
+# PostgreSQL: move the head and insert the event in one statement, i.e. one round trip.
+# The WHERE clause makes the cached head a compare-and-swap: a stale hint inserts nothing.
+_PG_APPEND = f"""
+WITH head AS (
+    UPDATE ledger_chain SET size = size + 1, head_hash = %s
+    WHERE chain_id = %s AND size = %s AND head_hash = %s
+    RETURNING size
+)
+INSERT INTO ledger_event ({_INSERT_COLUMNS})
+SELECT %s, head.size, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s FROM head
+RETURNING id
+"""
+
+
+def _lock_head(alias: str, chain_id: int) -> tuple[int, bytes]:
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO ledger_chain (chain_id, size, head_hash) VALUES (%s, 0, %s) ON CONFLICT DO NOTHING",
+            [chain_id, GENESIS_HASH],
+        )
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        cursor.execute(f"SELECT size, head_hash FROM ledger_chain WHERE chain_id = %s{lock}", [chain_id])
+        size, head = cursor.fetchone()
+    return int(size), bytes(head)
+
+
+def ledger_append(
+    *,
+    chain_id: int,
+    event_type: str,
+    entity_type: str,
+    entity_id: str | int | uuid.UUID,
+    actor_type: ActorType | str,
+    actor_id: str | int | None,
+    payload: dict[str, Any] | None = None,
+    entity_version: int | None = None,
+    caused_by: int | None = None,
+    using: str = "default",
+) -> AppendedEvent:
+    """Append one event to `chain_id` inside the caller's transaction.
+
+    The business write and its event commit or roll back together, so this refuses to run
+    outside `transaction.atomic`.  Payloads must not hold secrets; floats are refused.
+    """
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        raise LedgerError("ledger_append must run inside the caller's transaction (transaction.atomic)")
+    actor = ActorType(actor_type)
+    if caused_by is not None and caused_by < 1:
+        raise LedgerError("caused_by must be the seq of an earlier event")
+    body = normalise(payload or {})
+    created = utc_text(dt.datetime.now(dt.timezone.utc))
+    fields = dict(
+        chain_id=int(chain_id),
+        event_type=str(event_type),
+        entity_type=str(entity_type),
+        entity_id=str(entity_id),
+        entity_version=entity_version,
+        actor_type=actor.value,
+        actor_id="" if actor_id is None else str(actor_id),
+        caused_by=caused_by,
+        payload=body,
+        created_at=created,
+    )
+    created_dt = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
+    payload_json = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    mac_key = ledger_keys().mac_key
+    cache = _head_cache()
+    key = (using, int(chain_id))
+    size, head = cache.get(key, (0, GENESIS_HASH))
+
+    for attempt in range(2):
+        seq = size + 1
+        if caused_by is not None and caused_by >= seq:
+            raise LedgerError("caused_by must be the seq of an earlier event")
+        canonical = canonical_bytes(event_document(seq=seq, **fields))
+        digest = chain_hash(head, canonical)
+        mac = event_mac(mac_key, digest)
+        row_id = _insert(connection, fields, created_dt, payload_json, size, head, seq, canonical, digest, mac)
+        if row_id is not None:
+            cache[key] = (seq, digest)
+            return AppendedEvent(id=row_id, chain_id=int(chain_id), seq=seq, hash=digest.hex())
+        if attempt == 0:
+            size, head = _lock_head(using, int(chain_id))
+    cache.pop(key, None)
+    raise LedgerError("could not append: the chain head moved while locked")
+
+
+def _insert(
+    connection: Any,
+    fields: dict[str, Any],
+    created_dt: dt.datetime,
+    payload_json: str,
+    size: int,
+    head: bytes,
+    seq: int,
+    canonical: bytes,
+    digest: bytes,
+    mac: bytes,
+) -> int | None:
+    values = [
+        fields["chain_id"],
+        fields["event_type"],
+        fields["entity_type"],
+        fields["entity_id"],
+        fields["entity_version"],
+        fields["actor_type"],
+        fields["actor_id"],
+        fields["caused_by"],
+        payload_json,
+        created_dt,
+        head,
+        digest,
+        canonical,
+        mac,
+    ]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_PG_APPEND, [digest, fields["chain_id"], size, head, fields["chain_id"], *values[1:]])
+            row = cursor.fetchone()
+            return None if row is None else int(row[0])
+        # Other databases (SQLite for the embedded default): the same compare-and-swap in two
+        # statements; the IMMEDIATE transaction already holds the write lock.
+        cursor.execute(
+            "UPDATE ledger_chain SET size = size + 1, head_hash = %s WHERE chain_id = %s AND size = %s AND head_hash = %s",
+            [digest, fields["chain_id"], size, head],
+        )
+        if cursor.rowcount != 1:
+            return None
+        placeholders = ", ".join(["%s"] * 15)
+        cursor.execute(
+            f"INSERT INTO ledger_event ({_INSERT_COLUMNS}) VALUES ({placeholders})",
+            [fields["chain_id"], seq, *values[1:]],
+        )
+        return int(cursor.lastrowid)
+
+
+def _checkpoint_message(fields: dict[str, Any]) -> bytes:
+    return CHECKPOINT_PREFIX + rfc8785.dumps(fields)
+
+
+def checkpoint_path(chain_id: int) -> Path:
+    return Path(settings.FACADE_LEDGER_CHECKPOINT_DIR) / f"chain-{int(chain_id)}.jsonl"
+
+
+def checkpoint_issue(*, chain_id: int, label: str, using: str = "default") -> Checkpoint:
+    """Sign the chain's current committed head and keep the checkpoint outside the database.
+
+    The file under FACADE_LEDGER_CHECKPOINT_DIR is one place it is held; the returned
+    checkpoint is meant to be copied somewhere the database's administrators cannot write.
+    """
+    keys = ledger_keys()
+    with transaction.atomic(using=using):
+        chain = Chain.objects.using(using).filter(chain_id=chain_id).first()
+        size, head = (0, GENESIS_HASH) if chain is None else (chain.size, bytes(chain.head_hash))
+    fields = {
+        "chain": int(chain_id),
+        "label": label,
+        "size": size,
+        "head_hash": head.hex(),
+        "issued_at": utc_text(dt.datetime.now(dt.timezone.utc)),
+        "key_id": keys.key_id,
+        "public_key": base64.b64encode(keys.public_raw).decode(),
+    }
+    signature = keys.private.sign(_checkpoint_message(fields))
+    checkpoint = Checkpoint(**fields, signature=base64.b64encode(signature).decode())
+    path = checkpoint_path(chain_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(checkpoint.model_dump_json() + "\n")
+    return checkpoint
