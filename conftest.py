@@ -23,7 +23,7 @@ def _reachable(url: str, default_port: int) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    import facade.settings.test  # noqa: F401  (sets the DATABASE_URL / REDIS_URL defaults)
+    import facade.test_settings  # noqa: F401  (sets the DATABASE_URL / REDIS_URL defaults)
 
     database_url = os.environ["DATABASE_URL"]
     if not database_url.startswith(("postgres://", "postgresql://")):
@@ -36,6 +36,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if down:
         hint = " (CI=true: services are required)" if os.environ.get("CI") == "true" else ""
         raise pytest.UsageError("required services are unreachable" + hint + ": " + "; ".join(down))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _really_postgres() -> None:
+    """The environment may say PostgreSQL while settings say otherwise; trust the settings."""
+    from django.conf import settings
+
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine != "django.db.backends.postgresql":
+        pytest.exit(f"the suite must run on PostgreSQL, but the settings use {engine}", returncode=3)
+    if settings.CHANNEL_LAYERS["default"]["BACKEND"] != "channels_redis.core.RedisChannelLayer":
+        pytest.exit("the suite must use the Redis channel layer", returncode=3)
 
 
 @pytest.fixture(autouse=True)

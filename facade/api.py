@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -72,3 +73,13 @@ ErrorSerializer = inline_serializer(
 def error_response(description: str) -> OpenApiResponse:
     """An OpenAPI response entry for an error, listing its codes in the description."""
     return OpenApiResponse(response=ErrorSerializer, description=description)
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON whose nesting overflows the parser is malformed input, not a server error."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise exceptions.ParseError("JSON nested too deeply") from exc

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.db import models
 
+from .expressions import CanonicalField
+
 GENESIS_HASH = bytes(32)
 
 
@@ -36,6 +38,18 @@ class AppendOnlyQuerySet(models.QuerySet["LedgerEvent"]):
         raise AppendOnlyError("ledger events cannot be deleted")
 
 
+def _generated(key: str, kind: str, output_field: models.Field) -> models.GeneratedField:
+    return models.GeneratedField(
+        expression=CanonicalField(key, kind), output_field=output_field, db_persist=True
+    )
+
+
+GENERATED_COLUMNS = (
+    "chain_id", "seq", "event_type", "entity_type", "entity_id", "entity_version",
+    "actor_type", "actor_id", "caused_by", "payload", "created_at",
+)
+
+
 class ActorType(models.TextChoices):
     HUMAN = "human"
     AGENT = "agent"
@@ -43,25 +57,25 @@ class ActorType(models.TextChoices):
 
 
 class LedgerEvent(models.Model):
-    """One event.  `canonical` holds the exact bytes that were hashed; the other columns are a
-    queryable copy of what those bytes say, and verification checks they agree."""
+    """One event.  `canonical` holds the exact bytes that were hashed; every other field except
+    the hashes is a column *generated* from those bytes, so the two cannot disagree."""
 
     id = models.BigAutoField(primary_key=True)
-    chain_id = models.BigIntegerField()
-    seq = models.BigIntegerField()
-    event_type = models.CharField(max_length=64)
-    entity_type = models.CharField(max_length=64)
-    entity_id = models.CharField(max_length=64)
-    entity_version = models.BigIntegerField(null=True)
-    actor_type = models.CharField(max_length=16, choices=ActorType.choices)
-    actor_id = models.CharField(max_length=64)
-    caused_by = models.BigIntegerField(null=True, help_text="seq of the causing event in the same chain")
-    payload = models.JSONField(default=dict)
-    created_at = models.DateTimeField()
+    canonical = models.BinaryField()
     prev_hash = models.BinaryField(max_length=32)
     hash = models.BinaryField(max_length=32)
-    canonical = models.BinaryField()
     mac = models.BinaryField(max_length=32)
+    chain_id = _generated("chain", "bigint", models.BigIntegerField())
+    seq = _generated("seq", "bigint", models.BigIntegerField())
+    event_type = _generated("event_type", "text", models.CharField(max_length=64))
+    entity_type = _generated("entity_type", "text", models.CharField(max_length=64))
+    entity_id = _generated("entity_id", "text", models.CharField(max_length=64))
+    entity_version = _generated("entity_version", "bigint", models.BigIntegerField(null=True))
+    actor_type = _generated("actor_type", "text", models.CharField(max_length=16, choices=ActorType.choices))
+    actor_id = _generated("actor_id", "text", models.CharField(max_length=64))
+    caused_by = _generated("caused_by", "bigint", models.BigIntegerField(null=True))
+    payload = _generated("payload", "json", models.JSONField())
+    created_at = _generated("created_at", "timestamp", models.DateTimeField())
 
     objects = AppendOnlyQuerySet.as_manager()
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-import hmac
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any
 
 import rfc8785
 from cryptography.exceptions import InvalidSignature
@@ -16,54 +13,37 @@ from django.db import connections
 
 from .canonical import HASH_PREFIX
 from .keys import ledger_keys, public_key_from_raw
-from .models import GENESIS_HASH, LedgerEvent
+from .models import GENERATED_COLUMNS, GENESIS_HASH, LedgerEvent
 from .schemas import Checkpoint, VerifyResult
-from .services import CHECKPOINT_PREFIX, checkpoint_path
+from .scan import first_bad_tag, rows
+from .services import CHECKPOINT_PREFIX, load_checkpoints
 
 _FETCH_CHUNK = 5000
 
 
-def _rows(alias: str, chain_id: int, columns: str, where: str = "", params: Iterable[Any] = ()) -> Iterator[tuple[Any, ...]]:
+def generated_columns_intact(alias: str) -> bool:
+    """Whether every queryable column of ledger_event is still generated from `canonical`.
+
+    While they are, the database itself refuses to let a column disagree with the hashed bytes;
+    someone who turns one into a plain column to edit it shows up here."""
     connection = connections[alias]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {columns} FROM ledger_event WHERE chain_id = %s{where} ORDER BY seq, id",
-            [chain_id, *params],
-        )
-        while True:
-            batch = cursor.fetchmany(_FETCH_CHUNK)
-            if not batch:
-                return
-            yield from batch
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = 'ledger_event'::regclass "
+                "AND attgenerated = 's' AND NOT attisdropped"
+            )
+            generated = {name for (name,) in cursor.fetchall()}
+        else:
+            cursor.execute("PRAGMA table_xinfo(ledger_event)")
+            # column 6 of table_xinfo is "hidden": 3 marks a STORED generated column.
+            generated = {row[1] for row in cursor.fetchall() if row[6] == 3}
+    return set(GENERATED_COLUMNS) <= generated
 
 
-def _column_mismatch_pg(alias: str, chain_id: int) -> int | None:
-    """First seq whose queryable columns disagree with its hashed bytes (done inside PostgreSQL)."""
-    sql = """
-    SELECT min(seq) FROM (
-        SELECT e.*, convert_from(e.canonical, 'UTF8')::jsonb AS c FROM ledger_event e WHERE e.chain_id = %s
-    ) x
-    WHERE (c->>'seq')::bigint IS DISTINCT FROM seq
-       OR (c->>'chain')::bigint IS DISTINCT FROM chain_id
-       OR c->>'event_type' IS DISTINCT FROM event_type
-       OR c->>'entity_type' IS DISTINCT FROM entity_type
-       OR c->>'entity_id' IS DISTINCT FROM entity_id
-       OR (c->>'entity_version')::bigint IS DISTINCT FROM entity_version
-       OR c->>'actor_type' IS DISTINCT FROM actor_type
-       OR c->>'actor_id' IS DISTINCT FROM actor_id
-       OR (c->>'caused_by')::bigint IS DISTINCT FROM caused_by
-       OR c->'payload' IS DISTINCT FROM payload
-       OR c->>'created_at' IS DISTINCT FROM
-          to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-    """
-    with connections[alias].cursor() as cursor:
-        cursor.execute(sql, [chain_id])
-        (seq,) = cursor.fetchone()
-    return None if seq is None else int(seq)
-
-
-def _column_mismatch_python(alias: str, chain_id: int) -> int | None:
-    """The same check for databases without a JSON operator set we rely on (SQLite)."""
+def _column_mismatch(alias: str, chain_id: int) -> int | None:
+    """First seq whose columns disagree with its hashed bytes.  Only needed when the columns are
+    no longer generated (see generated_columns_intact), so it may be slow."""
     for event in LedgerEvent.objects.using(alias).filter(chain_id=chain_id).order_by("seq", "id").iterator():
         doc = json.loads(bytes(event.canonical))
         created = event.created_at.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -80,15 +60,8 @@ def _column_mismatch_python(alias: str, chain_id: int) -> int | None:
             or doc.get("payload") != event.payload
             or doc.get("created_at") != created
         ):
-            return event.seq
+            return int(event.seq)
     return None
-
-
-def load_checkpoints(chain_id: int) -> list[Checkpoint]:
-    path = checkpoint_path(chain_id)
-    if not path.exists():
-        return []
-    return [Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def checkpoint_signature_ok(checkpoint: Checkpoint, trusted_public_key: bytes) -> bool:
@@ -102,14 +75,6 @@ def checkpoint_signature_ok(checkpoint: Checkpoint, trusted_public_key: bytes) -
     except (InvalidSignature, ValueError):
         return False
     return True
-
-
-def _first_bad_tag(alias: str, chain_id: int, low: int, high: int, mac_key: bytes) -> int | None:
-    """Within (low, high], the first event whose keyed tag does not match its hash."""
-    for seq, digest, mac in _rows(alias, chain_id, "seq, hash, mac", " AND seq > %s AND seq <= %s", [low, high]):
-        if not hmac.compare_digest(hmac.digest(mac_key, bytes(digest), "sha256"), bytes(mac)):
-            return int(seq)
-    return None
 
 
 def ledger_verify(
@@ -129,7 +94,7 @@ def ledger_verify(
     expected = 1
     first_bad: int | None = None
     reason: str | None = None
-    for seq, prev_hash, digest, canonical in _rows(using, chain_id, "seq, prev_hash, hash, canonical"):
+    for seq, prev_hash, digest, canonical in rows(using, chain_id, "seq, prev_hash, hash, canonical"):
         if seq != expected:
             first_bad, reason = min(seq, expected), ("duplicate_seq" if seq < expected else "missing_seq")
             break
@@ -144,14 +109,11 @@ def ledger_verify(
         expected += 1
     checked = len(hashes)
 
-    connection = connections[using]
-    mismatch = (
-        _column_mismatch_pg(using, chain_id)
-        if connection.vendor == "postgresql"
-        else _column_mismatch_python(using, chain_id)
-    )
-    if mismatch is not None and (first_bad is None or mismatch < first_bad):
-        first_bad, reason = mismatch, "column_mismatch"
+    schema_altered = not generated_columns_intact(using)
+    if schema_altered:
+        mismatch = _column_mismatch(using, chain_id)
+        if mismatch is not None and (first_bad is None or mismatch < first_bad):
+            first_bad, reason = mismatch, "column_mismatch"
 
     keys = ledger_keys()
     held = load_checkpoints(chain_id) if checkpoints is None else checkpoints
@@ -169,13 +131,16 @@ def ledger_verify(
             first_bad, reason = checked + 1, "truncated"
             break
         if checkpoint.size <= checked and hashes[checkpoint.size - 1].hex() != checkpoint.head_hash:
-            tagged = _first_bad_tag(using, chain_id, good_until, checkpoint.size, keys.mac_key)
+            tagged = first_bad_tag(using, chain_id, good_until, checkpoint.size, keys.mac_key)
             seq = tagged if tagged is not None else checkpoint.size
             if first_bad is None or seq < first_bad:
                 first_bad, reason = seq, "rewritten"
             break
         if checkpoint.size <= checked:
             good_until = checkpoint.size
+    if schema_altered and reason is None:
+        # Every event still agrees with its bytes, but someone made the columns editable.
+        reason = "schema_altered"
     return VerifyResult(
-        ok=first_bad is None, checked=checked, first_bad_seq=first_bad, reason=reason, checkpoints_checked=len(held)
+        ok=reason is None, checked=checked, first_bad_seq=first_bad, reason=reason, checkpoints_checked=len(held)
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import rfc8785
 from django.conf import settings
 from django.db import connections, transaction
@@ -25,6 +25,7 @@ from .canonical import (
 )
 from .keys import ledger_keys
 from .models import GENESIS_HASH, ActorType, Chain
+from .scan import first_bad_tag
 from .schemas import AppendedEvent, Checkpoint
 
 CHECKPOINT_PREFIX = b"facade-ledger-checkpoint-v1\x00"
@@ -48,21 +49,17 @@ def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
     return cache
 
 
-_INSERT_COLUMNS = (
-    "chain_id, seq, event_type, entity_type, entity_id, entity_version, actor_type, actor_id, "
-    "caused_by, payload, created_at, prev_hash, hash, canonical, mac"
-)
-
-# PostgreSQL: move the head and insert the event in one statement, i.e. one round trip.
-# The WHERE clause makes the cached head a compare-and-swap: a stale hint inserts nothing.
-_PG_APPEND = f"""
+# PostgreSQL: move the head and insert the event in one statement, i.e. one round trip, prepared
+# once per connection.  The WHERE clause makes the cached head a compare-and-swap: a stale hint
+# inserts nothing.  Every other column of the event is generated from `canonical`.
+_PG_APPEND = """
 WITH head AS (
     UPDATE ledger_chain SET size = size + 1, head_hash = %s
     WHERE chain_id = %s AND size = %s AND head_hash = %s
     RETURNING size
 )
-INSERT INTO ledger_event ({_INSERT_COLUMNS})
-SELECT %s, head.size, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s FROM head
+INSERT INTO ledger_event (canonical, prev_hash, hash, mac)
+SELECT %s, %s, %s, %s FROM head
 RETURNING id
 """
 
@@ -118,8 +115,9 @@ def ledger_append(
         payload=body,
         created_at=created,
     )
-    created_dt = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
-    payload_json = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    for name in ("event_type", "entity_type", "entity_id", "actor_id"):
+        if not 0 < len(fields[name]) <= 64 and not (name == "actor_id" and fields[name] == ""):
+            raise LedgerError(f"{name} must have 1 to 64 characters")
     mac_key = ledger_keys().mac_key
     cache = _head_cache()
     key = (using, int(chain_id))
@@ -132,7 +130,7 @@ def ledger_append(
         canonical = canonical_bytes(event_document(seq=seq, **fields))
         digest = chain_hash(head, canonical)
         mac = event_mac(mac_key, digest)
-        row_id = _insert(connection, fields, created_dt, payload_json, size, head, seq, canonical, digest, mac)
+        row_id = _insert(connection, fields["chain_id"], size, head, canonical, digest, mac)
         if row_id is not None:
             cache[key] = (seq, digest)
             return AppendedEvent(id=row_id, chain_id=int(chain_id), seq=seq, hash=digest.hex())
@@ -142,51 +140,26 @@ def ledger_append(
     raise LedgerError("could not append: the chain head moved while locked")
 
 
-def _insert(
-    connection: Any,
-    fields: dict[str, Any],
-    created_dt: dt.datetime,
-    payload_json: str,
-    size: int,
-    head: bytes,
-    seq: int,
-    canonical: bytes,
-    digest: bytes,
-    mac: bytes,
-) -> int | None:
-    values = [
-        fields["chain_id"],
-        fields["event_type"],
-        fields["entity_type"],
-        fields["entity_id"],
-        fields["entity_version"],
-        fields["actor_type"],
-        fields["actor_id"],
-        fields["caused_by"],
-        payload_json,
-        created_dt,
-        head,
-        digest,
-        canonical,
-        mac,
-    ]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(_PG_APPEND, [digest, fields["chain_id"], size, head, fields["chain_id"], *values[1:]])
+def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: bytes, digest: bytes, mac: bytes) -> int | None:
+    if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        # A server-side-binding cursor, so that the statement is prepared once per connection.
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(_PG_APPEND, (digest, chain_id, size, head, canonical, head, digest, mac), prepare=True)
             row = cursor.fetchone()
-            return None if row is None else int(row[0])
-        # Other databases (SQLite for the embedded default): the same compare-and-swap in two
-        # statements; the IMMEDIATE transaction already holds the write lock.
+        return None if row is None else int(row[0])
+    # Other databases (SQLite for the embedded default): the same compare-and-swap in two
+    # statements; the IMMEDIATE transaction already holds the write lock.
+    with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE ledger_chain SET size = size + 1, head_hash = %s WHERE chain_id = %s AND size = %s AND head_hash = %s",
-            [digest, fields["chain_id"], size, head],
+            [digest, chain_id, size, head],
         )
         if cursor.rowcount != 1:
             return None
-        placeholders = ", ".join(["%s"] * 15)
         cursor.execute(
-            f"INSERT INTO ledger_event ({_INSERT_COLUMNS}) VALUES ({placeholders})",
-            [fields["chain_id"], seq, *values[1:]],
+            "INSERT INTO ledger_event (canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s)",
+            [canonical, head, digest, mac],
         )
         return int(cursor.lastrowid)
 
@@ -199,6 +172,13 @@ def checkpoint_path(chain_id: int) -> Path:
     return Path(settings.FACADE_LEDGER_CHECKPOINT_DIR) / f"chain-{int(chain_id)}.jsonl"
 
 
+def load_checkpoints(chain_id: int) -> list[Checkpoint]:
+    path = checkpoint_path(chain_id)
+    if not path.exists():
+        return []
+    return [Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def checkpoint_issue(*, chain_id: int, label: str, using: str = "default") -> Checkpoint:
     """Sign the chain's current committed head and keep the checkpoint outside the database.
 
@@ -209,6 +189,12 @@ def checkpoint_issue(*, chain_id: int, label: str, using: str = "default") -> Ch
     with transaction.atomic(using=using):
         chain = Chain.objects.using(using).filter(chain_id=chain_id).first()
         size, head = (0, GENESIS_HASH) if chain is None else (chain.size, bytes(chain.head_hash))
+    # Never bless events this key did not tag: a chain rewritten since the last checkpoint with
+    # recomputed hashes is internally consistent, but its tags give it away.
+    sealed = max((c.size for c in load_checkpoints(chain_id) if c.key_id == keys.key_id and c.size <= size), default=0)
+    bad = first_bad_tag(using, chain_id, sealed, size, keys.mac_key)
+    if bad is not None:
+        raise LedgerError(f"refusing to sign a checkpoint: event {bad} does not carry this ledger's tag")
     fields = {
         "chain": int(chain_id),
         "label": label,

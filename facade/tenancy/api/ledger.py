@@ -18,8 +18,9 @@ from rest_framework.views import APIView
 from facade.api import ApiError, error_response
 from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
-from ledger.services import checkpoint_issue
+from ledger.services import LedgerError
 
+from ..audit import tenant_ledger_verify
 from ..models import Tenant
 from ..policy import LEDGER_READERS, TenantPolicy
 
@@ -88,13 +89,22 @@ class LedgerCheckpointView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        summary="Issue a signed checkpoint of the chain's head now",
+        summary="Verify the chain and, when it holds, sign a checkpoint of its head now",
         request=None,
-        responses={201: CheckpointOut, **_ERRORS},
+        responses={201: CheckpointOut, 409: error_response("`chain_not_sound`: verification failed; nothing signed"), **_ERRORS},
     )
     def post(self, request: Request) -> Response:
         tenant = ledger_tenant(request)
-        checkpoint = checkpoint_issue(chain_id=tenant.pk, label=tenant.slug)
+        try:
+            result, checkpoint = tenant_ledger_verify(tenant=tenant)
+        except LedgerError as exc:
+            raise ApiError("chain_not_sound", str(exc), status.HTTP_409_CONFLICT) from exc
+        if checkpoint is None:
+            raise ApiError(
+                "chain_not_sound",
+                f"the chain fails verification at seq {result.first_bad_seq} ({result.reason}); nothing was signed",
+                status.HTTP_409_CONFLICT,
+            )
         return Response(checkpoint.model_dump(), status=status.HTTP_201_CREATED)
 
 

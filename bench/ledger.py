@@ -1,0 +1,141 @@
+"""Ledger benchmark on PostgreSQL (`make bench`).
+
+1. Append N events (default 20,000), one per transaction, through `ledger_append`; in the same
+   run insert the same rows into a plain table with no hashing and no locking, also one per
+   transaction.  The two are interleaved in blocks so that drift on the machine hits both.
+   Prints both rates and append/bare (target ≥ 0.8).
+2. Verify the chain (fetching it included) and, in the same run, SHA-256 the same stored bytes
+   with hashlib alone.  Prints both rates and verify/hashlib (target ≥ 0.25).
+
+It uses its own database (default facade_bench on DATABASE_URL's server), created afresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _prepare_database() -> None:
+    import psycopg
+
+    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/facade")
+    parsed = urlparse(base)
+    if parsed.scheme not in ("postgres", "postgresql"):
+        raise SystemExit("bench/ledger.py measures PostgreSQL; DATABASE_URL must be postgres://")
+    name = os.environ.get("FACADE_BENCH_DB", "facade_bench")
+    admin = urlunparse(parsed._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = urlunparse(parsed._replace(path=f"/{name}"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
+    os.environ.setdefault("FACADE_VAR_DIR", str(ROOT / "var" / "bench"))
+
+
+PLAIN_TABLE = """
+CREATE TABLE bench_plain (
+    id bigserial PRIMARY KEY, chain_id bigint, seq bigint, event_type varchar(64), entity_type varchar(64),
+    entity_id varchar(64), entity_version bigint, actor_type varchar(16), actor_id varchar(64), caused_by bigint,
+    payload jsonb, created_at timestamptz, prev_hash bytea, hash bytea, canonical bytea, mac bytea
+)
+"""
+PLAIN_INSERT = """
+INSERT INTO bench_plain (chain_id, seq, event_type, entity_type, entity_id, entity_version, actor_type,
+    actor_id, caused_by, payload, created_at, prev_hash, hash, canonical, mac)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--blocks", type=int, default=10)
+    parser.add_argument("--repeat-verify", type=int, default=5)
+    args = parser.parse_args()
+
+    _prepare_database()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, transaction
+
+    from ledger.canonical import HASH_PREFIX
+    from ledger.models import GENESIS_HASH
+    from ledger.selectors import ledger_verify
+    from ledger.services import ledger_append
+
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute(PLAIN_TABLE)
+
+    chain = 424242
+    payloads = [
+        {"order": f"ORD-{i:06d}", "amount": f"{(i % 997) * 1.25:.2f}", "note": "bench event", "tags": ["a", "b"]}
+        for i in range(args.events)
+    ]
+    block = args.events // args.blocks
+    append_s = bare_s = 0.0
+    now = dt.datetime.now(dt.timezone.utc)
+    for b in range(args.blocks):
+        rows = range(b * block, (b + 1) * block)
+        started = time.perf_counter()
+        for i in rows:
+            with transaction.atomic():
+                ledger_append(
+                    chain_id=chain, event_type="bench.event", entity_type="order", entity_id=i,
+                    entity_version=1, actor_type="platform", actor_id="bench", payload=payloads[i],
+                )
+        append_s += time.perf_counter() - started
+        started = time.perf_counter()
+        for i in rows:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(
+                    PLAIN_INSERT,
+                    [chain, i + 1, "bench.event", "order", str(i), 1, "platform", "bench", None,
+                     json.dumps(payloads[i]), now, GENESIS_HASH, GENESIS_HASH, b"{}", GENESIS_HASH],
+                )
+        bare_s += time.perf_counter() - started
+    total = block * args.blocks
+    append_rate, bare_rate = total / append_s, total / bare_s
+
+    # Verification, fetching included, against hashing the same bytes with hashlib alone.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prev_hash, canonical FROM ledger_event WHERE chain_id = %s ORDER BY seq", [chain])
+        stored = [(bytes(prev), bytes(canonical)) for prev, canonical in cursor.fetchall()]
+    verify_best = raw_best = float("inf")
+    for _ in range(args.repeat_verify):
+        started = time.perf_counter()
+        result = ledger_verify(chain_id=chain, checkpoints=[])
+        verify_best = min(verify_best, time.perf_counter() - started)
+        if not result.ok or result.checked != total:
+            raise SystemExit(f"verification failed: {result}")
+        sha256 = hashlib.sha256
+        started = time.perf_counter()
+        for prev, canonical in stored:
+            sha256(HASH_PREFIX + prev + canonical).digest()
+        raw_best = min(raw_best, time.perf_counter() - started)
+    verify_rate, raw_rate = total / verify_best, total / raw_best
+
+    print(f"ledger benchmark on PostgreSQL, {total} events, one per transaction ({args.blocks} interleaved blocks)")
+    print(f"  append (ledger_append)      {append_rate:10.0f} events/s")
+    print(f"  bare insert (plain table)   {bare_rate:10.0f} rows/s")
+    print(f"  ratio append/bare           {append_rate / bare_rate:10.2f}   (target >= 0.80)")
+    print(f"  verify (fetch + check)      {verify_rate:10.0f} events/s")
+    print(f"  hashlib on the same bytes   {raw_rate:10.0f} hashes/s")
+    print(f"  ratio verify/hashlib        {verify_rate / raw_rate:10.2f}   (target >= 0.25)")
+
+
+if __name__ == "__main__":
+    main()

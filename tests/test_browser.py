@@ -1,0 +1,240 @@
+"""Real-browser tests: Playwright for Python driving Debian's Chromium against pytest-django's
+live server.  Never downloads a browser: the executable is /usr/bin/chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from conftest import TenantWorld, build_tenant
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+TIMEOUT_MS = 10_000
+PHONE = {"width": 375, "height": 740}
+
+
+# --- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def _async_unsafe_allowed() -> Iterator[None]:
+    """Playwright's sync API keeps an asyncio loop registered as running on the main thread, so
+    Django would refuse ORM calls from the test (and pytest-django's flush) as "async context".
+    Allowed for the browser tests only, and only while this module runs."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+@pytest.fixture(scope="module")
+def browser(_async_unsafe_allowed: None) -> Iterator[Any]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (never download a browser)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def site(live_server: Any, transactional_db: Any, settings: Any, _async_unsafe_allowed: None) -> str:
+    """The live server's base URL, over plain http (so the cookies may not be Secure).  The
+    data must be committed for the server thread to see it, hence transactional_db."""
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    return live_server.url
+
+
+@pytest.fixture
+def world(site: str) -> TenantWorld:
+    from django.db import connection
+
+    # Flushing after a transactional test relies on PostgreSQL's TRUNCATE: on SQLite the flush is
+    # a DELETE, which the ledger's append-only trigger refuses.  Say so rather than fail later.
+    assert connection.vendor == "postgresql", f"the browser tests need PostgreSQL, not {connection.vendor}"
+    return build_tenant("alpha")
+
+
+@pytest.fixture
+def context(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(context: Any) -> Any:
+    return context.new_page()
+
+
+def sign_in(page: Any, site: str, email: str, password: str) -> None:
+    page.goto(f"{site}/accounts/login/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+# --- a. owner sign-in, wrong password, sign-out --------------------------------------------
+
+
+def test_owner_signs_in_sees_their_agent_and_signs_out(page: Any, site: str, world: TenantWorld) -> None:
+    sign_in(page, site, "owner@alpha.test", "pw-alpha")
+    expect(page).to_have_url(f"{site}/")
+    agents = page.get_by_role("region", name="Agents you own")
+    expect(agents).to_be_visible()
+    expect(agents.get_by_text("Alpha Agent")).to_be_visible()
+    expect(page.get_by_role("navigation", name="Account")).to_contain_text("owner@alpha.test")
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(f"{site}/")
+    expect(page.get_by_role("link", name="Sign in", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+    expect(page.get_by_text("Agents you own")).to_have_count(0)
+
+
+def test_wrong_password_shows_an_error_and_stays_on_the_login_page(page: Any, site: str, world: TenantWorld) -> None:
+    sign_in(page, site, "owner@alpha.test", "not-the-password")
+    alert = page.get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert).to_contain_text(re.compile("password", re.IGNORECASE))
+    expect(page).to_have_url(re.compile(r"/accounts/login/$"))
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_label("Email")).to_have_value("owner@alpha.test")  # kept for a retry
+    expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+
+
+# --- b. auditor verifies the ledger -------------------------------------------------------
+
+
+def test_auditor_verifies_the_ledger(page: Any, site: str, world: TenantWorld) -> None:
+    sign_in(page, site, "auditor@alpha.test", "pw-alpha")
+    expect(page).to_have_url(f"{site}/")
+    page.get_by_role("button", name="Verify ledger").click()
+    result = page.locator('output.verify-result[data-tenant="alpha"]')
+    expect(result).to_have_text(re.compile(r"^✓ \d+ events verified$"))
+    checked = int(re.search(r"\d+", result.inner_text()).group())
+    assert checked > 0
+
+
+# --- c. the customer page -----------------------------------------------------------------
+
+
+def open_customer_page(page: Any, site: str, slug: str = "alpha-agent") -> None:
+    response = page.goto(f"{site}/c/{slug}/")
+    assert response is not None and response.status == 200, f"GET /c/{slug}/ answered {response and response.status}"
+
+
+def _customer_rows(world: TenantWorld) -> tuple[int, int]:
+    from facade.dialogue.models import DialogueSession, Message
+
+    return (
+        DialogueSession.objects.filter(agent=world.agent).count(),
+        Message.objects.filter(session__agent=world.agent).count(),
+    )
+
+
+def test_customer_sends_a_message(page: Any, site: str, world: TenantWorld) -> None:
+    from facade.dialogue.models import DialogueSession, Message
+
+    open_customer_page(page, site)
+    expect(page.get_by_role("heading", name="Alpha Agent")).to_be_visible()
+
+    text = "Do you deliver on Sundays?"
+    page.get_by_role("textbox", name="Your message").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+    log = page.get_by_role("list", name="Conversation")
+    expect(log.get_by_role("listitem")).to_have_text([text])
+    expect(page.get_by_role("textbox", name="Your message")).to_have_value("")
+    expect(page.locator("#error")).to_be_hidden()
+
+    session = DialogueSession.objects.get(agent=world.agent)
+    assert session.audience == "customer"
+    assert session.principal_type == "customer" and session.customer_id is not None
+    assert list(Message.objects.filter(session=session).values_list("text", flat=True)) == [text]
+
+    # A second message reuses the same session.
+    page.get_by_role("textbox", name="Your message").fill("And on holidays?")
+    page.get_by_role("button", name="Send").click()
+    expect(log.get_by_role("listitem")).to_have_text([text, "And on holidays?"])
+    assert _customer_rows(world) == (1, 2)
+
+
+def test_customer_empty_message_shows_an_error_and_creates_nothing(page: Any, site: str, world: TenantWorld) -> None:
+    open_customer_page(page, site)
+    textbox = page.get_by_role("textbox", name="Your message")
+    send = page.get_by_role("button", name="Send")
+
+    # Empty: the browser's own validation (the textarea is `required`) refuses to submit.
+    send.click()
+    assert textbox.evaluate("el => el.validity.valueMissing") is True
+    assert textbox.evaluate("el => el.validationMessage") != ""
+
+    # Whitespace only passes `required`; the page's script refuses it with a visible alert.
+    textbox.fill("   \n  ")
+    send.click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert).to_have_text("Please write a message first.")
+
+    expect(page.get_by_role("list", name="Conversation").get_by_role("listitem")).to_have_count(0)
+    assert _customer_rows(world) == (0, 0)
+
+
+def test_customer_page_on_a_phone_and_by_keyboard(browser: Any, site: str, world: TenantWorld, tmp_path: Path) -> None:
+    from facade.dialogue.models import Message
+
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        open_customer_page(page, site)
+        textbox = page.get_by_role("textbox", name="Your message")
+        send = page.get_by_role("button", name="Send")
+        for control in (textbox, send):
+            expect(control).to_be_visible()
+            box = control.bounding_box()
+            assert box is not None
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+        screenshot = tmp_path / "customer-page.png"
+        page.screenshot(path=str(screenshot), full_page=True)
+        assert screenshot.stat().st_size > 0
+
+        # Keyboard only: type, Tab to Send, Enter.
+        textbox.focus()
+        page.keyboard.type("Sent from the keyboard")
+        page.keyboard.press("Tab")
+        expect(send).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("list", name="Conversation").get_by_role("listitem")).to_have_text(
+            ["Sent from the keyboard"]
+        )
+        expect(textbox).to_be_focused()  # ready for the next message
+        assert Message.objects.filter(session__agent=world.agent, text="Sent from the keyboard").count() == 1
+    finally:
+        context.close()
+
+
+# --- d. unknown agent ---------------------------------------------------------------------
+
+
+def test_unknown_agent_answers_404(page: Any, site: str) -> None:
+    response = page.goto(f"{site}/c/no-such-agent/")
+    assert response is not None
+    assert response.status == 404

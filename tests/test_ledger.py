@@ -1,0 +1,369 @@
+"""The ledger: canonical form, append-only storage, and a mutation catalogue in which every
+kind of tampering is detected at exactly the right seq."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import DatabaseError, connection, connections, transaction
+
+from ledger.canonical import CanonicalError, HASH_PREFIX, canonical_bytes, chain_hash, event_document
+from ledger.models import AppendOnlyError, Chain, LedgerEvent
+from ledger.selectors import ledger_verify, load_checkpoints
+from ledger.services import LedgerError, checkpoint_issue, ledger_append
+
+CHAIN = 4242
+
+
+def append(n: int, chain: int = CHAIN, **extra: Any) -> None:
+    for i in range(n):
+        with transaction.atomic():
+            ledger_append(
+                chain_id=chain, event_type="test.event", entity_type="thing", entity_id=i,
+                actor_type="platform", actor_id="tests", payload={"i": i, "amount": "1.50", **extra},
+            )
+
+
+def sql(statement: str, params: list[Any] | None = None) -> Any:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params or [])
+        return cursor.rowcount
+
+
+def as_attacker() -> None:
+    """Someone with database access: the append-only trigger is the first thing they switch off."""
+    sql("ALTER TABLE ledger_event DISABLE TRIGGER ledger_event_append_only")
+
+
+def row(seq: int, chain: int = CHAIN) -> dict[str, Any]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, canonical, prev_hash, hash, mac FROM ledger_event WHERE chain_id = %s AND seq = %s",
+            [chain, seq],
+        )
+        rid, canonical, prev, digest, mac = cursor.fetchone()
+    return {"id": rid, "canonical": bytes(canonical), "prev_hash": bytes(prev), "hash": bytes(digest), "mac": bytes(mac)}
+
+
+def rewritten_canonical(at: int, **changes: Any) -> bytes:
+    doc = json.loads(row(at)["canonical"])
+    doc.update(changes)
+    return canonical_bytes(doc)
+
+
+# --- canonical form ------------------------------------------------------------------------
+
+
+def test_reordered_keys_and_whitespace_hash_the_same() -> None:
+    a = canonical_bytes(json.loads('{"b": 1, "a": {"y": [1, 2], "x": "é"}}'))
+    b = canonical_bytes(json.loads('{\n  "a": {"x": "é",   "y": [1,2]},\n "b":1 }'))
+    assert a == b == '{"a":{"x":"é","y":[1,2]},"b":1}'.encode()
+    assert chain_hash(bytes(32), a) == chain_hash(bytes(32), b)
+
+
+def test_integer_and_string_hash_differently() -> None:
+    assert chain_hash(bytes(32), canonical_bytes({"v": 1})) != chain_hash(bytes(32), canonical_bytes({"v": "1"}))
+
+
+def test_hash_is_sha256_over_prefix_prev_and_bytes() -> None:
+    prev, body = b"\x07" * 32, b'{"a":1}'
+    assert chain_hash(prev, body) == hashlib.sha256(b"facade-ledger-v1\x00" + prev + body).digest()
+    assert HASH_PREFIX == b"facade-ledger-v1\x00"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("payload", [{"amount": 1.5}, {"nested": {"list": [1, 2.0]}}, {"x": float("nan")}])
+def test_floats_are_refused_and_nothing_is_written(payload: dict[str, Any]) -> None:
+    with pytest.raises(CanonicalError, match="float"), transaction.atomic():
+        ledger_append(chain_id=CHAIN, event_type="t", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", payload=payload)
+    assert not LedgerEvent.objects.filter(chain_id=CHAIN).exists()
+
+
+@pytest.mark.django_db
+def test_decimals_become_strings() -> None:
+    with transaction.atomic():
+        ledger_append(chain_id=CHAIN, event_type="t", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", payload={"amount": Decimal("12.30")})
+    assert json.loads(row(1)["canonical"])["payload"] == {"amount": "12.30"}
+    assert LedgerEvent.objects.get(chain_id=CHAIN, seq=1).payload == {"amount": "12.30"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_append_outside_a_transaction_is_refused() -> None:
+    with pytest.raises(LedgerError, match="inside the caller's transaction"):
+        ledger_append(chain_id=CHAIN, event_type="t", entity_type="e", entity_id=1, actor_type="platform", actor_id="x")
+
+
+@pytest.mark.django_db
+def test_columns_are_what_the_hashed_bytes_say() -> None:
+    with transaction.atomic():
+        first = ledger_append(chain_id=CHAIN, event_type="a.b", entity_type="order", entity_id="o-1", entity_version=3, actor_type="human", actor_id="user:7", payload={"k": "v"})
+        ledger_append(chain_id=CHAIN, event_type="a.c", entity_type="order", entity_id="o-1", actor_type="agent", actor_id="agent:x", caused_by=first.seq)
+    event = LedgerEvent.objects.get(chain_id=CHAIN, seq=2)
+    doc = json.loads(bytes(event.canonical))
+    assert (event.event_type, event.entity_type, event.entity_id, event.actor_type, event.actor_id, event.caused_by) == (
+        "a.c", "order", "o-1", "agent", "agent:x", 1,
+    )
+    assert doc["created_at"] == event.created_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert LedgerEvent.objects.get(chain_id=CHAIN, seq=1).entity_version == 3
+    assert bytes(event.prev_hash) == bytes(LedgerEvent.objects.get(chain_id=CHAIN, seq=1).hash)
+    with pytest.raises(LedgerError, match="caused_by"), transaction.atomic():
+        ledger_append(chain_id=CHAIN, event_type="a", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", caused_by=3)
+
+
+# --- append-only ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_orm_refuses_to_change_or_delete_events() -> None:
+    append(2)
+    event = LedgerEvent.objects.get(chain_id=CHAIN, seq=1)
+    with pytest.raises(AppendOnlyError):
+        event.save()
+    with pytest.raises(AppendOnlyError):
+        event.delete()
+    with pytest.raises(AppendOnlyError):
+        LedgerEvent.objects.filter(chain_id=CHAIN).update(mac=b"x")
+    with pytest.raises(AppendOnlyError):
+        LedgerEvent.objects.filter(chain_id=CHAIN).delete()
+    assert LedgerEvent.objects.filter(chain_id=CHAIN).count() == 2
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE ledger_event SET mac = '\\x00'::bytea WHERE chain_id = %s",
+        "UPDATE ledger_event SET canonical = canonical WHERE chain_id = %s",
+        "DELETE FROM ledger_event WHERE chain_id = %s",
+    ],
+)
+def test_the_database_refuses_update_and_delete(statement: str) -> None:
+    append(2)
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        sql(statement, [CHAIN])
+    assert LedgerEvent.objects.filter(chain_id=CHAIN).count() == 2
+
+
+@pytest.mark.django_db
+def test_generated_columns_cannot_be_set_even_with_the_trigger_off() -> None:
+    append(2)
+    as_attacker()
+    with pytest.raises(DatabaseError, match="generated|DEFAULT"), transaction.atomic():
+        sql("UPDATE ledger_event SET event_type = 'forged' WHERE chain_id = %s AND seq = 1", [CHAIN])
+
+
+@pytest.mark.django_db
+def test_a_rolled_back_business_transaction_leaves_no_event() -> None:
+    from facade.tenancy.models import Tenant
+
+    append(3)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        Tenant.objects.create(slug="ghost", name="Ghost")
+        ledger_append(chain_id=CHAIN, event_type="ghost", entity_type="e", entity_id=1, actor_type="platform", actor_id="x")
+        raise RuntimeError("business failure")
+    assert not Tenant.objects.filter(slug="ghost").exists()
+    assert not LedgerEvent.objects.filter(event_type="ghost").exists()
+    assert Chain.objects.get(chain_id=CHAIN).size == 3
+    append(1)  # the writer's cached head is stale now; the next append must still fit
+    result = ledger_verify(chain_id=CHAIN)
+    assert (result.ok, result.checked) == (True, 4)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_threads_appending_leave_one_gapless_valid_chain() -> None:
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(500):
+                with transaction.atomic():
+                    ledger_append(chain_id=CHAIN, event_type="t", entity_type="worker", entity_id=n, actor_type="platform", actor_id=f"w{n}", payload={"i": i})
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    # A second chain appended at the same time must neither block nor disturb the first.
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    append(50, chain=CHAIN + 1)
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    seqs = list(LedgerEvent.objects.filter(chain_id=CHAIN).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, 4001))
+    result = ledger_verify(chain_id=CHAIN)
+    assert (result.ok, result.checked, result.first_bad_seq) == (True, 4000, None)
+    assert ledger_verify(chain_id=CHAIN + 1).checked == 50
+
+
+# --- the mutation catalogue ----------------------------------------------------------------
+
+
+@pytest.fixture
+def chain10(db: Any) -> None:
+    append(10)
+    assert ledger_verify(chain_id=CHAIN).ok
+    checkpoint_issue(chain_id=CHAIN, label="test")
+    as_attacker()
+
+
+def verdict() -> tuple[bool, int | None, str | None]:
+    result = ledger_verify(chain_id=CHAIN)
+    return result.ok, result.first_bad_seq, result.reason
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("event_type", "'forged.type'"),
+        ("entity_id", "'someone-else'"),
+        ("actor_type", "'human'"),
+        ("actor_id", "'user:999'"),
+        ("payload", "'{\"i\": 4, \"amount\": \"999.00\"}'::jsonb"),
+        ("created_at", "created_at + interval '1 day'"),
+        ("entity_version", "7"),
+        ("caused_by", "1"),
+    ],
+)
+def test_a_changed_column_is_found_at_its_seq(chain10: None, column: str, value: str) -> None:
+    # Generated columns cannot be edited, so the attacker first turns the column into a plain one.
+    sql(f"ALTER TABLE ledger_event ALTER COLUMN {column} DROP EXPRESSION")
+    assert sql(f"UPDATE ledger_event SET {column} = {value} WHERE chain_id = %s AND seq = 4", [CHAIN]) == 1
+    assert verdict() == (False, 4, "column_mismatch")
+
+
+def test_a_plain_column_with_no_change_is_still_reported(chain10: None) -> None:
+    sql("ALTER TABLE ledger_event ALTER COLUMN event_type DROP EXPRESSION")
+    assert verdict() == (False, None, "schema_altered")
+
+
+def test_a_changed_seq_column_is_found(chain10: None) -> None:
+    sql("ALTER TABLE ledger_event ALTER COLUMN seq DROP EXPRESSION")
+    sql("UPDATE ledger_event SET seq = 40 WHERE chain_id = %s AND seq = 4", [CHAIN])
+    assert verdict() == (False, 4, "missing_seq")
+
+
+def test_changed_bytes_are_found(chain10: None) -> None:
+    sql("UPDATE ledger_event SET canonical = %s WHERE chain_id = %s AND seq = 4", [rewritten_canonical(4, actor_id="user:999"), CHAIN])
+    assert verdict() == (False, 4, "hash_mismatch")
+
+
+def test_a_changed_hash_is_found(chain10: None) -> None:
+    sql("UPDATE ledger_event SET hash = %s WHERE chain_id = %s AND seq = 4", [b"\x01" * 32, CHAIN])
+    assert verdict() == (False, 4, "hash_mismatch")
+
+
+def test_a_changed_prev_hash_is_found(chain10: None) -> None:
+    sql("UPDATE ledger_event SET prev_hash = %s WHERE chain_id = %s AND seq = 4", [b"\x01" * 32, CHAIN])
+    assert verdict() == (False, 4, "broken_link")
+
+
+def test_a_deleted_row_is_found(chain10: None) -> None:
+    sql("DELETE FROM ledger_event WHERE chain_id = %s AND seq = 4", [CHAIN])
+    assert verdict() == (False, 4, "missing_seq")
+
+
+def test_an_inserted_row_is_found(chain10: None) -> None:
+    sql("ALTER TABLE ledger_event DROP CONSTRAINT ledger_event_chain_seq")
+    forged = rewritten_canonical(6, event_type="forged")
+    prev = row(5)["hash"]
+    sql(
+        "INSERT INTO ledger_event (canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s)",
+        [forged, prev, chain_hash(prev, forged), b"\x00" * 32],
+    )
+    ok, seq, _ = verdict()
+    assert (ok, seq) == (False, 6)
+
+
+def test_a_row_appended_with_a_made_up_link_is_found(chain10: None) -> None:
+    forged = rewritten_canonical(10, seq=11)
+    sql(
+        "INSERT INTO ledger_event (canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s)",
+        [forged, b"\x02" * 32, chain_hash(b"\x02" * 32, forged), b"\x00" * 32],
+    )
+    assert verdict() == (False, 11, "broken_link")
+
+
+def test_swapped_rows_are_found(chain10: None) -> None:
+    four, five = row(4), row(5)
+    sql("ALTER TABLE ledger_event DROP CONSTRAINT ledger_event_chain_seq")
+    sql("UPDATE ledger_event SET canonical = %s WHERE id = %s", [five["canonical"], four["id"]])
+    sql("UPDATE ledger_event SET canonical = %s WHERE id = %s", [four["canonical"], five["id"]])
+    assert verdict() == (False, 4, "broken_link")
+
+
+def test_a_duplicated_row_is_found(chain10: None) -> None:
+    sql("ALTER TABLE ledger_event DROP CONSTRAINT ledger_event_chain_seq")
+    four = row(4)
+    sql("INSERT INTO ledger_event (canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s)", [four["canonical"], four["prev_hash"], four["hash"], four["mac"]])
+    assert verdict() == (False, 4, "duplicate_seq")
+
+
+def test_a_truncated_tail_is_found_by_the_checkpoint(chain10: None) -> None:
+    sql("DELETE FROM ledger_event WHERE chain_id = %s AND seq >= 8", [CHAIN])
+    sql("UPDATE ledger_chain SET size = 7, head_hash = %s WHERE chain_id = %s", [row(7)["hash"], CHAIN])
+    assert ledger_verify(chain_id=CHAIN, checkpoints=[]).ok  # the chain alone cannot tell
+    assert verdict() == (False, 8, "truncated")
+
+
+@pytest.mark.parametrize("start", [1, 3])
+def test_a_rewritten_chain_with_recomputed_hashes_is_found_by_the_checkpoint(chain10: None, start: int) -> None:
+    prev = row(start - 1)["hash"] if start > 1 else bytes(32)
+    for seq in range(start, 11):
+        old = row(seq)
+        doc = json.loads(old["canonical"])
+        if seq == start:
+            doc["payload"]["amount"] = "0.01"
+        body = canonical_bytes(doc)
+        digest = chain_hash(prev, body)
+        # The attacker knows the hash rule but not the key, so keeps the old tags.
+        sql("UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s", [body, prev, digest, old["id"]])
+        prev = digest
+    sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
+    assert ledger_verify(chain_id=CHAIN, checkpoints=[]).ok  # internally consistent
+    assert verdict() == (False, start, "rewritten")
+
+
+def test_a_forged_checkpoint_is_refused(chain10: None) -> None:
+    genuine = load_checkpoints(CHAIN)[0]
+    forged = genuine.model_copy(update={"size": 3})
+    result = ledger_verify(chain_id=CHAIN, checkpoints=[forged])
+    assert (result.ok, result.reason) == (False, "checkpoint_signature_invalid")
+    assert ledger_verify(chain_id=CHAIN, checkpoints=[genuine]).ok
+
+
+def test_document_form_is_stable() -> None:
+    doc = event_document(
+        chain_id=1, seq=2, event_type="e", entity_type="t", entity_id="9", entity_version=None,
+        actor_type="platform", actor_id="p", caused_by=None, payload={"b": 1, "a": "x"}, created_at="2026-01-01T00:00:00.000000Z",
+    )
+    assert canonical_bytes(doc) == (
+        b'{"actor_id":"p","actor_type":"platform","caused_by":null,"chain":1,"created_at":"2026-01-01T00:00:00.000000Z",'
+        b'"entity_id":"9","entity_type":"t","entity_version":null,"event_type":"e","payload":{"a":"x","b":1},"seq":2,"v":1}'
+    )
+
+
+def test_a_checkpoint_is_never_signed_over_a_rewritten_tail(chain10: None) -> None:
+    """Events appended after the last checkpoint and then rewritten with recomputed hashes are
+    internally consistent; signing a checkpoint must still refuse them (their tags are wrong)."""
+    start = 11
+    append(3)
+    prev = row(start - 1)["hash"]
+    for seq in range(start, 14):
+        old = row(seq)
+        body = rewritten_canonical(seq, actor_id="user:forger")
+        digest = chain_hash(prev, body)
+        sql("UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s", [body, prev, digest, old["id"]])
+        prev = digest
+    sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
+    assert ledger_verify(chain_id=CHAIN).ok  # nothing sealed covers seq 11..13 yet
+    with pytest.raises(LedgerError, match="event 11"):
+        checkpoint_issue(chain_id=CHAIN, label="test")
+    assert [c.size for c in load_checkpoints(CHAIN)] == [10]

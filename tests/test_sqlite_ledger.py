@@ -1,0 +1,49 @@
+"""The embedded default keeps the same guarantees on SQLite: triggers refuse UPDATE/DELETE,
+generated columns cannot be edited, and `ledger_verify` finds a changed byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def manage(var: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env["FACADE_VAR_DIR"] = str(var)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=check, timeout=120
+    )
+
+
+def test_sqlite_ledger_is_append_only_and_verifiable(tmp_path: Path) -> None:
+    manage(tmp_path, "migrate", "--noinput")
+    manage(tmp_path, "seed_demo")
+    report = json.loads(manage(tmp_path, "ledger_verify").stdout)
+    assert report["ok"] is True and report["checked"] >= 5
+
+    db = sqlite3.connect(tmp_path / "facade.sqlite3")
+    for statement in ("UPDATE ledger_event SET mac = x'00' WHERE seq = 2", "DELETE FROM ledger_event WHERE seq = 2"):
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            db.execute(statement)
+    db.execute("DROP TRIGGER ledger_event_no_update")
+    with pytest.raises(sqlite3.DatabaseError, match="generated"):
+        db.execute("UPDATE ledger_event SET event_type = 'forged' WHERE seq = 2")
+    canonical = db.execute("SELECT canonical FROM ledger_event WHERE seq = 2").fetchone()[0]
+    db.execute("UPDATE ledger_event SET canonical = ? WHERE seq = 2", [canonical.replace(b'"platform"', b'"human"')])
+    db.commit()
+    db.close()
+
+    failed = manage(tmp_path, "ledger_verify", check=False)
+    assert failed.returncode == 1
+    result = json.loads(failed.stdout)
+    assert (result["ok"], result["first_bad_seq"], result["reason"]) == (False, 2, "hash_mismatch")
