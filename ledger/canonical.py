@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -29,35 +30,63 @@ class CanonicalError(ValueError):
 def utc_text(moment: dt.datetime) -> str:
     if moment.tzinfo is None:
         raise CanonicalError("ledger timestamps must be timezone-aware")
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if moment.utcoffset():
+        moment = moment.astimezone(dt.timezone.utc)
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
-def normalise(value: Any, path: str = "payload") -> Any:
-    """Return a JSON value with only str/int/bool/None/list/dict, refusing floats."""
-    if value is None or isinstance(value, (str, bool)):
+def normalise(value: Any) -> Any:
+    """Return a JSON value made of str/int/bool/None/list/dict only, refusing floats."""
+    return _normalise(value, [False])
+
+
+def prepare_payload(value: Any) -> tuple[Any, bool]:
+    """Normalise a payload and tell whether json.dumps may serialise it (see _fast_path_ok)."""
+    slow = [False]
+    return _normalise(value, slow), not slow[0]
+
+
+def _normalise(value: Any, slow: list[bool]) -> Any:
+    kind = type(value)
+    if kind is str:
         return value
-    if isinstance(value, int):
+    if kind is int:
+        if not -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
+            slow[0] = True
         return value
+    if value is None or kind is bool:
+        return value
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise CanonicalError(f"payload keys must be strings, got {type(key).__name__}")
+            if not key.isascii() and max(key) > "\uffff":
+                slow[0] = True
+            try:
+                out[key] = _normalise(item, slow)
+            except CanonicalError as exc:
+                raise CanonicalError(f"{key}: {exc}") from None
+        return out
+    if kind is list or kind is tuple:
+        return [_normalise(item, slow) for item in value]
     if isinstance(value, float):
-        raise CanonicalError(f"{path}: floats are refused in ledger payloads; send amounts as decimal strings")
+        raise CanonicalError("floats are refused in ledger payloads; send amounts as decimal strings")
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise CanonicalError(f"{path}: non-finite decimal")
+            raise CanonicalError("non-finite decimal")
         return format(value, "f")
     if isinstance(value, dt.datetime):
         return utc_text(value)
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, (list, tuple)):
-        return [normalise(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, (str, int)):  # subclasses (e.g. StrEnum) become their plain value
+        return _normalise(str(value) if isinstance(value, str) else int(value), slow)
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CanonicalError(f"{path}: keys must be strings, got {type(key).__name__}")
-            out[key] = normalise(item, f"{path}.{key}")
-        return out
-    raise CanonicalError(f"{path}: {type(value).__name__} is not a ledger value")
+        return _normalise(dict(value), slow)
+    if isinstance(value, (list, tuple)):
+        return _normalise(list(value), slow)
+    raise CanonicalError(f"{type(value).__name__} is not a ledger value")
 
 
 def event_document(
@@ -90,11 +119,45 @@ def event_document(
     }
 
 
-def canonical_bytes(document: dict[str, Any]) -> bytes:
+_MAX_SAFE_INT = 2**53 - 1
+
+
+def _fast_path_ok(value: Any) -> bool:
+    """Whether json.dumps(sort_keys=True) gives exactly the RFC 8785 form of `value`.
+
+    For strings, ints, bools, null, lists and objects the two agree except on (a) the order of
+    keys holding characters outside the Basic Multilingual Plane (JCS sorts by UTF-16 code
+    units, Python by code points) and (b) integers beyond ±2^53, which JCS refuses."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT
+    if isinstance(value, list):
+        return all(_fast_path_ok(item) for item in value)
+    if isinstance(value, dict):
+        return all(
+            isinstance(key, str) and key.isascii() or (isinstance(key, str) and max(key) <= "\uffff")
+            for key in value
+        ) and all(_fast_path_ok(item) for item in value.values())
+    return False
+
+
+def canonical_text(document: dict[str, Any], fast: bool | None = None) -> str:
+    """The RFC 8785 serialisation of a normalised document, as text.  `fast` says whether the
+    caller already knows json.dumps gives the same result (see prepare_payload)."""
+    if fast if fast is not None else _fast_path_ok(document):
+        return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     try:
-        return rfc8785.dumps(document)
+        return rfc8785.dumps(document).decode("utf-8")
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise CanonicalError(str(exc)) from exc
+
+
+def canonical_bytes(document: dict[str, Any], fast: bool | None = None) -> bytes:
+    try:
+        return canonical_text(document, fast).encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
+        raise CanonicalError(f"text that is not valid Unicode: {exc.reason}") from exc
 
 
 def chain_hash(prev_hash: bytes, canonical: bytes) -> bytes:

@@ -6,9 +6,13 @@ The ledger depends on nothing else in the project: a chain is identified by an i
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from typing import Any
 
 from django.db import models
+from django.db.models import F
+from django.utils.functional import cached_property
 
 from .expressions import CanonicalField
 
@@ -30,6 +34,12 @@ class Chain(models.Model):
         db_table = "ledger_chain"
 
 
+class ActorType(models.TextChoices):
+    HUMAN = "human"
+    AGENT = "agent"
+    PLATFORM = "platform"
+
+
 class AppendOnlyQuerySet(models.QuerySet["LedgerEvent"]):
     def update(self, **kwargs: Any) -> int:
         raise AppendOnlyError("ledger events cannot be updated")
@@ -37,52 +47,80 @@ class AppendOnlyQuerySet(models.QuerySet["LedgerEvent"]):
     def delete(self) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("ledger events cannot be deleted")
 
+    def of_type(self, event_type: str) -> "AppendOnlyQuerySet":
+        return self.alias(_event_type=CanonicalField("event_type")).filter(_event_type=event_type)
 
-def _generated(key: str, kind: str, output_field: models.Field) -> models.GeneratedField:
-    return models.GeneratedField(
-        expression=CanonicalField(key, kind), output_field=output_field, db_persist=True
-    )
-
-
-GENERATED_COLUMNS = (
-    "chain_id", "seq", "event_type", "entity_type", "entity_id", "entity_version",
-    "actor_type", "actor_id", "caused_by", "payload", "created_at",
-)
-
-
-class ActorType(models.TextChoices):
-    HUMAN = "human"
-    AGENT = "agent"
-    PLATFORM = "platform"
+    def for_entity(self, chain_id: int, entity_type: str, entity_id: str) -> "AppendOnlyQuerySet":
+        """Events about one entity, found through the functional index on the canonical text."""
+        return self.alias(
+            _entity_type=CanonicalField("entity_type"), _entity_id=CanonicalField("entity_id")
+        ).filter(chain_id=chain_id, _entity_type=entity_type, _entity_id=str(entity_id))
 
 
 class LedgerEvent(models.Model):
-    """One event.  `canonical` holds the exact bytes that were hashed; every other field except
-    the hashes is a column *generated* from those bytes, so the two cannot disagree."""
+    """One event.  `canonical` holds the exact text that was hashed and is the only copy of the
+    event's fields; `chain_id` and `seq` are stored beside it to order and find rows (if someone
+    edits them, the chain walk finds a gap or a broken link).  The other fields are properties
+    read from the text."""
 
     id = models.BigAutoField(primary_key=True)
-    canonical = models.BinaryField()
+    chain_id = models.BigIntegerField()
+    seq = models.BigIntegerField()
+    canonical = models.TextField(help_text="the exact UTF-8 text that was hashed")
     prev_hash = models.BinaryField(max_length=32)
     hash = models.BinaryField(max_length=32)
-    mac = models.BinaryField(max_length=32)
-    chain_id = _generated("chain", "bigint", models.BigIntegerField())
-    seq = _generated("seq", "bigint", models.BigIntegerField())
-    event_type = _generated("event_type", "text", models.CharField(max_length=64))
-    entity_type = _generated("entity_type", "text", models.CharField(max_length=64))
-    entity_id = _generated("entity_id", "text", models.CharField(max_length=64))
-    entity_version = _generated("entity_version", "bigint", models.BigIntegerField(null=True))
-    actor_type = _generated("actor_type", "text", models.CharField(max_length=16, choices=ActorType.choices))
-    actor_id = _generated("actor_id", "text", models.CharField(max_length=64))
-    caused_by = _generated("caused_by", "bigint", models.BigIntegerField(null=True))
-    payload = _generated("payload", "json", models.JSONField())
-    created_at = _generated("created_at", "timestamp", models.DateTimeField())
+    mac = models.BinaryField(max_length=32, help_text="HMAC-SHA256 of hash under a key kept outside the database")
 
     objects = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         db_table = "ledger_event"
         constraints = [models.UniqueConstraint(fields=["chain_id", "seq"], name="ledger_event_chain_seq")]
-        indexes = [models.Index(fields=["chain_id", "entity_type", "entity_id"], name="ledger_event_entity")]
+        indexes = [
+            models.Index(
+                F("chain_id"), CanonicalField("entity_type"), CanonicalField("entity_id"), name="ledger_event_entity"
+            )
+        ]
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        return json.loads(self.canonical)
+
+    @property
+    def event_type(self) -> str:
+        return self.document["event_type"]
+
+    @property
+    def entity_type(self) -> str:
+        return self.document["entity_type"]
+
+    @property
+    def entity_id(self) -> str:
+        return self.document["entity_id"]
+
+    @property
+    def entity_version(self) -> int | None:
+        return self.document["entity_version"]
+
+    @property
+    def actor_type(self) -> str:
+        return self.document["actor_type"]
+
+    @property
+    def actor_id(self) -> str:
+        return self.document["actor_id"]
+
+    @property
+    def caused_by(self) -> int | None:
+        return self.document["caused_by"]
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return self.document["payload"]
+
+    @property
+    def created_at(self) -> dt.datetime:
+        return dt.datetime.strptime(self.document["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # Events are written only by ledger.services.ledger_append; the ORM may never

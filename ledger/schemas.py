@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel, ConfigDict
 
 
-class AppendedEvent(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class AppendedEvent(NamedTuple):
+    """What ledger_append hands back (a plain tuple: it is built on every write)."""
 
     id: int
     chain_id: int

@@ -20,7 +20,7 @@ from .canonical import (
     chain_hash,
     event_document,
     event_mac,
-    normalise,
+    prepare_payload,
     utc_text,
 )
 from .keys import ledger_keys
@@ -51,15 +51,15 @@ def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
 
 # PostgreSQL: move the head and insert the event in one statement, i.e. one round trip, prepared
 # once per connection.  The WHERE clause makes the cached head a compare-and-swap: a stale hint
-# inserts nothing.  Every other column of the event is generated from `canonical`.
+# inserts nothing.
 _PG_APPEND = """
 WITH head AS (
     UPDATE ledger_chain SET size = size + 1, head_hash = %s
     WHERE chain_id = %s AND size = %s AND head_hash = %s
     RETURNING size
 )
-INSERT INTO ledger_event (canonical, prev_hash, hash, mac)
-SELECT %s, %s, %s, %s FROM head
+INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac)
+SELECT %s, head.size, %s, %s, %s, %s FROM head
 RETURNING id
 """
 
@@ -101,7 +101,7 @@ def ledger_append(
     actor = ActorType(actor_type)
     if caused_by is not None and caused_by < 1:
         raise LedgerError("caused_by must be the seq of an earlier event")
-    body = normalise(payload or {})
+    body, fast = prepare_payload(payload or {})
     created = utc_text(dt.datetime.now(dt.timezone.utc))
     fields = dict(
         chain_id=int(chain_id),
@@ -127,10 +127,10 @@ def ledger_append(
         seq = size + 1
         if caused_by is not None and caused_by >= seq:
             raise LedgerError("caused_by must be the seq of an earlier event")
-        canonical = canonical_bytes(event_document(seq=seq, **fields))
+        canonical = canonical_bytes(event_document(seq=seq, **fields), fast)
         digest = chain_hash(head, canonical)
         mac = event_mac(mac_key, digest)
-        row_id = _insert(connection, fields["chain_id"], size, head, canonical, digest, mac)
+        row_id = _insert(connection, fields["chain_id"], size, head, canonical.decode("utf-8"), digest, mac)
         if row_id is not None:
             cache[key] = (seq, digest)
             return AppendedEvent(id=row_id, chain_id=int(chain_id), seq=seq, hash=digest.hex())
@@ -140,12 +140,12 @@ def ledger_append(
     raise LedgerError("could not append: the chain head moved while locked")
 
 
-def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: bytes, digest: bytes, mac: bytes) -> int | None:
+def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: str, digest: bytes, mac: bytes) -> int | None:
     if connection.vendor == "postgresql":
         connection.ensure_connection()
         # A server-side-binding cursor, so that the statement is prepared once per connection.
         with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(_PG_APPEND, (digest, chain_id, size, head, canonical, head, digest, mac), prepare=True)
+            cursor.execute(_PG_APPEND, (digest, chain_id, size, head, chain_id, canonical, head, digest, mac), prepare=True)
             row = cursor.fetchone()
         return None if row is None else int(row[0])
     # Other databases (SQLite for the embedded default): the same compare-and-swap in two
@@ -158,8 +158,8 @@ def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: b
         if cursor.rowcount != 1:
             return None
         cursor.execute(
-            "INSERT INTO ledger_event (canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s)",
-            [canonical, head, digest, mac],
+            "INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)",
+            [chain_id, size + 1, canonical, head, digest, mac],
         )
         return int(cursor.lastrowid)
 

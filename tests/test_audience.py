@@ -530,7 +530,7 @@ def test_a_repeated_client_message_id_is_stored_once(own_session: Any) -> None:
     client, session = own_session
     first = client.post(messages_url(session["id"]), {"text": "once", "client_message_id": "dup-1"}, format="json")
     assert first.status_code == 201
-    events = LedgerEvent.objects.filter(event_type="message.posted").count()
+    events = LedgerEvent.objects.of_type("message.posted").count()
 
     again = client.post(messages_url(session["id"]), {"text": "once", "client_message_id": "dup-1"}, format="json")
 
@@ -538,7 +538,7 @@ def test_a_repeated_client_message_id_is_stored_once(own_session: Any) -> None:
     assert again.json()["duplicate"] is True
     assert again.json()["message"]["id"] == first.json()["message"]["id"]
     assert Message.objects.filter(session_id=session["id"]).count() == 1
-    assert LedgerEvent.objects.filter(event_type="message.posted").count() == events
+    assert LedgerEvent.objects.of_type("message.posted").count() == events
 
 
 def test_messages_without_a_client_id_are_all_stored(own_session: Any) -> None:
@@ -616,11 +616,11 @@ def test_a_pathologically_nested_body_is_a_clean_400(world_a: Any, api: Any) -> 
 
 
 def events(tenant: Any, event_type: str) -> list[LedgerEvent]:
-    return list(LedgerEvent.objects.filter(chain_id=tenant.pk, event_type=event_type).order_by("seq"))
+    return list(LedgerEvent.objects.filter(chain_id=tenant.pk).of_type(event_type).order_by("seq"))
 
 
 def canonical_document(event: LedgerEvent) -> dict[str, Any]:
-    return json.loads(bytes(event.canonical))
+    return json.loads(event.canonical)
 
 
 @pytest.mark.parametrize("caller", ["customer", "owner", "peer"])
@@ -655,8 +655,8 @@ def test_posting_a_message_records_its_size_not_its_text(world_a: Any, api: Any)
     assert event.payload["message_id"] == posted.json()["message"]["id"]
     assert "text" not in event.payload
     assert text not in json.dumps(event.payload)
-    assert text.encode() not in bytes(event.canonical)
-    assert "8675309" not in bytes(event.canonical).decode()
+    assert text not in event.canonical
+    assert "8675309" not in event.canonical
     # The message text appears in no event of the chain at all.
     for any_event in LedgerEvent.objects.filter(chain_id=world_a.tenant.pk):
-        assert text.encode() not in bytes(any_event.canonical)
+        assert text not in any_event.canonical

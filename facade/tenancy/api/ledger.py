@@ -146,7 +146,7 @@ class LedgerExportView(APIView):
                 "seq": seq,
                 "prev_hash": bytes(prev).hex(),
                 "hash": bytes(digest).hex(),
-                "canonical": base64.b64encode(bytes(canonical)).decode(),
+                "canonical": base64.b64encode(canonical.encode("utf-8")).decode(),
             }
             for seq, prev, digest, canonical in rows
         ]
