@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import hmac
 import json
 from decimal import Decimal
 from typing import Any
@@ -32,7 +31,7 @@ def utc_text(moment: dt.datetime) -> str:
         raise CanonicalError("ledger timestamps must be timezone-aware")
     if moment.utcoffset():
         moment = moment.astimezone(dt.timezone.utc)
-    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    return moment.isoformat(timespec="microseconds")[:26] + "Z"
 
 
 def normalise(value: Any) -> Any:
@@ -120,6 +119,8 @@ def event_document(
 
 
 _MAX_SAFE_INT = 2**53 - 1
+# Built once: json.dumps with non-default options would build a new encoder on every call.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _fast_path_ok(value: Any) -> bool:
@@ -146,7 +147,7 @@ def canonical_text(document: dict[str, Any], fast: bool | None = None) -> str:
     """The RFC 8785 serialisation of a normalised document, as text.  `fast` says whether the
     caller already knows json.dumps gives the same result (see prepare_payload)."""
     if fast if fast is not None else _fast_path_ok(document):
-        return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return _ENCODER.encode(document)
     try:
         return rfc8785.dumps(document).decode("utf-8")
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
@@ -165,6 +166,7 @@ def chain_hash(prev_hash: bytes, canonical: bytes) -> bytes:
 
 
 def event_mac(key: bytes, event_hash: bytes) -> bytes:
-    """A keyed tag over an event's hash.  The key never enters the database, so someone who
-    rewrites the chain there and recomputes every hash still cannot produce valid tags."""
-    return hmac.new(key, event_hash, hashlib.sha256).digest()
+    """A keyed tag over an event's hash (BLAKE2b in its keyed MAC mode).  The key never enters
+    the database, so someone who rewrites the chain there and recomputes every hash still
+    cannot produce valid tags."""
+    return hashlib.blake2b(event_hash, key=key, digest_size=32).digest()

@@ -2,7 +2,7 @@
 
 FACADE_LEDGER_SIGNING_KEY (base64 of a 32-byte Ed25519 seed) wins; otherwise a seed is generated
 once into var/.  Checkpoints are signed with Ed25519 so that anyone holding the public key can
-check them; per-event tags use an HMAC key derived from the same seed.
+check them; per-event tags use a keyed-BLAKE2b key derived from the same seed.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ class LedgerEvent(models.Model):
     canonical = models.TextField(help_text="the exact UTF-8 text that was hashed")
     prev_hash = models.BinaryField(max_length=32)
     hash = models.BinaryField(max_length=32)
-    mac = models.BinaryField(max_length=32, help_text="HMAC-SHA256 of hash under a key kept outside the database")
+    mac = models.BinaryField(max_length=32, help_text="keyed BLAKE2b tag of hash, under a key kept outside the database")
 
     objects = AppendOnlyQuerySet.as_manager()
 

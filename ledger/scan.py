@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db import connections
+
+from .canonical import event_mac
 from psycopg.types.string import ByteaBinaryLoader
 
 _BATCH = 1000
@@ -99,6 +101,6 @@ def _pg_stream(raw: Any, sql: str, params: tuple[Any, ...]) -> Iterator[tuple[An
 def first_bad_tag(alias: str, chain_id: int, low: int, high: int, mac_key: bytes) -> int | None:
     """Within (low, high], the first event whose keyed tag does not match its hash."""
     for seq, digest, mac in rows(alias, chain_id, "seq, hash, mac", low, high):
-        if not hmac.compare_digest(hmac.digest(mac_key, bytes(digest), "sha256"), bytes(mac)):
+        if not hmac.compare_digest(event_mac(mac_key, bytes(digest)), bytes(mac)):
             return int(seq)
     return None

@@ -10,10 +10,9 @@ from pydantic import BaseModel, ConfigDict
 class AppendedEvent(NamedTuple):
     """What ledger_append hands back (a plain tuple: it is built on every write)."""
 
-    id: int
     chain_id: int
     seq: int
-    hash: str
+    hash: bytes
 
 
 class Checkpoint(BaseModel):

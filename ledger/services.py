@@ -16,7 +16,7 @@ from django.db import connections, transaction
 
 from .canonical import (
     CanonicalError,
-    canonical_bytes,
+    canonical_text,
     chain_hash,
     event_document,
     event_mac,
@@ -40,6 +40,7 @@ class LedgerError(RuntimeError):
 # The last head this thread saw per (database alias, chain).  It is only a hint: the append
 # statement checks it against the chain row, and on a mismatch the head is read under lock.
 _heads = threading.local()
+_ACTOR_TYPES = frozenset(ActorType.values)
 
 
 def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
@@ -60,7 +61,6 @@ WITH head AS (
 )
 INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac)
 SELECT %s, head.size, %s, %s, %s, %s FROM head
-RETURNING id
 """
 
 
@@ -98,56 +98,69 @@ def ledger_append(
     connection = connections[using]
     if not connection.in_atomic_block:
         raise LedgerError("ledger_append must run inside the caller's transaction (transaction.atomic)")
-    actor = ActorType(actor_type)
+    actor = actor_type.value if isinstance(actor_type, ActorType) else actor_type
+    if actor not in _ACTOR_TYPES:
+        raise LedgerError(f"actor_type must be one of {sorted(_ACTOR_TYPES)}")
     if caused_by is not None and caused_by < 1:
         raise LedgerError("caused_by must be the seq of an earlier event")
     body, fast = prepare_payload(payload or {})
-    created = utc_text(dt.datetime.now(dt.timezone.utc))
-    fields = dict(
-        chain_id=int(chain_id),
-        event_type=str(event_type),
-        entity_type=str(entity_type),
-        entity_id=str(entity_id),
+    chain = int(chain_id)
+    event_type, entity_type, entity_id = str(event_type), str(entity_type), str(entity_id)
+    actor_id = "" if actor_id is None else str(actor_id)
+    if not (0 < len(event_type) <= 64 and 0 < len(entity_type) <= 64 and 0 < len(entity_id) <= 64 and len(actor_id) <= 64):
+        raise LedgerError("event_type, entity_type and entity_id need 1 to 64 characters, actor_id at most 64")
+    document = event_document(
+        chain_id=chain,
+        seq=0,
+        event_type=event_type,
+        entity_type=entity_type,
+        entity_id=entity_id,
         entity_version=entity_version,
-        actor_type=actor.value,
-        actor_id="" if actor_id is None else str(actor_id),
+        actor_type=actor,
+        actor_id=actor_id,
         caused_by=caused_by,
         payload=body,
-        created_at=created,
+        created_at=utc_text(dt.datetime.now(dt.timezone.utc)),
     )
-    for name in ("event_type", "entity_type", "entity_id", "actor_id"):
-        if not 0 < len(fields[name]) <= 64 and not (name == "actor_id" and fields[name] == ""):
-            raise LedgerError(f"{name} must have 1 to 64 characters")
     mac_key = ledger_keys().mac_key
     cache = _head_cache()
-    key = (using, int(chain_id))
+    key = (using, chain)
     size, head = cache.get(key, (0, GENESIS_HASH))
 
     for attempt in range(2):
-        seq = size + 1
+        seq = document["seq"] = size + 1
         if caused_by is not None and caused_by >= seq:
             raise LedgerError("caused_by must be the seq of an earlier event")
-        canonical = canonical_bytes(event_document(seq=seq, **fields), fast)
-        digest = chain_hash(head, canonical)
-        mac = event_mac(mac_key, digest)
-        row_id = _insert(connection, fields["chain_id"], size, head, canonical.decode("utf-8"), digest, mac)
-        if row_id is not None:
+        text = canonical_text(document, fast)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
+            raise CanonicalError(f"text that is not valid Unicode: {exc.reason}") from exc
+        digest = chain_hash(head, data)
+        if _insert(connection, chain, size, head, text, digest, event_mac(mac_key, digest)):
             cache[key] = (seq, digest)
-            return AppendedEvent(id=row_id, chain_id=int(chain_id), seq=seq, hash=digest.hex())
+            return AppendedEvent(chain, seq, digest)
         if attempt == 0:
-            size, head = _lock_head(using, int(chain_id))
+            size, head = _lock_head(using, chain)
     cache.pop(key, None)
     raise LedgerError("could not append: the chain head moved while locked")
 
 
-def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: str, digest: bytes, mac: bytes) -> int | None:
+def _append_cursor(raw: Any) -> psycopg.Cursor[Any]:
+    """One server-side-binding cursor per connection, so the append statement is prepared once
+    and no cursor is built per event."""
+    held = getattr(_heads, "cursor", None)
+    if held is None or held[0] is not raw or held[1].closed:
+        held = _heads.cursor = (raw, psycopg.Cursor(raw))
+    return held[1]
+
+
+def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: str, digest: bytes, mac: bytes) -> bool:
+    """Move the head from (size, head) and insert the event; False when the head had moved."""
     if connection.vendor == "postgresql":
-        connection.ensure_connection()
-        # A server-side-binding cursor, so that the statement is prepared once per connection.
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(_PG_APPEND, (digest, chain_id, size, head, chain_id, canonical, head, digest, mac), prepare=True)
-            row = cursor.fetchone()
-        return None if row is None else int(row[0])
+        cursor = _append_cursor(connection.connection)
+        cursor.execute(_PG_APPEND, (digest, chain_id, size, head, chain_id, canonical, head, digest, mac), prepare=True)
+        return cursor.rowcount == 1
     # Other databases (SQLite for the embedded default): the same compare-and-swap in two
     # statements; the IMMEDIATE transaction already holds the write lock.
     with connection.cursor() as cursor:
@@ -156,12 +169,12 @@ def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: s
             [digest, chain_id, size, head],
         )
         if cursor.rowcount != 1:
-            return None
+            return False
         cursor.execute(
             "INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)",
             [chain_id, size + 1, canonical, head, digest, mac],
         )
-        return int(cursor.lastrowid)
+        return True
 
 
 def _checkpoint_message(fields: dict[str, Any]) -> bytes:
