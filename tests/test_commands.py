@@ -96,3 +96,9 @@ def test_ledger_verify_signs_a_checkpoint_and_fails_loudly_on_tampering(tmp_path
     assert len(load_checkpoints(tenant.pk)) == 1  # nothing new was signed
     with pytest.raises(CommandError, match="no tenant"):
         run("ledger_verify", "--tenant", "nope")
+
+
+def test_no_model_change_lacks_a_migration() -> None:
+    out = io.StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()

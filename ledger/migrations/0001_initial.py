@@ -91,7 +91,7 @@ class Migration(migrations.Migration):
                 ('canonical', models.TextField(help_text='the exact UTF-8 text that was hashed')),
                 ('prev_hash', models.BinaryField(max_length=32)),
                 ('hash', models.BinaryField(max_length=32)),
-                ('mac', models.BinaryField(help_text='HMAC-SHA256 of hash under a key kept outside the database', max_length=32)),
+                ('mac', models.BinaryField(help_text='keyed BLAKE2b tag of hash, under a key kept outside the database', max_length=32)),
             ],
             options={
                 'db_table': 'ledger_event',
