@@ -27,7 +27,7 @@
     event.preventDefault();
     var text = form.text.value;
     errorBox.hidden = true;
-    if (!text.trim()) { errorBox.textContent = "Please write a message first."; errorBox.hidden = false; return; }
+    if (!text.trim()) { errorBox.textContent = form.dataset.empty; errorBox.hidden = false; return; }
     form.querySelector("button").disabled = true;
     try {
       if (!sessionId) {
