@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -45,6 +46,11 @@ def prepare_payload(value: Any) -> tuple[Any, bool]:
     return _normalise(value, slow), not slow[0]
 
 
+# Payload keys that name a secret.  One-time codes, tokens, passwords and keys never enter the
+# ledger; a payload that tries is refused rather than stored.
+_SECRET_KEY = re.compile(r"password|passwd|secret|token|(^|_)otp($|_)|api_?key|private_?key|^key$|^code$", re.IGNORECASE)
+
+
 def _normalise(value: Any, slow: list[bool]) -> Any:
     kind = type(value)
     if kind is str:
@@ -62,6 +68,8 @@ def _normalise(value: Any, slow: list[bool]) -> Any:
                 raise CanonicalError(f"payload keys must be strings, got {type(key).__name__}")
             if not key.isascii() and max(key) > "\uffff":
                 slow[0] = True
+            if _SECRET_KEY.search(key):
+                raise CanonicalError(f"{key!r} names a secret; secrets are never written to the ledger")
             try:
                 out[key] = _normalise(item, slow)
             except CanonicalError as exc:

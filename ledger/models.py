@@ -40,6 +40,16 @@ class ActorType(models.TextChoices):
     PLATFORM = "platform"
 
 
+class _FromText:
+    """A field of an event, read from its canonical text (the only copy)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    def __get__(self, event: "LedgerEvent | None", owner: type | None = None) -> Any:
+        return self if event is None else event.document[self.key]
+
+
 class AppendOnlyQuerySet(models.QuerySet["LedgerEvent"]):
     def update(self, **kwargs: Any) -> int:
         raise AppendOnlyError("ledger events cannot be updated")
@@ -86,37 +96,14 @@ class LedgerEvent(models.Model):
     def document(self) -> dict[str, Any]:
         return json.loads(self.canonical)
 
-    @property
-    def event_type(self) -> str:
-        return self.document["event_type"]
-
-    @property
-    def entity_type(self) -> str:
-        return self.document["entity_type"]
-
-    @property
-    def entity_id(self) -> str:
-        return self.document["entity_id"]
-
-    @property
-    def entity_version(self) -> int | None:
-        return self.document["entity_version"]
-
-    @property
-    def actor_type(self) -> str:
-        return self.document["actor_type"]
-
-    @property
-    def actor_id(self) -> str:
-        return self.document["actor_id"]
-
-    @property
-    def caused_by(self) -> int | None:
-        return self.document["caused_by"]
-
-    @property
-    def payload(self) -> dict[str, Any]:
-        return self.document["payload"]
+    event_type = _FromText()
+    entity_type = _FromText()
+    entity_id = _FromText()
+    entity_version = _FromText()
+    actor_type = _FromText()
+    actor_id = _FromText()
+    caused_by = _FromText()
+    payload = _FromText()
 
     @property
     def created_at(self) -> dt.datetime:

@@ -40,3 +40,4 @@ class VerifyResult(BaseModel):
     first_bad_seq: int | None
     reason: str | None = None
     checkpoints_checked: int = 0
+    head_hash: str = ""  # hex hash of event `checked`, the last one that verified

@@ -73,7 +73,7 @@ def ledger_verify(
         if checkpoint.chain != chain_id or not checkpoint_signature_ok(checkpoint, keys.public_raw):
             return VerifyResult(
                 ok=False, checked=checked, first_bad_seq=first_bad, reason="checkpoint_signature_invalid",
-                checkpoints_checked=len(held),
+                checkpoints_checked=len(held), head_hash=prev.hex(),
             )
         if checkpoint.size == 0:
             continue
@@ -90,5 +90,6 @@ def ledger_verify(
         if checkpoint.size <= checked:
             good_until = checkpoint.size
     return VerifyResult(
-        ok=reason is None, checked=checked, first_bad_seq=first_bad, reason=reason, checkpoints_checked=len(held)
+        ok=reason is None, checked=checked, first_bad_seq=first_bad, reason=reason,
+        checkpoints_checked=len(held), head_hash=prev.hex(),
     )

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import rfc8785
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connections
 
 from .canonical import (
     CanonicalError,
@@ -24,7 +24,7 @@ from .canonical import (
     utc_text,
 )
 from .keys import ledger_keys
-from .models import GENESIS_HASH, ActorType, Chain
+from .models import GENESIS_HASH, ActorType, LedgerEvent
 from .scan import first_bad_tag
 from .schemas import AppendedEvent, Checkpoint
 
@@ -177,6 +177,13 @@ def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: s
         return True
 
 
+def _last_event(alias: str, chain_id: int) -> tuple[int, bytes]:
+    last = (
+        LedgerEvent.objects.using(alias).filter(chain_id=chain_id).order_by("-seq").values_list("seq", "hash").first()
+    )
+    return (0, GENESIS_HASH) if last is None else (int(last[0]), bytes(last[1]))
+
+
 def _checkpoint_message(fields: dict[str, Any]) -> bytes:
     return CHECKPOINT_PREFIX + rfc8785.dumps(fields)
 
@@ -192,16 +199,23 @@ def load_checkpoints(chain_id: int) -> list[Checkpoint]:
     return [Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def checkpoint_issue(*, chain_id: int, label: str, using: str = "default") -> Checkpoint:
-    """Sign the chain's current committed head and keep the checkpoint outside the database.
+def checkpoint_issue(
+    *, chain_id: int, label: str, size: int | None = None, head: bytes | None = None, using: str = "default"
+) -> Checkpoint:
+    """Sign a head of the chain and keep the checkpoint outside the database.
 
-    The file under FACADE_LEDGER_CHECKPOINT_DIR is one place it is held; the returned
-    checkpoint is meant to be copied somewhere the database's administrators cannot write.
+    Pass the `size` and `head` that a verification just established; without them the last
+    stored event is taken.  The file under FACADE_LEDGER_CHECKPOINT_DIR is one place it is held;
+    the returned checkpoint is meant to be copied somewhere the database's administrators cannot
+    write.
     """
     keys = ledger_keys()
-    with transaction.atomic(using=using):
-        chain = Chain.objects.using(using).filter(chain_id=chain_id).first()
-        size, head = (0, GENESIS_HASH) if chain is None else (chain.size, bytes(chain.head_hash))
+    if size is None or head is None:
+        size, head = _last_event(using, chain_id)
+    elif size > 0:
+        stored = LedgerEvent.objects.using(using).filter(chain_id=chain_id, seq=size).values_list("hash", flat=True)
+        if [bytes(h) for h in stored] != [head]:
+            raise LedgerError(f"refusing to sign a checkpoint: event {size} is not the head that was verified")
     # Never bless events this key did not tag: a chain rewritten since the last checkpoint with
     # recomputed hashes is internally consistent, but its tags give it away.
     sealed = max((c.size for c in load_checkpoints(chain_id) if c.key_id == keys.key_id and c.size <= size), default=0)

@@ -404,3 +404,27 @@ def test_integers_beyond_the_jcs_range_are_refused() -> None:
 def test_lone_surrogates_are_refused() -> None:
     with pytest.raises(CanonicalError):
         canonical_bytes({"s": "\ud800"})
+
+
+@pytest.mark.parametrize("key", ["token", "one_time_token", "otp", "otp_code", "password", "client_secret", "api_key", "apiKey", "code", "key"])
+def test_payload_keys_naming_secrets_are_refused(key: str) -> None:
+    from ledger.canonical import normalise
+
+    with pytest.raises(CanonicalError, match="secret"):
+        normalise({"outer": {key: "x"}})
+
+
+@pytest.mark.parametrize("key", ["key_prefix", "error_code_count", "entity_key_type", "chars", "session", "footprint"])
+def test_ordinary_payload_keys_pass(key: str) -> None:
+    from ledger.canonical import normalise
+
+    assert normalise({key: 1}) == {key: 1}
+
+
+def test_a_checkpoint_signs_only_the_head_that_was_verified(chain10: None) -> None:
+    result = ledger_verify(chain_id=CHAIN)
+    assert result.head_hash == row(10)["hash"].hex()
+    with pytest.raises(LedgerError, match="not the head that was verified"):
+        checkpoint_issue(chain_id=CHAIN, label="test", size=10, head=b"\x05" * 32)
+    signed = checkpoint_issue(chain_id=CHAIN, label="test", size=result.checked, head=bytes.fromhex(result.head_hash))
+    assert (signed.size, signed.head_hash) == (10, result.head_hash)

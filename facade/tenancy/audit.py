@@ -15,4 +15,5 @@ def tenant_ledger_verify(*, tenant: Tenant, checkpoints: list[Checkpoint] | None
     result = ledger_verify(chain_id=tenant.pk, checkpoints=checkpoints)
     if not result.ok:
         return result, None
-    return result, checkpoint_issue(chain_id=tenant.pk, label=tenant.slug)
+    head = bytes.fromhex(result.head_hash)
+    return result, checkpoint_issue(chain_id=tenant.pk, label=tenant.slug, size=result.checked, head=head)

@@ -51,6 +51,7 @@ class VerifyOut(serializers.Serializer):
     first_bad_seq = serializers.IntegerField(allow_null=True)
     reason = serializers.CharField(allow_null=True)
     checkpoints_checked = serializers.IntegerField()
+    head_hash = serializers.CharField(help_text="hex hash of the last event that verified")
 
 
 class CheckpointOut(serializers.Serializer):
