@@ -238,3 +238,17 @@ def test_unknown_agent_answers_404(page: Any, site: str) -> None:
     response = page.goto(f"{site}/c/no-such-agent/")
     assert response is not None
     assert response.status == 404
+
+
+def test_a_visitor_switches_the_page_to_simplified_chinese(page: Any, site: str, world: TenantWorld) -> None:
+    page.goto(f"{site}/c/{world.agent.slug}/")
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    page.get_by_label("Language").select_option("zh-hans")
+    expect(page.get_by_role("button", name="发送")).to_be_visible()
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    # The choice sticks for the next page, and the page's own error text is Chinese too.
+    page.get_by_label("您的留言").fill("   ")
+    page.get_by_role("button", name="发送").click()
+    expect(page.get_by_role("alert")).to_have_text("请先写下留言。")
+    page.goto(f"{site}/accounts/login/")
+    expect(page.get_by_label("密码")).to_be_visible()
