@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from facade import health, web
 from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import ledger, views as tenancy
+from knowledge.api import views as knowledge
 
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
@@ -16,6 +17,17 @@ api = [
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
     path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),
+    path("api/agents/<slug:slug>/knowledge/ingest", knowledge.IngestView.as_view(), name="knowledge-ingest"),
+    path("api/agents/<slug:slug>/knowledge/search", knowledge.SearchView.as_view(), name="knowledge-search"),
+    path("api/agents/<slug:slug>/knowledge/entries", knowledge.EntryListView.as_view(), name="knowledge-entries"),
+    path("api/agents/<slug:slug>/knowledge/entries/<int:entry_id>", knowledge.EntryDetailView.as_view(), name="knowledge-entry"),
+    path(
+        "api/agents/<slug:slug>/knowledge/entries/<int:entry_id>/restore",
+        knowledge.RestoreView.as_view(),
+        name="knowledge-restore",
+    ),
+    path("api/agents/<slug:slug>/knowledge/quarantine", knowledge.QuarantineView.as_view(), name="knowledge-quarantine"),
+    path("api/agents/<slug:slug>/knowledge/unquarantine", knowledge.UnquarantineView.as_view(), name="knowledge-unquarantine"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="schema"), name="api-docs"),
 ]

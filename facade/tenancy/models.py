@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
@@ -43,6 +44,10 @@ class AgentProfile(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_agents", blank=True)
+    knowledge_threshold = models.DecimalField(
+        max_digits=4, decimal_places=3, default=Decimal("0.700"),
+        help_text="L1 approves owner material automatically only at or above this confidence",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -1,0 +1,319 @@
+"""Thin HTTP views for knowledge: ingest, search, history, restore and quarantine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from facade.api import ApiError, BoundedJSONParser, error_response
+from facade.tenancy.models import AgentProfile, PeerCredential
+from facade.tenancy.policy import AgentPolicy, NotFound, is_platform_operator
+from facade.tenancy.rules import Audience, CallerFacts, derive_audience
+from facade.tenancy.schemas import Actor
+
+from ..extract import ExtractError, extract, extract_text
+from ..ingest import ingest_material
+from ..models import EntryVersion, Kind, KnowledgeEntry, SourceType, Status
+from ..schemas import SourceIn
+from ..selectors import knowledge_search
+from ..services import KnowledgeError, entry_restore, knowledge_miss_record, knowledge_quarantine, knowledge_unquarantine
+
+
+def _knowledge_error(exc: KnowledgeError | ExtractError) -> ApiError:
+    return ApiError(exc.code, exc.detail, exc.http_status)
+
+
+class SourceSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=SourceType.choices)
+    ref = serializers.CharField(max_length=300)
+    version = serializers.CharField(max_length=128, required=False)
+
+
+class TextIngestIn(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    text = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
+    source = SourceSerializer(required=False)
+    kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
+    confidence = serializers.DecimalField(max_digits=4, decimal_places=3, min_value=0, max_value=1, required=False)
+
+
+class VersionOut(serializers.Serializer):
+    entry_id = serializers.IntegerField(source="entry.id")
+    version = serializers.IntegerField(source="number")
+    version_id = serializers.IntegerField(source="id")
+    status = serializers.CharField()
+    title = serializers.CharField()
+    reasons = serializers.ListField(source="decision_reasons", child=serializers.CharField())
+    confidence = serializers.DecimalField(max_digits=4, decimal_places=3)
+    regulated = serializers.BooleanField()
+    source = serializers.SerializerMethodField()
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_until = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_source(self, version: EntryVersion) -> dict[str, str]:
+        return {"type": version.source_type, "ref": version.source_ref, "version": version.source_version}
+
+
+_OWNER_ERRORS = {
+    401: error_response("`not_authenticated`"),
+    403: error_response("`forbidden` (CSRF)"),
+    404: error_response("`not_found`: no such agent among those you own"),
+}
+
+
+def _owned(request: Request, slug: str) -> AgentProfile:
+    return AgentPolicy.get_owned(request.user, slug)
+
+
+@extend_schema(tags=["knowledge"])
+class IngestView(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
+
+    @extend_schema(
+        summary="Ingest material: a file (multipart field `file`) or JSON text",
+        description=(
+            "Text, Markdown, HTML, PDF or DOCX. Documents are split along headings (else paragraph "
+            "windows); each section becomes an entry whose source reference is `<document>#<anchor>` "
+            "and whose source version is the file's SHA-256. Re-ingesting an unchanged file creates "
+            "nothing. Nothing is kept when any part fails."
+        ),
+        request={
+            "application/json": TextIngestIn,
+            "multipart/form-data": inline_serializer(name="FileIngest", fields={"file": serializers.FileField()}),
+        },
+        responses={
+            201: inline_serializer(
+                name="IngestResult",
+                fields={
+                    "document": serializers.CharField(),
+                    "sha256": serializers.CharField(),
+                    "created": VersionOut(many=True),
+                    "unchanged": serializers.IntegerField(),
+                },
+            ),
+            400: error_response("`source_required`, `invalid_input`, `malformed_body`"),
+            413: error_response("`too_large`"),
+            415: error_response("`unsupported_type`"),
+            422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        actor = Actor.human(request.user.pk)
+        upload = request.FILES.get("file") if hasattr(request, "FILES") else None
+        try:
+            if upload is not None:
+                data = upload.read(10 * 1024 * 1024 + 1)
+                extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
+                outcome = ingest_material(agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor)
+            else:
+                if "source" not in request.data:
+                    raise KnowledgeError("source_required", "JSON material needs a source: {\"type\", \"ref\"}")
+                payload = TextIngestIn(data=request.data)
+                payload.is_valid(raise_exception=True)
+                values: dict[str, Any] = payload.validated_data
+                extracted = extract_text(values["title"], values["text"])
+                source = values["source"]
+                outcome = ingest_material(
+                    agent=agent,
+                    extracted=extracted,
+                    document=f"{source['ref']}",
+                    actor=actor,
+                    source_type=source["type"],
+                    kind=values["kind"],
+                    confidence=values.get("confidence"),
+                )
+        except (KnowledgeError, ExtractError) as exc:
+            raise _knowledge_error(exc) from exc
+        body = {
+            "document": outcome.document,
+            "sha256": outcome.sha256,
+            "created": VersionOut(outcome.created, many=True).data,
+            "unchanged": outcome.unchanged,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class SearchResultOut(serializers.Serializer):
+    entry_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    title = serializers.CharField()
+    snippet = serializers.CharField()
+    status = serializers.CharField()
+    source = serializers.DictField(child=serializers.CharField())
+
+
+@extend_schema(
+    tags=["knowledge"],
+    summary="Search the agent's knowledge for the caller's audience",
+    description=(
+        "Customers and peers get approved knowledge that is valid now; owners also see pending "
+        "versions. A customer or peer search that finds nothing is recorded as a knowledge miss "
+        "(only a normalised topic key is kept)."
+    ),
+    parameters=[
+        OpenApiParameter("q", str, required=True),
+        OpenApiParameter("limit", int, description="1 to 50, default 5"),
+    ],
+    responses={
+        200: inline_serializer(name="SearchResults", fields={"results": SearchResultOut(many=True)}),
+        400: error_response("`invalid_input`: q is missing or limit is not a number"),
+        401: error_response("`invalid_peer_key`"),
+        404: error_response("`not_found`: no such agent"),
+    },
+)
+class SearchView(APIView):
+    def get(self, request: Request, slug: str) -> Response:
+        agent = AgentPolicy.get_public(slug)
+        credential = request.auth if isinstance(request.auth, PeerCredential) else None
+        if credential is not None and credential.agent_id != agent.pk:
+            raise ApiError("invalid_peer_key", "this key belongs to another agent", status.HTTP_401_UNAUTHORIZED)
+        audience = derive_audience(
+            CallerFacts(
+                has_valid_peer_key=credential is not None,
+                is_authenticated=bool(request.user.is_authenticated),
+                is_agent_owner=credential is None and AgentPolicy.is_owner(request.user, agent),
+                is_platform_operator=credential is None and is_platform_operator(request.user),
+            )
+        )
+        query = request.query_params.get("q", "").strip()
+        if not query or len(query) > 500:
+            raise ApiError("invalid_input", "q is required and may have at most 500 characters")
+        try:
+            limit = int(request.query_params.get("limit", 5))
+        except ValueError as exc:
+            raise ApiError("invalid_input", "limit must be a number") from exc
+        results = knowledge_search(agent=agent, query=query, audience=audience, limit=limit)
+        if not results and audience != Audience.OWNER:
+            knowledge_miss_record(agent=agent, session_id=None, query=query)
+        return Response({"results": [r.model_dump(exclude={"version_id"}) for r in results]})
+
+
+@extend_schema(tags=["knowledge"])
+class EntryListView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="List entries (latest version of each) with status and source filters",
+        parameters=[
+            OpenApiParameter("status", str, enum=[s.value for s in Status]),
+            OpenApiParameter("source_type", str, enum=[s.value for s in SourceType]),
+        ],
+        responses={200: VersionOut(many=True), **_OWNER_ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        versions = EntryVersion.objects.filter(agent=agent).select_related("entry")
+        if request.query_params.get("status"):
+            versions = versions.filter(status=request.query_params["status"])
+        if request.query_params.get("source_type"):
+            versions = versions.filter(source_type=request.query_params["source_type"])
+        latest = {}
+        for version in versions.order_by("entry_id", "-number"):
+            latest.setdefault(version.entry_id, version)
+        return Response(VersionOut(list(latest.values())[:500], many=True).data)
+
+
+@extend_schema(tags=["knowledge"])
+class EntryDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="An entry's version history (newest first) with bodies",
+        responses={200: inline_serializer(name="EntryHistory", fields={"entry_id": serializers.IntegerField(), "current_version": serializers.IntegerField(allow_null=True), "versions": VersionOut(many=True)}), **_OWNER_ERRORS},
+    )
+    def get(self, request: Request, slug: str, entry_id: int) -> Response:
+        agent = _owned(request, slug)
+        entry = KnowledgeEntry.objects.filter(agent=agent, pk=entry_id).select_related("current_version").first()
+        if entry is None:
+            raise NotFound(str(entry_id))
+        versions = list(entry.versions.order_by("-number").select_related("entry"))
+        data = VersionOut(versions, many=True).data
+        for item, version in zip(data, versions):
+            item["body"] = version.body
+        return Response(
+            {
+                "entry_id": entry.pk,
+                "current_version": entry.current_version.number if entry.current_version else None,
+                "versions": data,
+            }
+        )
+
+
+@extend_schema(tags=["knowledge"])
+class RestoreView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Restore an earlier version (as a new version)",
+        request=inline_serializer(name="RestoreIn", fields={"version": serializers.IntegerField(min_value=1)}),
+        responses={201: VersionOut, 409: error_response("`not_restorable`"), **_OWNER_ERRORS},
+    )
+    def post(self, request: Request, slug: str, entry_id: int) -> Response:
+        agent = _owned(request, slug)
+        entry = KnowledgeEntry.objects.filter(agent=agent, pk=entry_id).first()
+        if entry is None:
+            raise NotFound(str(entry_id))
+        try:
+            number = int(request.data.get("version"))
+        except (TypeError, ValueError) as exc:
+            raise ApiError("invalid_input", "version must be a number") from exc
+        try:
+            restored = entry_restore(entry=entry, number=number, actor=Actor.human(request.user.pk))
+        except KnowledgeError as exc:
+            raise _knowledge_error(exc) from exc
+        return Response(VersionOut(restored).data, status=status.HTTP_201_CREATED)
+
+
+class BatchIn(serializers.Serializer):
+    source_type = serializers.ChoiceField(choices=SourceType.choices, required=False)
+    source_ref = serializers.CharField(max_length=300, required=False)
+    source_version = serializers.CharField(max_length=128, required=False)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+
+
+class _BatchView(APIView):
+    permission_classes = [IsAuthenticated]
+    release = False
+
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        payload = BatchIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        action = knowledge_unquarantine if self.release else knowledge_quarantine
+        try:
+            count = action(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
+        except KnowledgeError as exc:
+            raise _knowledge_error(exc) from exc
+        return Response({"versions": count})
+
+
+_BATCH_DOC = dict(
+    request=BatchIn,
+    responses={200: inline_serializer(name="BatchResult", fields={"versions": serializers.IntegerField()}), 400: error_response("`invalid_input`: name a source or a time window"), **_OWNER_ERRORS},
+    tags=["knowledge"],
+)
+
+
+@extend_schema(summary="Quarantine versions by source, source version or time window", **_BATCH_DOC)
+class QuarantineView(_BatchView):
+    release = False
+
+
+@extend_schema(summary="Release quarantined versions back to their status", **_BATCH_DOC)
+class UnquarantineView(_BatchView):
+    release = True
+
+
+__all__ = ["IngestView", "SearchView", "EntryListView", "EntryDetailView", "RestoreView", "QuarantineView", "UnquarantineView", "Kind", "SourceIn"]

@@ -1,0 +1,128 @@
+"""Sourced, versioned knowledge entries and lessons of an agent.
+
+An entry is a subject (a fact, an FAQ, a policy, or a lesson); every edit is a new
+`EntryVersion`.  `KnowledgeEntry.current_version` is the version that takes effect: the latest
+approved one that is not rolled back or quarantined.  Versions never change content; only their
+status moves.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Kind(models.TextChoices):
+    FACT = "fact"
+    FAQ = "faq"
+    POLICY = "policy"
+    PREFERENCE = "preference"  # lessons: preferences, wording and taboos
+    WORDING = "wording"
+    TABOO = "taboo"
+
+
+LESSON_KINDS = (Kind.PREFERENCE, Kind.WORDING, Kind.TABOO)
+
+
+class Status(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    ROLLED_BACK = "rolled_back"
+    QUARANTINED = "quarantined"
+
+
+class SourceType(models.TextChoices):
+    OWNER_DIALOGUE = "owner_dialogue"
+    UPLOAD = "upload"
+    URL = "url"
+    REVIEW = "review"
+    OBSERVE = "observe"
+    CUSTOMER = "customer_candidate"
+
+
+class KnowledgeEntry(models.Model):
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.PROTECT, related_name="knowledge_entries")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    subject = models.CharField(max_length=200, help_text="normalised title terms, to spot contradictions")
+    origin_key = models.CharField(
+        max_length=300, blank=True, default="", help_text="document and anchor an ingest produced it from"
+    )
+    current_version = models.ForeignKey(
+        "knowledge.EntryVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    latest_number = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "knowledge entries"
+        indexes = [models.Index(fields=["agent", "subject"], name="knowledge_entry_subject")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "origin_key"], condition=~models.Q(origin_key=""), name="knowledge_entry_origin"
+            )
+        ]
+
+
+class EntryVersion(models.Model):
+    entry = models.ForeignKey(KnowledgeEntry, on_delete=models.PROTECT, related_name="versions")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.PROTECT, related_name="+")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=300)
+    body = models.TextField()
+    source_type = models.CharField(max_length=24, choices=SourceType.choices)
+    source_ref = models.CharField(max_length=300)
+    source_version = models.CharField(max_length=128)
+    confidence = models.DecimalField(max_digits=4, decimal_places=3)
+    regulated = models.BooleanField(default=False)
+    regulated_categories = models.JSONField(default=list)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    decision_reasons = models.JSONField(default=list, help_text="why L1 left it pending, or how it was decided")
+    actor_type = models.CharField(max_length=16)
+    actor_id = models.CharField(max_length=64)
+    caused_by_seq = models.BigIntegerField(null=True, blank=True, help_text="ledger seq of the event that caused it")
+    restored_from = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    search_text = models.TextField(help_text="search terms: words, and CJK character bigrams")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["entry", "number"], name="knowledge_version_number")]
+        indexes = [
+            models.Index(fields=["agent", "status"], name="knowledge_version_status"),
+            models.Index(fields=["agent", "source_type", "source_ref"], name="knowledge_version_source"),
+        ]
+
+
+class RegulatedTerm(models.Model):
+    """An owner's own term that makes material regulated for one agent."""
+
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="regulated_terms")
+    term = models.CharField(max_length=100)
+    category = models.CharField(max_length=32)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "term"], name="knowledge_regulated_term")]
+
+
+class KnowledgeHit(models.Model):
+    """A knowledge version used in a reply (for the knowledge-hit rate)."""
+
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="+")
+    session_id = models.UUIDField(null=True, blank=True)
+    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class KnowledgeMiss(models.Model):
+    """A question no approved knowledge answered; only a normalised topic key is kept."""
+
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="+")
+    session_id = models.UUIDField(null=True, blank=True)
+    topic_key = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent", "created_at"], name="knowledge_miss_time")]

@@ -1,0 +1,119 @@
+"""Pure decisions about knowledge: which material is regulated, and what L1 approves by itself.
+
+No ORM here.  Decisions are typed and fail closed: anything not positively allowed is pending.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+
+class Origin(StrEnum):
+    OWNER = "owner"          # the owner wrote or uploaded it
+    REVIEW = "review"        # proposed by the nightly review
+    OBSERVE = "observe"      # found by the industry-feed job
+    CUSTOMER = "customer"    # a candidate drawn from customer conversations
+
+
+class L1Result(StrEnum):
+    APPROVE = "approve"
+    PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class EntryFacts:
+    origin: Origin
+    has_source: bool
+    has_source_version: bool
+    confidence: Decimal
+    threshold: Decimal
+    regulated: bool
+    contradicts_approved: bool
+
+
+@dataclass(frozen=True)
+class L1Decision:
+    result: L1Result
+    reasons: tuple[str, ...]
+
+
+def l1_decide(facts: EntryFacts) -> L1Decision:
+    """Approve automatically only owner material that has a source and a version, is confident
+    enough, is not regulated and does not contradict what is already approved.  Everything
+    else waits for the owner — customer material always, whatever its confidence."""
+    reasons: list[str] = []
+    if facts.origin is not Origin.OWNER:
+        reasons.append("customer_candidate" if facts.origin is Origin.CUSTOMER else f"from_{facts.origin.value}")
+    if not facts.has_source:
+        reasons.append("no_source")
+    if not facts.has_source_version:
+        reasons.append("no_source_version")
+    if facts.confidence < facts.threshold:
+        reasons.append("low_confidence")
+    if facts.regulated:
+        reasons.append("regulated")
+    if facts.contradicts_approved:
+        reasons.append("contradicts_approved")
+    return L1Decision(L1Result.PENDING if reasons else L1Result.APPROVE, tuple(reasons))
+
+
+class Category(StrEnum):
+    LAW = "law"
+    TAX = "tax"
+    MEDICAL = "medical"
+    FINANCE = "finance"
+    SAFETY = "safety"
+
+
+# Terms that put material under a regulated category.  English terms match whole words (any
+# case); Chinese terms match anywhere.  Owners add their own per agent.
+REGULATED_TERMS: dict[Category, tuple[str, ...]] = {
+    Category.LAW: (
+        "law", "laws", "legal", "lawyer", "regulation", "regulations", "statute", "compliance", "liability",
+        "contract law", "packaging law", "verpackungsgesetz", "gdpr", "lawsuit", "court",
+        "法律", "法规", "合规", "包装法", "诉讼", "法院", "律师", "条例", "责任",
+    ),
+    Category.TAX: (
+        "tax", "taxes", "vat", "gst", "customs duty", "duty", "duties", "tariff", "tariffs", "invoice tax",
+        "税", "增值税", "关税", "税率", "发票", "报税", "个税",
+    ),
+    Category.MEDICAL: (
+        "medical", "medicine", "medication", "drug", "drugs", "diagnosis", "dosage", "dose", "symptom",
+        "symptoms", "treatment", "prescription", "allergy", "allergic",
+        "医疗", "药", "药品", "诊断", "剂量", "症状", "治疗", "处方", "过敏",
+    ),
+    Category.FINANCE: (
+        "investment", "invest", "loan", "loans", "interest rate", "credit", "insurance", "securities",
+        "stock", "stocks", "refund guarantee", "financial advice",
+        "投资", "贷款", "利率", "信贷", "保险", "证券", "股票", "理财",
+    ),
+    Category.SAFETY: (
+        "safety", "hazard", "hazardous", "flammable", "toxic", "battery", "batteries", "lithium",
+        "recall", "choking", "electrical",
+        "安全", "危险", "易燃", "有毒", "电池", "锂电", "召回", "窒息",
+    ),
+}
+
+
+def _matcher(term: str) -> re.Pattern[str]:
+    if term.isascii():
+        return re.compile(r"(?<![a-z0-9])" + re.escape(term.lower()) + r"(?![a-z0-9])")
+    return re.compile(re.escape(term))
+
+
+_BUILTIN = [(category, _matcher(term)) for category, words in REGULATED_TERMS.items() for term in words]
+
+
+def regulated_categories(text: str, extra: Iterable[tuple[str, str]] = ()) -> list[str]:
+    """The regulated categories a text touches (sorted, distinct).  `extra` holds the agent's own
+    (term, category) pairs."""
+    lowered = text.lower()
+    found = {category.value for category, pattern in _BUILTIN if pattern.search(lowered)}
+    for term, category in extra:
+        if term.strip() and _matcher(term.strip()).search(lowered):
+            found.add(category)
+    return sorted(found)

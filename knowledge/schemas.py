@@ -1,0 +1,50 @@
+"""Typed inputs and outputs of the knowledge app."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .models import SourceType
+
+
+class SourceIn(BaseModel):
+    """Where material comes from.  Without a type, a reference and a version it never takes effect."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: SourceType
+    ref: str = Field(min_length=1, max_length=300)
+    version: str = Field(min_length=1, max_length=128)
+
+    @field_validator("ref", "version")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+
+class SearchResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    entry_id: int
+    version: int
+    version_id: int
+    title: str
+    snippet: str
+    status: str
+    source: dict[str, str]
+
+
+class VersionOut(BaseModel):
+    entry_id: int
+    version: int
+    status: str
+    title: str
+    reasons: list[str]
+    confidence: Decimal
+    regulated: bool
+    valid_until: dt.datetime | None = None

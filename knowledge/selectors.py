@@ -1,0 +1,113 @@
+"""Reads of the knowledge app.  Every query is scoped to one agent inside the SQL itself."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.rules import Audience
+
+from .models import Status
+from .schemas import SearchResult
+from .text import query_terms
+
+SNIPPET = 220
+MAX_LIMIT = 50
+
+_COLUMNS = "v.id, v.entry_id, v.number, v.title, v.body, v.status, v.source_type, v.source_ref, v.source_version"
+
+# Customers and peers see the version that takes effect; owners also see what waits for them.
+_SERVED = "(v.status = 'approved' AND e.current_version_id = v.id)"
+_SERVED_OR_PENDING = "(" + _SERVED + " OR v.status = 'pending')"
+
+_PG_SQL = f"""
+SELECT {_COLUMNS}
+FROM knowledge_entryversion v
+JOIN knowledge_knowledgeentry e ON e.id = v.entry_id
+WHERE v.agent_id = %s
+  AND to_tsvector('simple'::regconfig, v.search_text) @@ to_tsquery('simple'::regconfig, %s)
+  AND {{visible}}
+  AND (v.valid_from IS NULL OR v.valid_from <= %s)
+  AND (v.valid_until IS NULL OR v.valid_until > %s)
+ORDER BY ts_rank_cd(to_tsvector('simple'::regconfig, v.search_text), to_tsquery('simple'::regconfig, %s)) DESC, v.id
+LIMIT %s
+"""
+
+_SQLITE_SQL = f"""
+SELECT {_COLUMNS}
+FROM knowledge_fts f
+JOIN knowledge_entryversion v ON v.id = f.rowid
+JOIN knowledge_knowledgeentry e ON e.id = v.entry_id
+WHERE knowledge_fts MATCH %s
+  AND v.agent_id = %s
+  AND {{visible}}
+  AND (v.valid_from IS NULL OR v.valid_from <= %s)
+  AND (v.valid_until IS NULL OR v.valid_until > %s)
+ORDER BY bm25(knowledge_fts), v.id
+LIMIT %s
+"""
+
+
+def search_sql(*, agent_id: int, terms: list[str], audience: Audience, now: dt.datetime, limit: int, any_term: bool) -> tuple[str, list[Any]]:
+    """The one query a search issues (also measured bare by bench/knowledge.py)."""
+    visible = _SERVED_OR_PENDING if audience == Audience.OWNER else _SERVED
+    if connection.vendor == "postgresql":
+        tsquery = (" | " if any_term else " & ").join(terms)
+        return _PG_SQL.format(visible=visible), [agent_id, tsquery, now, now, tsquery, limit]
+    match = (" OR " if any_term else " AND ").join(f'"{term}"' for term in terms)
+    return _SQLITE_SQL.format(visible=visible), [match, agent_id, now, now, limit]
+
+
+def _snippet(body: str, terms: list[str]) -> str:
+    lowered = body.lower()
+    positions = [p for p in (lowered.find(term) for term in terms) if p >= 0]
+    start = max(0, min(positions) - SNIPPET // 3) if positions else 0
+    text = body[start : start + SNIPPET]
+    text = re.sub(r"\s+", " ", text).strip()
+    return ("…" if start else "") + text + ("…" if start + SNIPPET < len(body) else "")
+
+
+def knowledge_search(*, agent: AgentProfile, query: str, audience: Audience | str, limit: int = 5) -> list[SearchResult]:
+    """Knowledge of this agent that matches the query, best first.
+
+    Customers and peers get only approved versions that take effect and are valid now (an
+    entry past `valid_until` is never served, whether or not a job has marked it expired);
+    owners also get pending versions.  All terms must match; when that finds nothing, any
+    term may."""
+    audience = Audience(audience)
+    terms = query_terms(query)
+    if not terms:
+        return []
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    now = timezone.now()
+    rows: list[tuple[Any, ...]] = []
+    for any_term in (False, True) if len(terms) > 1 else (False,):
+        sql, params = search_sql(agent_id=agent.pk, terms=terms, audience=audience, now=now, limit=limit, any_term=any_term)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if rows:
+            break
+    return [
+        SearchResult(
+            entry_id=entry_id,
+            version=number,
+            version_id=version_id,
+            title=title,
+            snippet=_snippet(body, terms),
+            status=status,
+            source={"type": source_type, "ref": source_ref, "version": source_version},
+        )
+        for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version in rows
+    ]
+
+
+def pending_versions(agent: AgentProfile) -> Any:
+    from .models import EntryVersion
+
+    return EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")

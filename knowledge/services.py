@@ -1,0 +1,378 @@
+"""Writes of the knowledge app.  Each is one transaction with its ledger events inside it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from ledger.services import ledger_append
+
+from . import rules
+from .models import EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
+from .schemas import SourceIn
+from .text import search_text, subject_key, topic_key
+
+
+class KnowledgeError(ValueError):
+    def __init__(self, code: str, detail: str, http_status: int = 400) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.http_status = http_status
+
+
+ORIGIN_OF_SOURCE = {
+    SourceType.OWNER_DIALOGUE: rules.Origin.OWNER,
+    SourceType.UPLOAD: rules.Origin.OWNER,
+    SourceType.URL: rules.Origin.OWNER,
+    SourceType.REVIEW: rules.Origin.REVIEW,
+    SourceType.OBSERVE: rules.Origin.OBSERVE,
+    SourceType.CUSTOMER: rules.Origin.CUSTOMER,
+}
+MAX_TITLE = 300
+MAX_BODY = 20_000
+
+
+def _event(version: EntryVersion, actor: Actor, event_type: str, extra: dict[str, Any] | None = None) -> int:
+    payload = {
+        "agent": version.agent.slug,
+        "entry": version.entry_id,
+        "version": version.number,
+        "status": version.status,
+        "kind": version.entry.kind,
+        "source_type": version.source_type,
+        "source_ref": version.source_ref,
+        "source_version": version.source_version,
+        # The content itself lives in the version row; the ledger keeps its fingerprint.
+        "content_sha256": hashlib.sha256(f"{version.title}\n{version.body}".encode()).hexdigest(),
+        **(extra or {}),
+    }
+    return ledger_append(
+        chain_id=version.agent.tenant_id,
+        event_type=event_type,
+        entity_type="knowledge_entry",
+        entity_id=version.entry_id,
+        entity_version=version.number,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload,
+    ).seq
+
+
+def _refresh_current(entry: KnowledgeEntry) -> None:
+    """Point the entry at its latest approved version (or none)."""
+    latest = entry.versions.filter(status=Status.APPROVED).order_by("-number").first()
+    if entry.current_version_id != (latest.pk if latest else None):
+        entry.current_version = latest
+        entry.save(update_fields=["current_version"])
+
+
+def _contradicts(agent: AgentProfile, subject: str, body: str, entry: KnowledgeEntry | None) -> bool:
+    """An approved entry on the same subject saying something else."""
+    if not subject:
+        return False
+    others = KnowledgeEntry.objects.filter(agent=agent, subject=subject, current_version__isnull=False)
+    if entry is not None:
+        others = others.exclude(pk=entry.pk)
+    normalised = " ".join(body.split())
+    return any(" ".join(other.current_version.body.split()) != normalised for other in others.select_related("current_version"))
+
+
+@transaction.atomic
+def entry_propose(
+    *,
+    agent: AgentProfile,
+    title: str,
+    body: str,
+    source: SourceIn | None,
+    actor: Actor,
+    kind: Kind | str = Kind.FACT,
+    confidence: Decimal | float | str | None = None,
+    valid_from: dt.datetime | None = None,
+    valid_until: dt.datetime | None = None,
+    origin_key: str = "",
+    entry: KnowledgeEntry | None = None,
+) -> EntryVersion:
+    """Add knowledge, or a new version of an entry, and let the L1 rule decide whether it takes
+    effect now (approved) or waits for the owner (pending).  Material without a source is
+    refused outright."""
+    if source is None:
+        raise KnowledgeError("source_required", "knowledge needs a source (type, reference and version)")
+    title, body = title.strip(), body.strip()
+    if not title or not body:
+        raise KnowledgeError("invalid_input", "knowledge needs a title and a body")
+    if len(title) > MAX_TITLE or len(body) > MAX_BODY:
+        raise KnowledgeError("invalid_input", f"a title may have {MAX_TITLE} characters and a body {MAX_BODY}")
+    if valid_from and valid_until and valid_until <= valid_from:
+        raise KnowledgeError("invalid_input", "valid_until must be after valid_from")
+    kind = Kind(kind)
+    origin = ORIGIN_OF_SOURCE[SourceType(source.type)]
+    if confidence is None:
+        confidence = Decimal("1") if origin is rules.Origin.OWNER else Decimal("0.5")
+    confidence = Decimal(str(confidence)).quantize(Decimal("0.001"))
+    if not Decimal("0") <= confidence <= Decimal("1"):
+        raise KnowledgeError("invalid_input", "confidence is between 0 and 1")
+
+    subject = subject_key(title)
+    if entry is None and origin_key:
+        entry = KnowledgeEntry.objects.select_for_update().filter(agent=agent, origin_key=origin_key).first()
+    if entry is None:
+        entry = KnowledgeEntry.objects.create(
+            tenant_id=agent.tenant_id, agent=agent, kind=kind, subject=subject, origin_key=origin_key
+        )
+    else:
+        entry = KnowledgeEntry.objects.select_for_update().get(pk=entry.pk)
+        if entry.agent_id != agent.pk:
+            raise KnowledgeError("not_found", "no such entry", 404)
+
+    extra_terms = list(RegulatedTerm.objects.filter(agent=agent).values_list("term", "category"))
+    categories = rules.regulated_categories(f"{title}\n{body}", extra_terms)
+    decision = rules.l1_decide(
+        rules.EntryFacts(
+            origin=origin,
+            has_source=bool(source.ref),
+            has_source_version=bool(source.version),
+            confidence=confidence,
+            threshold=agent.knowledge_threshold,
+            regulated=bool(categories),
+            contradicts_approved=_contradicts(agent, subject, body, entry),
+        )
+    )
+    entry.latest_number += 1
+    entry.subject = subject
+    entry.save(update_fields=["latest_number", "subject"])
+    version = EntryVersion.objects.create(
+        entry=entry,
+        agent=agent,
+        number=entry.latest_number,
+        title=title,
+        body=body,
+        source_type=source.type,
+        source_ref=source.ref,
+        source_version=source.version,
+        confidence=confidence,
+        regulated=bool(categories),
+        regulated_categories=categories,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        status=Status.APPROVED if decision.result is rules.L1Result.APPROVE else Status.PENDING,
+        decision_reasons=list(decision.reasons) or ["l1_auto_approved"],
+        actor_type=actor.type,
+        actor_id=actor.id,
+        search_text=search_text(title, body),
+    )
+    seq = _event(version, actor, "knowledge.version_created", {"reasons": version.decision_reasons, "regulated": categories})
+    version.caused_by_seq = seq
+    version.save(update_fields=["caused_by_seq"])
+    if version.status == Status.APPROVED:
+        _refresh_current(entry)
+    return version
+
+
+def _locked(version: EntryVersion) -> EntryVersion:
+    return EntryVersion.objects.select_for_update().select_related("entry", "agent").get(pk=version.pk)
+
+
+@transaction.atomic
+def entry_approve(*, version: EntryVersion, actor: Actor) -> EntryVersion:
+    """An owner approves a pending version; it takes effect at once."""
+    version = _locked(version)
+    if version.status != Status.PENDING:
+        raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
+    version.status = Status.APPROVED
+    version.save(update_fields=["status"])
+    _event(version, actor, "knowledge.version_approved")
+    _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=version.entry_id))
+    return version
+
+
+@transaction.atomic
+def entry_reject(*, version: EntryVersion, actor: Actor, reason: str = "") -> EntryVersion:
+    version = _locked(version)
+    if version.status != Status.PENDING:
+        raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
+    version.status = Status.REJECTED
+    version.save(update_fields=["status"])
+    _event(version, actor, "knowledge.version_rejected", {"reason": reason[:200]})
+    return version
+
+
+@transaction.atomic
+def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryVersion:
+    """Restore an earlier version as a new one.  Only content that was approved once can come
+    back this way; the versions after it are marked rolled back."""
+    entry = KnowledgeEntry.objects.select_for_update().select_related("agent").get(pk=entry.pk)
+    target = entry.versions.filter(number=number).first()
+    if target is None:
+        raise KnowledgeError("not_found", f"entry {entry.pk} has no version {number}", 404)
+    was_approved = target.status in (Status.APPROVED, Status.ROLLED_BACK, Status.EXPIRED)
+    if not was_approved:
+        raise KnowledgeError("not_restorable", f"version {number} was never approved ({target.status})", 409)
+    for later in entry.versions.filter(number__gt=number, status=Status.APPROVED).order_by("number"):
+        later.status = Status.ROLLED_BACK
+        later.save(update_fields=["status"])
+        _event(later, actor, "knowledge.version_rolled_back", {"restored": number})
+    entry.latest_number += 1
+    entry.save(update_fields=["latest_number"])
+    restored = EntryVersion.objects.create(
+        entry=entry,
+        agent=entry.agent,
+        number=entry.latest_number,
+        title=target.title,
+        body=target.body,
+        source_type=target.source_type,
+        source_ref=target.source_ref,
+        source_version=target.source_version,
+        confidence=target.confidence,
+        regulated=target.regulated,
+        regulated_categories=target.regulated_categories,
+        valid_from=target.valid_from,
+        valid_until=target.valid_until,
+        status=Status.APPROVED,
+        decision_reasons=[f"restored_from_v{number}"],
+        actor_type=actor.type,
+        actor_id=actor.id,
+        restored_from=target,
+        search_text=target.search_text,
+    )
+    restored.caused_by_seq = _event(restored, actor, "knowledge.version_restored", {"restored": number})
+    restored.save(update_fields=["caused_by_seq"])
+    _refresh_current(entry)
+    return restored
+
+
+def _batch_filter(
+    agent: AgentProfile,
+    source_type: str | None,
+    source_ref: str | None,
+    source_version: str | None,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+) -> Q:
+    if not any((source_type, source_ref, source_version, since, until)):
+        raise KnowledgeError("invalid_input", "name a source type, reference, version or a time window")
+    query = Q(agent=agent)
+    if source_type:
+        query &= Q(source_type=source_type)
+    if source_ref:
+        query &= Q(source_ref=source_ref)
+    if source_version:
+        query &= Q(source_version=source_version)
+    if since:
+        query &= Q(created_at__gte=since)
+    if until:
+        query &= Q(created_at__lt=until)
+    return query
+
+
+@transaction.atomic
+def knowledge_quarantine(
+    *,
+    agent: AgentProfile,
+    actor: Actor,
+    source_type: str | None = None,
+    source_ref: str | None = None,
+    source_version: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> int:
+    """Take every approved or pending version from a source (or a time window) out of service
+    at once — the response to bad material or poisoned content."""
+    query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
+    versions = list(
+        EntryVersion.objects.select_for_update()
+        .select_related("entry", "agent")
+        .filter(query, status__in=[Status.APPROVED, Status.PENDING])
+        .order_by("pk")
+    )
+    for version in versions:
+        version.decision_reasons = [*version.decision_reasons, f"quarantined_from_{version.status}"]
+        version.status = Status.QUARANTINED
+        version.save(update_fields=["status", "decision_reasons"])
+        _event(version, actor, "knowledge.version_quarantined")
+    for entry_id in sorted({v.entry_id for v in versions}):
+        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
+    return len(versions)
+
+
+@transaction.atomic
+def knowledge_unquarantine(
+    *,
+    agent: AgentProfile,
+    actor: Actor,
+    source_type: str | None = None,
+    source_ref: str | None = None,
+    source_version: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> int:
+    """Put quarantined versions back into the status they had."""
+    query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
+    versions = list(
+        EntryVersion.objects.select_for_update()
+        .select_related("entry", "agent")
+        .filter(query, status=Status.QUARANTINED)
+        .order_by("pk")
+    )
+    for version in versions:
+        before = next(
+            (r.removeprefix("quarantined_from_") for r in reversed(version.decision_reasons) if r.startswith("quarantined_from_")),
+            Status.PENDING,
+        )
+        version.status = Status.APPROVED if before == Status.APPROVED else Status.PENDING
+        version.decision_reasons = [*version.decision_reasons, "released_from_quarantine"]
+        version.save(update_fields=["status", "decision_reasons"])
+        _event(version, actor, "knowledge.version_released")
+    for entry_id in sorted({v.entry_id for v in versions}):
+        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
+    return len(versions)
+
+
+@transaction.atomic
+def knowledge_expire(*, now: dt.datetime | None = None) -> int:
+    """Mark versions past `valid_until` expired (search never serves them anyway)."""
+    now = now or timezone.now()
+    versions = list(
+        EntryVersion.objects.select_for_update()
+        .select_related("entry", "agent")
+        .filter(status=Status.APPROVED, valid_until__lte=now)
+        .order_by("pk")
+    )
+    for version in versions:
+        version.status = Status.EXPIRED
+        version.save(update_fields=["status"])
+        _event(version, Actor.platform("knowledge_expire"), "knowledge.version_expired")
+    for entry_id in sorted({v.entry_id for v in versions}):
+        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
+    return len(versions)
+
+
+@transaction.atomic
+def regulated_term_add(*, agent: AgentProfile, term: str, category: str, actor: Actor) -> RegulatedTerm:
+    term = term.strip()
+    if not term or len(term) > 100 or not category.strip():
+        raise KnowledgeError("invalid_input", "a regulated term needs 1 to 100 characters and a category")
+    row, _ = RegulatedTerm.objects.update_or_create(agent=agent, term=term, defaults={"category": category.strip()})
+    ledger_append(
+        chain_id=agent.tenant_id, event_type="knowledge.regulated_term_set", entity_type="agent", entity_id=agent.pk,
+        actor_type=actor.type, actor_id=actor.id, payload={"term": term, "category": row.category},
+    )
+    return row
+
+
+def knowledge_hits_record(*, agent: AgentProfile, session_id: Any, versions: list[EntryVersion]) -> None:
+    """Record the versions a customer reply used (for the knowledge-hit rate)."""
+    KnowledgeHit.objects.bulk_create([KnowledgeHit(agent=agent, session_id=session_id, version=v) for v in versions])
+
+
+def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str) -> KnowledgeMiss:
+    """Record that nothing approved answered; only the topic key of the question is stored."""
+    return KnowledgeMiss.objects.create(agent=agent, session_id=session_id, topic_key=topic_key(query)[:200])

@@ -1,0 +1,245 @@
+"""The knowledge base: L1 approval, red lines 3 and 6, retrieval in English and Chinese,
+tenant isolation, expiry, restore and quarantine — with the ledger verifying after all of it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from facade.tenancy.schemas import Actor
+from knowledge import rules
+from knowledge.models import EntryVersion, KnowledgeEntry, KnowledgeMiss, Status
+from knowledge.schemas import SourceIn
+from knowledge.selectors import knowledge_search
+from knowledge.services import (
+    KnowledgeError,
+    entry_approve,
+    entry_propose,
+    entry_reject,
+    entry_restore,
+    knowledge_expire,
+    knowledge_hits_record,
+    knowledge_quarantine,
+    knowledge_unquarantine,
+    regulated_term_add,
+)
+from knowledge.text import search_text, topic_key
+from ledger.selectors import ledger_verify
+
+OWNER = Actor.platform("tests")
+
+
+def src(kind: str = "owner_dialogue", ref: str = "chat:1", version: str = "1") -> SourceIn:
+    return SourceIn(type=kind, ref=ref, version=version)
+
+
+def propose(agent: Any, title: str, body: str, **extra: Any) -> EntryVersion:
+    extra.setdefault("source", src())
+    return entry_propose(agent=agent, title=title, body=body, actor=OWNER, **extra)
+
+
+# --- the L1 rule, as a table (no database) -------------------------------------------------
+
+T = Decimal("0.7")
+
+
+@pytest.mark.parametrize(
+    "origin, source, version, confidence, regulated, contradicts, expected, reasons",
+    [
+        (rules.Origin.OWNER, True, True, Decimal("1"), False, False, rules.L1Result.APPROVE, ()),
+        (rules.Origin.OWNER, True, True, Decimal("0.7"), False, False, rules.L1Result.APPROVE, ()),
+        (rules.Origin.OWNER, True, True, Decimal("0.699"), False, False, rules.L1Result.PENDING, ("low_confidence",)),
+        (rules.Origin.OWNER, False, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("no_source",)),
+        (rules.Origin.OWNER, True, False, Decimal("1"), False, False, rules.L1Result.PENDING, ("no_source_version",)),
+        (rules.Origin.OWNER, True, True, Decimal("1"), True, False, rules.L1Result.PENDING, ("regulated",)),
+        (rules.Origin.OWNER, True, True, Decimal("1"), False, True, rules.L1Result.PENDING, ("contradicts_approved",)),
+        (rules.Origin.CUSTOMER, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("customer_candidate",)),
+        (rules.Origin.REVIEW, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("from_review",)),
+        (rules.Origin.OBSERVE, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("from_observe",)),
+        (rules.Origin.CUSTOMER, False, False, Decimal("0"), True, True, rules.L1Result.PENDING,
+         ("customer_candidate", "no_source", "no_source_version", "low_confidence", "regulated", "contradicts_approved")),
+    ],
+)
+def test_l1_rule(origin: rules.Origin, source: bool, version: bool, confidence: Decimal, regulated: bool,
+                 contradicts: bool, expected: rules.L1Result, reasons: tuple[str, ...]) -> None:
+    decision = rules.l1_decide(rules.EntryFacts(origin, source, version, confidence, T, regulated, contradicts))
+    assert decision.result is expected and decision.reasons == reasons
+
+
+@pytest.mark.parametrize(
+    "text, categories",
+    [
+        ("Our VAT rate is 19%", ["tax"]),
+        ("我们可以开具增值税发票", ["tax"]),
+        ("German packaging law requires registration", ["law"]),
+        ("符合包装法的要求", ["law"]),
+        ("Take two tablets; dosage depends on weight", ["medical"]),
+        ("锂电池不能空运", ["safety"]),
+        ("We ship within Europe", []),
+        ("The vatican museum gift shop", []),  # whole words only for English
+        ("Our invitation to the law-abiding", ["law"]),
+    ],
+)
+def test_regulated_categories(text: str, categories: list[str]) -> None:
+    assert rules.regulated_categories(text) == categories
+
+
+def test_owner_terms_extend_the_regulated_list() -> None:
+    assert rules.regulated_categories("Prices of Pfandflaschen", [("pfandflaschen", "law")]) == ["law"]
+    assert rules.regulated_categories("平台抽成规则", [("抽成", "finance")]) == ["finance"]
+
+
+def test_search_terms_cut_chinese_into_bigrams() -> None:
+    assert search_text("增值税 VAT rate") == "增值 值税 vat rate"
+    assert topic_key("Do you ship to the local warehouse in Germany?") == "germany local ship warehouse"
+
+
+# --- services ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_owner_material_is_approved_and_served(world_a: Any) -> None:
+    version = propose(world_a.agent, "Shipping to Germany", "We ship to Germany from our Hamburg warehouse.")
+    assert (version.status, version.decision_reasons) == (Status.APPROVED, ["l1_auto_approved"])
+    [hit] = knowledge_search(agent=world_a.agent, query="ship germany", audience="customer")
+    assert (hit.entry_id, hit.version, hit.source) == (version.entry_id, 1, {"type": "owner_dialogue", "ref": "chat:1", "version": "1"})
+    assert "Hamburg" in hit.snippet
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("confidence", ["0", "0.5", "0.9", "1"])
+def test_customer_content_only_ever_creates_pending_candidates(world_a: Any, confidence: str) -> None:
+    version = propose(world_a.agent, "Opening hours", "We open on Sundays.", source=src("customer_candidate", "session:x"), confidence=confidence)
+    assert version.status == Status.PENDING and "customer_candidate" in version.decision_reasons
+    assert knowledge_search(agent=world_a.agent, query="sundays", audience="customer") == []
+    assert KnowledgeEntry.objects.get(pk=version.entry_id).current_version is None
+
+
+@pytest.mark.django_db
+def test_material_without_a_source_is_refused(world_a: Any) -> None:
+    with pytest.raises(KnowledgeError) as info:
+        entry_propose(agent=world_a.agent, title="X", body="Y", source=None, actor=OWNER)
+    assert info.value.code == "source_required"
+    assert not EntryVersion.objects.exists()
+    with pytest.raises(ValueError):
+        SourceIn(type="upload", ref="  ", version="1")
+
+
+@pytest.mark.django_db
+def test_regulated_and_contradicting_material_waits(world_a: Any) -> None:
+    regulated = propose(world_a.agent, "VAT", "Prices include 19% VAT.")
+    assert regulated.status == Status.PENDING and "regulated" in regulated.decision_reasons
+    propose(world_a.agent, "Return window", "Returns are accepted within 14 days.", source=src(ref="chat:2"))
+    contradiction = propose(world_a.agent, "Return window", "Returns are accepted within 30 days.", source=src(ref="chat:3"))
+    assert contradiction.status == Status.PENDING and contradiction.decision_reasons == ["contradicts_approved"]
+    [served] = knowledge_search(agent=world_a.agent, query="returns accepted", audience="customer")
+    assert "14 days" in served.snippet
+    owner_view = knowledge_search(agent=world_a.agent, query="returns accepted", audience="owner")
+    assert {r.status for r in owner_view} == {"approved", "pending"}
+    entry_reject(version=contradiction, actor=OWNER, reason="wrong")
+    with pytest.raises(KnowledgeError):
+        entry_approve(version=contradiction, actor=OWNER)
+
+
+@pytest.mark.django_db
+def test_every_served_result_has_a_source_and_version(world_a: Any) -> None:
+    for i in range(5):
+        propose(world_a.agent, f"Fact {i}", f"Parcel fact number {i}", source=src(ref=f"chat:{i}", version=f"v{i}"))
+    results = knowledge_search(agent=world_a.agent, query="parcel fact", audience="customer", limit=10)
+    assert len(results) == 5
+    assert all(r.source["type"] and r.source["ref"] and r.source["version"] for r in results)
+
+
+@pytest.mark.django_db
+def test_chinese_content_and_queries(world_a: Any) -> None:
+    propose(world_a.agent, "退货政策", "收到货物七天内可以无理由退货。")
+    propose(world_a.agent, "发货时间", "工作日下午四点前的订单当天发货。", source=src(ref="chat:2"))
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="怎么退货？", audience="customer")] == ["退货政策"]
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="什么时候发货", audience="customer")] == ["发货时间"]
+    assert knowledge_search(agent=world_a.agent, query="保修", audience="customer") == []
+
+
+@pytest.mark.django_db
+def test_identical_text_in_two_tenants_never_crosses(world_a: Any, world_b: Any) -> None:
+    a = propose(world_a.agent, "Secret discount code policy", "Loyal customers get free gift wrapping.")
+    b = propose(world_b.agent, "Secret discount code policy", "Loyal customers get free gift wrapping.")
+    for audience in ("customer", "peer", "owner"):
+        assert [r.entry_id for r in knowledge_search(agent=world_a.agent, query="gift wrapping", audience=audience)] == [a.entry_id]
+        assert [r.entry_id for r in knowledge_search(agent=world_b.agent, query="gift wrapping", audience=audience)] == [b.entry_id]
+
+
+@pytest.mark.django_db
+def test_expired_entries_are_never_served(world_a: Any) -> None:
+    now = timezone.now()
+    soon = propose(world_a.agent, "Winter sale", "The winter sale runs until Sunday.", valid_until=now + dt.timedelta(hours=1))
+    later = propose(world_a.agent, "Spring sale", "The spring sale starts next month.", valid_from=now + dt.timedelta(days=30), source=src(ref="chat:2"))
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == ["Winter sale"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(timezone, "now", lambda: now + dt.timedelta(days=31))
+        # Past valid_until before any job ran: not served; the spring sale has started.
+        assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == ["Spring sale"]
+        assert knowledge_expire() == 1
+    soon.refresh_from_db()
+    later.refresh_from_db()
+    assert (soon.status, later.status) == (Status.EXPIRED, Status.APPROVED)
+    assert KnowledgeEntry.objects.get(pk=soon.entry_id).current_version is None
+
+
+@pytest.mark.django_db
+def test_restore_makes_a_new_version(world_a: Any) -> None:
+    v1 = propose(world_a.agent, "Gift wrap", "Gift wrapping costs nothing.")
+    entry = KnowledgeEntry.objects.get(pk=v1.entry_id)
+    v2 = entry_propose(agent=world_a.agent, title="Gift wrap", body="Gift wrapping is available in red.", source=src(ref="chat:2", version="2"), actor=OWNER, entry=entry)
+    assert v2.status == Status.APPROVED and KnowledgeEntry.objects.get(pk=entry.pk).current_version_id == v2.pk
+    v3 = entry_restore(entry=entry, number=1, actor=OWNER)
+    v2.refresh_from_db()
+    assert (v3.number, v3.body, v3.restored_from_id, v2.status) == (3, v1.body, v1.pk, Status.ROLLED_BACK)
+    assert [r.version for r in knowledge_search(agent=world_a.agent, query="gift wrapping", audience="customer")] == [3]
+    pending = propose(world_a.agent, "Tax", "VAT included.", source=src(ref="chat:9"))
+    with pytest.raises(KnowledgeError) as info:
+        entry_restore(entry=KnowledgeEntry.objects.get(pk=pending.entry_id), number=1, actor=OWNER)
+    assert info.value.code == "not_restorable"
+
+
+@pytest.mark.django_db
+def test_quarantine_by_source_and_release(world_a: Any) -> None:
+    good = propose(world_a.agent, "Store hours", "Open nine to five.", source=src("upload", "good.md#s1", "aaa"))
+    bad = propose(world_a.agent, "Store hours extra", "Open all night for crypto payments.", source=src("upload", "poisoned.md#s1", "bbb"))
+    bad2 = propose(world_a.agent, "Payment", "Send gift cards to this address.", source=src("upload", "poisoned.md#s2", "bbb"))
+    assert knowledge_quarantine(agent=world_a.agent, actor=OWNER, source_version="bbb") == 2
+    assert [r.entry_id for r in knowledge_search(agent=world_a.agent, query="open", audience="customer")] == [good.entry_id]
+    assert knowledge_search(agent=world_a.agent, query="gift cards", audience="owner") == []
+    with pytest.raises(KnowledgeError):
+        knowledge_quarantine(agent=world_a.agent, actor=OWNER)
+    assert knowledge_unquarantine(agent=world_a.agent, actor=OWNER, source_type="upload") == 2
+    for version in (bad, bad2):
+        version.refresh_from_db()
+        assert version.status == Status.APPROVED
+    since = timezone.now() - dt.timedelta(minutes=5)
+    assert knowledge_quarantine(agent=world_a.agent, actor=OWNER, since=since) == 3
+    assert knowledge_search(agent=world_a.agent, query="open", audience="customer") == []
+
+
+@pytest.mark.django_db
+def test_hits_misses_and_the_ledger(world_a: Any) -> None:
+    version = propose(world_a.agent, "Shipping", "We ship worldwide.")
+    knowledge_hits_record(agent=world_a.agent, session_id=None, versions=[version])
+    regulated_term_add(agent=world_a.agent, term="Pfand", category="law", actor=OWNER)
+    assert propose(world_a.agent, "Deposit", "Pfand is 25 cents.", source=src(ref="chat:7")).status == Status.PENDING
+    knowledge_quarantine(agent=world_a.agent, actor=OWNER, source_ref="chat:1")
+    knowledge_unquarantine(agent=world_a.agent, actor=OWNER, source_ref="chat:1")
+    result = ledger_verify(chain_id=world_a.tenant.pk)
+    assert result.ok and result.checked > 10
+
+
+@pytest.mark.django_db
+def test_misses_keep_only_a_topic_key(world_a: Any, api: Any) -> None:
+    response = api.get(f"/api/agents/{world_a.agent.slug}/knowledge/search", {"q": "Do you deliver to Mars, my friend Bob?"})
+    assert response.status_code == 200 and response.json() == {"results": []}
+    [miss] = KnowledgeMiss.objects.all()
+    assert miss.topic_key == "deliver friend mars bob" or set(miss.topic_key.split()) <= {"deliver", "friend", "mars", "bob"}
+    assert "Do you" not in miss.topic_key

@@ -1,0 +1,64 @@
+"""The embedded default's search (SQLite FTS5) answers in English and Chinese and never crosses
+tenants, like the PostgreSQL one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = r"""
+import json
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from knowledge.schemas import SourceIn
+from knowledge.selectors import knowledge_search
+from knowledge.services import entry_propose
+from django.db import connection
+out = {"vendor": connection.vendor}
+actor = Actor.platform("test")
+for slug in ("a-desk", "b-desk"):
+    agent = AgentProfile.objects.get(slug=slug)
+    for title, body in (("Gift wrapping", "Loyal customers get free gift wrapping."), ("退货政策", "收到货物七天内可以无理由退货。")):
+        entry_propose(agent=agent, title=title, body=body, source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"), actor=actor)
+    entry_propose(agent=agent, title="VAT", body="Prices include VAT.", source=SourceIn(type="owner_dialogue", ref="chat:2", version="1"), actor=actor)
+for slug in ("a-desk", "b-desk"):
+    agent = AgentProfile.objects.get(slug=slug)
+    out[slug] = {
+        q + "/" + audience: [(r.entry_id, r.title, r.status) for r in knowledge_search(agent=agent, query=q, audience=audience)]
+        for q in ("gift wrapping", "怎么退货", "vat") for audience in ("customer", "owner")
+    }
+print("RESULT" + json.dumps(out))
+"""
+
+
+def test_sqlite_search_is_bilingual_and_tenant_scoped(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env["FACADE_VAR_DIR"] = str(tmp_path)
+
+    def manage(*args: str) -> str:
+        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    manage("migrate", "--noinput")
+    manage("seed_demo", "--tenant", "a", "--agent", "a-desk", "--owner-email", "o@a.test")
+    manage("seed_demo", "--tenant", "b", "--agent", "b-desk", "--owner-email", "o@b.test")
+    line = next(l for l in manage("shell", "-c", SCRIPT).splitlines() if l.startswith("RESULT"))
+    out = json.loads(line.removeprefix("RESULT"))
+    assert out["vendor"] == "sqlite"
+    a, b = out["a-desk"], out["b-desk"]
+    assert [t for _, t, _ in a["gift wrapping/customer"]] == ["Gift wrapping"]
+    assert [t for _, t, _ in a["怎么退货/customer"]] == ["退货政策"]
+    assert a["vat/customer"] == [] and [s for _, _, s in a["vat/owner"]] == ["pending"]
+    ids_a = {i for results in a.values() for i, _, _ in results}
+    ids_b = {i for results in b.values() for i, _, _ in results}
+    assert ids_a and ids_b and not ids_a & ids_b
