@@ -12,6 +12,11 @@ app = Celery("facade")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.conf.beat_schedule = {
+    "knowledge-sweep": {
+        "task": "knowledge.tasks.sweep",
+        "schedule": 5 * 60,
+        "options": {"expires": 4 * 60},
+    },
     "ledger-verify-nightly": {
         "task": "facade.tenancy.tasks.ledger_verify_all",
         "schedule": 60 * 60 * 24,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -37,6 +38,7 @@ def ingest_material(
     source_type: SourceType | str = SourceType.UPLOAD,
     kind: Kind | str = Kind.FACT,
     confidence: Decimal | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> IngestOutcome:
     """Create or update one entry per section of a document.
 
@@ -53,7 +55,10 @@ def ingest_material(
         confidence = DOUBTFUL_CONFIDENCE if extracted.doubtful else Decimal("1")
     created: list[EntryVersion] = []
     unchanged = 0
-    for section in extracted.sections:
+    total = len(extracted.sections)
+    for done, section in enumerate(extracted.sections):
+        if progress is not None:
+            progress(done, total)
         origin_key = f"{document}#{section.anchor}"[:300]
         entry = KnowledgeEntry.objects.select_for_update().filter(agent=agent, origin_key=origin_key).first()
         if entry is not None:
@@ -74,4 +79,6 @@ def ingest_material(
                 entry=entry,
             )
         )
+    if progress is not None:
+        progress(total, total)
     return IngestOutcome(created=created, unchanged=unchanged, document=document, sha256=extracted.sha256)

@@ -126,3 +126,30 @@ class KnowledgeMiss(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["agent", "created_at"], name="knowledge_miss_time")]
+
+
+class IngestJob(models.Model):
+    """An upload being turned into knowledge by a Celery worker.  Live progress goes through the
+    cache (the work itself is one transaction, invisible until it commits)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="+")
+    filename = models.CharField(max_length=200)
+    media_type = models.CharField(max_length=100)
+    sha256 = models.CharField(max_length=64)
+    sections = models.JSONField(default=list, help_text="extracted sections, kept until the job is done")
+    doubtful = models.BooleanField(default=False)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=40, blank=True, default="")
+    error_detail = models.CharField(max_length=300, blank=True, default="")
+    requested_by = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)

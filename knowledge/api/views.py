@@ -18,9 +18,11 @@ from facade.tenancy.policy import AgentPolicy, NotFound, is_platform_operator
 from facade.tenancy.rules import Audience, CallerFacts, derive_audience
 from facade.tenancy.schemas import Actor
 
+from ..extract import MAX_BYTES as MAX_UPLOAD
 from ..extract import ExtractError, extract, extract_text
 from ..ingest import ingest_material
-from ..models import EntryVersion, Kind, KnowledgeEntry, SourceType, Status
+from ..jobs import ingest_job_create, ingest_job_status
+from ..models import EntryVersion, IngestJob, Kind, KnowledgeEntry, SourceType, Status
 from ..schemas import SourceIn
 from ..selectors import knowledge_search
 from ..services import KnowledgeError, entry_restore, knowledge_miss_record, knowledge_quarantine, knowledge_unquarantine
@@ -113,7 +115,7 @@ class IngestView(APIView):
         upload = request.FILES.get("file") if hasattr(request, "FILES") else None
         try:
             if upload is not None:
-                data = upload.read(10 * 1024 * 1024 + 1)
+                data = upload.read(MAX_UPLOAD + 1)
                 extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
                 outcome = ingest_material(agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor)
             else:
@@ -317,3 +319,58 @@ class UnquarantineView(_BatchView):
 
 
 __all__ = ["IngestView", "SearchView", "EntryListView", "EntryDetailView", "RestoreView", "QuarantineView", "UnquarantineView", "Kind", "SourceIn"]
+
+
+class JobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    filename = serializers.CharField()
+    state = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    created = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    error = serializers.DictField(allow_null=True)
+
+
+@extend_schema(tags=["knowledge"])
+class UploadView(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        summary="Upload a document to be ingested by a worker (progress at /knowledge/jobs/<id>)",
+        description="The file is checked and extracted at once — bad input is refused here, nothing is queued.",
+        request=inline_serializer(name="UploadIn", fields={"file": serializers.FileField()}),
+        responses={
+            202: JobOut,
+            400: error_response("`invalid_input`: no file"),
+            413: error_response("`too_large`"),
+            415: error_response("`unsupported_type`"),
+            422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApiError("invalid_input", "send the document in the multipart field `file`")
+        try:
+            extracted = extract(upload.name or "upload", upload.read(MAX_UPLOAD + 1), declared_type=upload.content_type)
+        except ExtractError as exc:
+            raise _knowledge_error(exc) from exc
+        job = ingest_job_create(agent=agent, filename=upload.name or "upload", extracted=extracted, actor=Actor.human(request.user.pk))
+        return Response(ingest_job_status(job), status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["knowledge"])
+class JobView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="Progress of an upload being ingested", responses={200: JobOut, **_OWNER_ERRORS})
+    def get(self, request: Request, slug: str, job_id: int) -> Response:
+        agent = _owned(request, slug)
+        job = IngestJob.objects.filter(agent=agent, pk=job_id).first()
+        if job is None:
+            raise NotFound(str(job_id))
+        return Response(ingest_job_status(job))

@@ -1,0 +1,105 @@
+"""Uploads processed by a Celery worker, with progress the owner's page can poll."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from ledger.models import ActorType
+
+from .extract import Extracted, ExtractError, Section
+from .ingest import ingest_material
+from .models import IngestJob
+from .services import KnowledgeError
+
+PROGRESS_TTL = 3600
+LOST_AFTER = dt.timedelta(minutes=2)
+
+
+def _progress_key(job_id: int) -> str:
+    return f"knowledge:ingest:{job_id}"
+
+
+@transaction.atomic
+def ingest_job_create(*, agent: AgentProfile, filename: str, extracted: Extracted, actor: Actor) -> IngestJob:
+    """Queue an already extracted upload; the worker is asked after the commit."""
+    from .tasks import ingest_job_run
+
+    job = IngestJob.objects.create(
+        agent=agent,
+        filename=filename[:200],
+        media_type=extracted.media_type,
+        sha256=extracted.sha256,
+        sections=[dataclasses.asdict(section) for section in extracted.sections],
+        doubtful=extracted.doubtful,
+        total=len(extracted.sections),
+        requested_by=actor.id,
+    )
+    transaction.on_commit(lambda: ingest_job_run.delay(job.pk))
+    return job
+
+
+def ingest_job_execute(job_id: int) -> str:
+    """Run one queued job: claim it (so running twice is harmless), ingest its sections in one
+    transaction, then record the outcome."""
+    claimed = IngestJob.objects.filter(pk=job_id, state=IngestJob.State.QUEUED).update(state=IngestJob.State.RUNNING)
+    if not claimed:
+        return "skipped"
+    job = IngestJob.objects.select_related("agent__tenant").get(pk=job_id)
+    extracted = Extracted(
+        sha256=job.sha256,
+        media_type=job.media_type,
+        sections=[Section(**section) for section in job.sections],
+        doubtful=job.doubtful,
+    )
+
+    def report(done: int, total: int) -> None:
+        cache.set(_progress_key(job_id), {"done": done, "total": total}, PROGRESS_TTL)
+
+    try:
+        outcome = ingest_material(
+            agent=job.agent,
+            extracted=extracted,
+            document=job.filename,
+            actor=Actor(ActorType.HUMAN, job.requested_by),
+            progress=report,
+        )
+    except (KnowledgeError, ExtractError) as exc:
+        IngestJob.objects.filter(pk=job_id).update(
+            state=IngestJob.State.FAILED, error_code=exc.code, error_detail=exc.detail[:300], sections=[],
+            finished_at=timezone.now(),
+        )
+        return "failed"
+    IngestJob.objects.filter(pk=job_id).update(
+        state=IngestJob.State.DONE, created=len(outcome.created), unchanged=outcome.unchanged, sections=[],
+        finished_at=timezone.now(),
+    )
+    return "done"
+
+
+def ingest_job_status(job: IngestJob) -> dict[str, Any]:
+    live = cache.get(_progress_key(job.pk)) or {}
+    done = job.total if job.state in (IngestJob.State.DONE,) else int(live.get("done", 0))
+    return {
+        "id": job.pk,
+        "filename": job.filename,
+        "state": job.state,
+        "done": done,
+        "total": job.total,
+        "created": job.created,
+        "unchanged": job.unchanged,
+        "error": {"error": job.error_code, "detail": job.error_detail} if job.error_code else None,
+    }
+
+
+def lost_jobs() -> list[int]:
+    """Queued jobs whose dispatch seems lost (e.g. the broker was down at commit time)."""
+    cutoff = timezone.now() - LOST_AFTER
+    return list(IngestJob.objects.filter(state=IngestJob.State.QUEUED, created_at__lt=cutoff).values_list("pk", flat=True))
