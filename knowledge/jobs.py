@@ -23,8 +23,9 @@ PROGRESS_TTL = 3600
 LOST_AFTER = dt.timedelta(minutes=2)
 
 
-def _progress_key(job_id: int) -> str:
-    return f"knowledge:ingest:{job_id}"
+def _progress_key(job: IngestJob) -> str:
+    # The creation time keeps a reused id (a fresh database) from reading an old job's progress.
+    return f"knowledge:ingest:{job.pk}:{job.created_at.timestamp():.6f}"
 
 
 @transaction.atomic
@@ -61,7 +62,7 @@ def ingest_job_execute(job_id: int) -> str:
     )
 
     def report(done: int, total: int) -> None:
-        cache.set(_progress_key(job_id), {"done": done, "total": total}, PROGRESS_TTL)
+        cache.set(_progress_key(job), {"done": done, "total": total}, PROGRESS_TTL)
 
     try:
         outcome = ingest_material(
@@ -85,7 +86,7 @@ def ingest_job_execute(job_id: int) -> str:
 
 
 def ingest_job_status(job: IngestJob) -> dict[str, Any]:
-    live = cache.get(_progress_key(job.pk)) or {}
+    live = cache.get(_progress_key(job)) or {}
     done = job.total if job.state in (IngestJob.State.DONE,) else int(live.get("done", 0))
     return {
         "id": job.pk,
