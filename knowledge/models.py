@@ -86,6 +86,7 @@ class EntryVersion(models.Model):
     caused_by_seq = models.BigIntegerField(null=True, blank=True, help_text="ledger seq of the event that caused it")
     restored_from = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     search_text = models.TextField(help_text="search terms: words, and CJK character bigrams")
+    served = models.BooleanField(default=False, help_text="the entry's current version: what customers may see")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -68,11 +68,15 @@ def _event(version: EntryVersion, actor: Actor, event_type: str, extra: dict[str
 
 
 def _refresh_current(entry: KnowledgeEntry) -> None:
-    """Point the entry at its latest approved version (or none)."""
+    """Point the entry at its latest approved version (or none), and mark that version — and only
+    that one — as served, so searches can filter on one column inside the index scan."""
     latest = entry.versions.filter(status=Status.APPROVED).order_by("-number").first()
     if entry.current_version_id != (latest.pk if latest else None):
         entry.current_version = latest
         entry.save(update_fields=["current_version"])
+    entry.versions.filter(served=True).exclude(pk=latest.pk if latest else None).update(served=False)
+    if latest is not None and not latest.served:
+        EntryVersion.objects.filter(pk=latest.pk).update(served=True)
 
 
 def _contradicts(agent: AgentProfile, subject: str, body: str, entry: KnowledgeEntry | None) -> bool:

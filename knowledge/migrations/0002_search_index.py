@@ -1,4 +1,8 @@
-"""Full-text search over version terms: a GIN index on PostgreSQL, an FTS5 table on SQLite."""
+"""Full-text search over version terms: a GIN index on PostgreSQL, an FTS5 table on SQLite.
+
+On SQLite the FTS table is fed by a trigger on knowledge_entryversion.  SQLite migrations that
+alter that table rebuild it and drop its triggers: any later migration that does so must
+create the trigger again (tests/test_sqlite_knowledge.py fails otherwise)."""
 
 from django.db import migrations
 
