@@ -38,3 +38,4 @@ test: install
 
 bench: install
 	$(BIN)/python bench/ledger.py
+	$(BIN)/python bench/knowledge.py

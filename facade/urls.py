@@ -28,6 +28,7 @@ api = [
         knowledge.RestoreView.as_view(),
         name="knowledge-restore",
     ),
+    path("api/agents/<slug:slug>/knowledge/regulated-terms", knowledge.RegulatedTermsView.as_view(), name="knowledge-terms"),
     path("api/agents/<slug:slug>/knowledge/quarantine", knowledge.QuarantineView.as_view(), name="knowledge-quarantine"),
     path("api/agents/<slug:slug>/knowledge/unquarantine", knowledge.UnquarantineView.as_view(), name="knowledge-unquarantine"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -38,6 +39,7 @@ urlpatterns = [
     path("", web.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
+    path("owner/<slug:slug>/knowledge", include("knowledge.web")),  # name: owner-knowledge
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -120,3 +120,54 @@ def test_file_upload_ingest(api: Any, world_a: Any) -> None:
     bad.name = "tool.exe"
     response = api.post(url(world_a.agent, "ingest"), {"file": bad}, format="multipart")
     assert response.status_code == 415 and response.json()["error"] == "unsupported_type"
+
+
+def test_real_pdf_and_docx_files_are_ingested_and_found(api: Any, world_a: Any) -> None:
+    import docx
+    from fpdf import FPDF
+
+    api.force_login(world_a.owner)
+    pdf = FPDF()
+    for text in ("Warranty: every kettle carries a two year warranty.", "Spare parts: lids and filters ship within a week."):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=12)
+        pdf.multi_cell(0, 8, text)
+    pdf_file = io.BytesIO(bytes(pdf.output()))
+    pdf_file.name = "kettles.pdf"
+    response = api.post(url(world_a.agent, "ingest"), {"file": pdf_file}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert [c["source"]["ref"] for c in response.json()["created"]] == ["kettles.pdf#page-1", "kettles.pdf#page-2"]
+    assert [r["source"]["ref"] for r in api.get(url(world_a.agent, "search"), {"q": "kettle warranty"}).json()["results"]][0] == "kettles.pdf#page-1"
+
+    document = docx.Document()
+    document.add_heading("Care instructions", level=1)
+    document.add_paragraph("Descale the kettle monthly with citric acid.")
+    document.add_heading("保养说明", level=1)
+    document.add_paragraph("每月用柠檬酸除垢一次。")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    docx_file = io.BytesIO(buffer.getvalue())
+    docx_file.name = "care.docx"
+    response = api.post(url(world_a.agent, "ingest"), {"file": docx_file}, format="multipart")
+    assert response.status_code == 201 and len(response.json()["created"]) == 2
+    assert [r["title"] for r in api.get(url(world_a.agent, "search"), {"q": "柠檬酸除垢"}).json()["results"]] == ["保养说明"]
+    assert "citric" in api.get(url(world_a.agent, "search"), {"q": "descale"}).json()["results"][0]["snippet"]
+
+    # The same file again creates nothing; a changed one makes new versions of its entries.
+    docx_file.seek(0)
+    assert api.post(url(world_a.agent, "ingest"), {"file": docx_file}, format="multipart").json()["created"] == []
+    document.paragraphs[1].text = "Descale the kettle every two weeks with citric acid."
+    buffer = io.BytesIO()
+    document.save(buffer)
+    changed = io.BytesIO(buffer.getvalue())
+    changed.name = "care.docx"
+    created = api.post(url(world_a.agent, "ingest"), {"file": changed}, format="multipart").json()["created"]
+    assert [(c["title"], c["version"]) for c in created] == [("Care instructions", 2)]
+
+
+def test_owners_extend_the_regulated_terms(api: Any, world_a: Any) -> None:
+    api.force_login(world_a.owner)
+    assert api.post(url(world_a.agent, "regulated-terms"), {"term": "Pfand", "category": "law"}, format="json").status_code == 201
+    assert api.get(url(world_a.agent, "regulated-terms")).json() == [{"term": "Pfand", "category": "law"}]
+    created = ingest_text(api, world_a.agent, "Deposit", "The Pfand on bottles is 25 cents.").json()["created"]
+    assert created[0]["status"] == "pending" and created[0]["reasons"] == ["regulated"]

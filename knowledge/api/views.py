@@ -25,7 +25,14 @@ from ..jobs import ingest_job_create, ingest_job_status
 from ..models import EntryVersion, IngestJob, Kind, KnowledgeEntry, SourceType, Status
 from ..schemas import SourceIn
 from ..selectors import knowledge_search
-from ..services import KnowledgeError, entry_restore, knowledge_miss_record, knowledge_quarantine, knowledge_unquarantine
+from ..services import (
+    KnowledgeError,
+    entry_restore,
+    knowledge_miss_record,
+    knowledge_quarantine,
+    knowledge_unquarantine,
+    regulated_term_add,
+)
 
 
 def _knowledge_error(exc: KnowledgeError | ExtractError) -> ApiError:
@@ -374,3 +381,36 @@ class JobView(APIView):
         if job is None:
             raise NotFound(str(job_id))
         return Response(ingest_job_status(job))
+
+
+class RegulatedTermIn(serializers.Serializer):
+    term = serializers.CharField(max_length=100)
+    category = serializers.CharField(max_length=32)
+
+
+@extend_schema(tags=["knowledge"])
+class RegulatedTermsView(APIView):
+    """The owner's own terms that make material regulated (on top of the built-in law, tax,
+    medical, finance and safety terms in English and Chinese)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="List the agent's own regulated terms", responses={200: RegulatedTermIn(many=True), **_OWNER_ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        return Response(RegulatedTermIn(agent.regulated_terms.order_by("term"), many=True).data)
+
+    @extend_schema(
+        summary="Add a regulated term (material mentioning it waits for the owner)",
+        request=RegulatedTermIn,
+        responses={201: RegulatedTermIn, 400: error_response("`invalid_input`"), **_OWNER_ERRORS},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        payload = RegulatedTermIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            row = regulated_term_add(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
+        except KnowledgeError as exc:
+            raise _knowledge_error(exc) from exc
+        return Response(RegulatedTermIn(row).data, status=status.HTTP_201_CREATED)
