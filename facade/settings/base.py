@@ -81,6 +81,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
     }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Knowledge search ranks a bounded candidate set; a query with very common words would still
+    # make the GIN scan collect every match first.  This soft cap (a documented PostgreSQL
+    # setting for exactly that) keeps such scans bounded as the knowledge base grows.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c gin_fuzzy_search_limit=" + str(
+        env_int("FACADE_GIN_SEARCH_LIMIT", 1000)
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
