@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -27,8 +28,9 @@ class SourceIn(BaseModel):
         return value.strip()
 
 
-class SearchResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One search hit (a plain dataclass: it is built for every result of every search)."""
 
     entry_id: int
     version: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from typing import Any
 
 from django.db import connection
@@ -46,13 +47,36 @@ WITH candidates AS (
      WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(all)s) AND {_PG_FILTER} LIMIT %(cap)s)
     UNION
     (SELECT v.id FROM knowledge_entryversion v
-     WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(any)s) AND {_PG_FILTER} LIMIT %(cap)s)
+     WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(rare)s) AND {_PG_FILTER} LIMIT %(cap)s)
 )
 SELECT {_COLUMNS}
 FROM candidates c JOIN knowledge_entryversion v ON v.id = c.id
 ORDER BY ts_rank_cd(v.search_vector, to_tsquery('simple'::regconfig, %(any)s)) DESC, v.id
 LIMIT %(limit)s
 """
+
+# Terms in more than this share of all versions are too common to collect candidates by on
+# their own (their posting lists grow with the table); they still count for ranking.
+COMMON_SHARE = 0.01
+_common: dict[str, Any] = {"at": 0.0, "terms": frozenset()}
+
+
+def common_terms() -> frozenset[str]:
+    """Very frequent terms, from PostgreSQL's own statistics of the tsvector column (refreshed
+    by ANALYZE/autovacuum; read at most once a minute per process)."""
+    now = time.monotonic()
+    if now - _common["at"] > 60:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE tablename = 'knowledge_entryversion' AND attname = 'search_vector'"
+            )
+            row = cursor.fetchone()
+        terms: frozenset[str] = frozenset()
+        if row and row[0]:
+            terms = frozenset(term for term, freq in zip(row[0], row[1]) if freq is not None and freq > COMMON_SHARE)
+        _common.update(at=now, terms=terms)
+    return _common["terms"]
 
 _SQLITE_SQL = f"""
 SELECT {_COLUMNS}
@@ -72,8 +96,13 @@ def search_sql(*, agent_id: int, terms: list[str], audience: Audience, now: dt.d
     """The one query a search issues (also measured bare by bench/knowledge.py)."""
     visible = _SERVED_OR_PENDING if audience == Audience.OWNER else _SERVED
     if connection.vendor == "postgresql":
+        common = common_terms()
+        rare = [term for term in terms if term not in common]
         params = {
             "all": " & ".join(terms), "any": " | ".join(terms), "agent": agent_id, "now": now,
+            # Only the rarer terms collect any-term candidates; all-common queries rely on the
+            # all-terms branch.
+            "rare": " | ".join(rare) if rare else " & ".join(terms),
             "cap": CANDIDATES, "limit": limit,
         }
         return _PG_SQL.format(visible=visible), params

@@ -243,3 +243,22 @@ def test_misses_keep_only_a_topic_key(world_a: Any, api: Any) -> None:
     [miss] = KnowledgeMiss.objects.all()
     assert miss.topic_key == "deliver friend mars bob" or set(miss.topic_key.split()) <= {"deliver", "friend", "mars", "bob"}
     assert "Do you" not in miss.topic_key
+
+
+@pytest.mark.django_db
+def test_very_common_terms_do_not_collect_candidates_alone(world_a: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from knowledge import selectors
+
+    propose(world_a.agent, "Shipping to Germany", "We ship to Germany.")
+    propose(world_a.agent, "Shipping to France", "We ship to France.", source=src(ref="chat:2"))
+    propose(world_a.agent, "Returns", "Returns are free.", source=src(ref="chat:3"))
+    monkeypatch.setitem(selectors._common, "at", time.monotonic())
+    monkeypatch.setitem(selectors._common, "terms", frozenset({"ship", "shipping"}))
+    sql, params = selectors.search_sql(agent_id=world_a.agent.pk, terms=["ship", "germany"], audience=selectors.Audience.CUSTOMER, now=timezone.now(), limit=5)
+    assert params["rare"] == "germany" and params["any"] == "ship | germany"
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="ship germany", audience="customer")][0] == "Shipping to Germany"
+    # A query of common terms only still finds what holds all of them.
+    assert {r.title for r in knowledge_search(agent=world_a.agent, query="ship", audience="customer")} == {"Shipping to Germany", "Shipping to France"}
+    assert knowledge_search(agent=world_a.agent, query="returns ship", audience="customer")[0].title == "Returns"

@@ -205,7 +205,8 @@ class SearchView(APIView):
         results = knowledge_search(agent=agent, query=query, audience=audience, limit=limit)
         if not results and audience != Audience.OWNER:
             knowledge_miss_record(agent=agent, session_id=None, query=query)
-        return Response({"results": [r.model_dump(exclude={"version_id"}) for r in results]})
+        public = ("entry_id", "version", "title", "snippet", "status", "source")
+        return Response({"results": [{name: getattr(r, name) for name in public} for r in results]})
 
 
 @extend_schema(tags=["knowledge"])
