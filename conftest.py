@@ -11,6 +11,9 @@ from urllib.parse import urlparse
 
 import pytest
 
+# The real-browser fixtures (tests/browser_support.py), shared by every browser test module.
+pytest_plugins = ["browser_support"]
+
 
 def _reachable(url: str, default_port: int) -> str | None:
     parsed = urlparse(url)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from conftest import TenantWorld, build_tenant
+from conftest import TenantWorld
 from facade.tenancy.schemas import Actor
 from knowledge.models import EntryVersion, KnowledgeEntry, Status
 from knowledge.schemas import SourceIn
@@ -247,63 +247,13 @@ def test_the_page_links_home_and_explains_the_upload_without_js(client: Any, wor
 
 # --- real browser -----------------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TIMEOUT_MS = 10_000
-PHONE = {"width": 375, "height": 740}
+from browser_support import PHONE, TIMEOUT_MS  # noqa: E402  (its fixtures are a plugin of the root conftest)
+
 MARKDOWN = (
     b"# Delivery\nWe deliver within 3 days in Germany.\n\n"
     b"# Pickup\nPickup in Hamburg on weekdays.\n\n"
     b"# Returns\nReturns are free within 30 days.\n"
 )
-
-
-@pytest.fixture(scope="module")
-def _async_unsafe_allowed() -> Iterator[None]:
-    """Playwright's sync API keeps an asyncio loop running on the main thread; Django would
-    refuse ORM calls as "async context" (same reasoning as tests/test_browser.py)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture(scope="module")
-def browser(_async_unsafe_allowed: None) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (never download a browser)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def site(live_server: Any, transactional_db: Any, settings: Any, _async_unsafe_allowed: None) -> str:
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
-    return live_server.url
-
-
-@pytest.fixture
-def world(site: str) -> TenantWorld:
-    from django.db import connection
-
-    assert connection.vendor == "postgresql", f"the browser tests need PostgreSQL, not {connection.vendor}"
-    return build_tenant("alpha")
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 @pytest.fixture

@@ -13,9 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import ApiError, BoundedJSONParser, error_response
-from facade.tenancy.models import AgentProfile, PeerCredential
-from facade.tenancy.policy import AgentPolicy, NotFound, is_platform_operator
-from facade.tenancy.rules import Audience, CallerFacts, derive_audience
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.api.audience import request_audience
+from facade.tenancy.policy import AgentPolicy, NotFound
+from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
 
 from ..extract import MAX_BYTES as MAX_UPLOAD
@@ -184,17 +185,7 @@ class SearchResultOut(serializers.Serializer):
 class SearchView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         agent = AgentPolicy.get_public(slug)
-        credential = request.auth if isinstance(request.auth, PeerCredential) else None
-        if credential is not None and credential.agent_id != agent.pk:
-            raise ApiError("invalid_peer_key", "this key belongs to another agent", status.HTTP_401_UNAUTHORIZED)
-        audience = derive_audience(
-            CallerFacts(
-                has_valid_peer_key=credential is not None,
-                is_authenticated=bool(request.user.is_authenticated),
-                is_agent_owner=credential is None and AgentPolicy.is_owner(request.user, agent),
-                is_platform_operator=credential is None and is_platform_operator(request.user),
-            )
-        )
+        audience, _ = request_audience(request, agent)
         query = request.query_params.get("q", "").strip()
         if not query or len(query) > 500:
             raise ApiError("invalid_input", "q is required and may have at most 500 characters")

@@ -13,17 +13,9 @@ from rest_framework.views import APIView
 
 from facade.api import ApiError, error_response
 from facade.tenancy.identity import customer_for_request, set_customer_cookie
-from facade.tenancy.models import PeerCredential
-from facade.tenancy.policy import AgentPolicy, NotFound, is_platform_operator
-from facade.tenancy.rules import (
-    Audience,
-    CallerFacts,
-    PostDecision,
-    derive_audience,
-    find_audience_key,
-    first_audience_name,
-    may_post,
-)
+from facade.tenancy.api.audience import request_audience
+from facade.tenancy.policy import AgentPolicy, NotFound
+from facade.tenancy.rules import Audience, PostDecision, find_audience_key, first_audience_name, may_post
 
 from ..models import DialogueSession, Message
 from ..selectors import session_for_caller
@@ -95,17 +87,8 @@ class SessionCreateView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         refuse_audience_spoofing(request)
         agent = AgentPolicy.get_public(slug)
-        credential = request.auth if isinstance(request.auth, PeerCredential) else None
-        if credential is not None and credential.agent_id != agent.pk:
-            raise ApiError("invalid_peer_key", "this key belongs to another agent", status.HTTP_401_UNAUTHORIZED)
+        audience, credential = request_audience(request, agent)
         user = request.user
-        facts = CallerFacts(
-            has_valid_peer_key=credential is not None,
-            is_authenticated=bool(user.is_authenticated),
-            is_agent_owner=credential is None and AgentPolicy.is_owner(user, agent),
-            is_platform_operator=credential is None and is_platform_operator(user),
-        )
-        audience = derive_audience(facts)
         new_customer = None
         with transaction.atomic():
             if audience == Audience.PEER:

@@ -1,0 +1,29 @@
+"""The one place an HTTP request's audience towards an agent is derived (red line 1)."""
+
+from __future__ import annotations
+
+from rest_framework import status
+from rest_framework.request import Request
+
+from facade.api import ApiError
+
+from ..models import AgentProfile, PeerCredential
+from ..policy import AgentPolicy, is_platform_operator
+from ..rules import Audience, CallerFacts, derive_audience
+
+
+def request_audience(request: Request, agent: AgentProfile) -> tuple[Audience, PeerCredential | None]:
+    """The audience the server gives this caller towards `agent`, from who is calling only: a
+    valid key of this agent makes a peer (another agent's key is refused), an owner or a
+    platform operator makes an owner, anyone else is a customer."""
+    credential = request.auth if isinstance(request.auth, PeerCredential) else None
+    if credential is not None and credential.agent_id != agent.pk:
+        raise ApiError("invalid_peer_key", "this key belongs to another agent", status.HTTP_401_UNAUTHORIZED)
+    user = request.user
+    facts = CallerFacts(
+        has_valid_peer_key=credential is not None,
+        is_authenticated=bool(user.is_authenticated),
+        is_agent_owner=credential is None and AgentPolicy.is_owner(user, agent),
+        is_platform_operator=credential is None and is_platform_operator(user),
+    )
+    return derive_audience(facts), credential
