@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -277,6 +278,37 @@ def _batch_filter(
     return query
 
 
+def _transition(versions: Any, actor: Actor, event_type: str, change: Callable[[EntryVersion], None]) -> int:
+    """Lock the versions, change each one, record an event per version, then re-point their
+    entries at what now takes effect.  The batch writes of this module all go through here."""
+    locked = list(versions.select_for_update().select_related("entry", "agent").order_by("pk"))
+    for version in locked:
+        change(version)
+        version.save(update_fields=["status", "decision_reasons"])
+        _event(version, actor, event_type)
+    for entry_id in sorted({v.entry_id for v in locked}):
+        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
+    return len(locked)
+
+
+def _quarantine(version: EntryVersion) -> None:
+    version.decision_reasons = [*version.decision_reasons, f"quarantined_from_{version.status}"]
+    version.status = Status.QUARANTINED
+
+
+def _release(version: EntryVersion) -> None:
+    before = next(
+        (r.removeprefix("quarantined_from_") for r in reversed(version.decision_reasons) if r.startswith("quarantined_from_")),
+        Status.PENDING,
+    )
+    version.status = Status.APPROVED if before == Status.APPROVED else Status.PENDING
+    version.decision_reasons = [*version.decision_reasons, "released_from_quarantine"]
+
+
+def _expire(version: EntryVersion) -> None:
+    version.status = Status.EXPIRED
+
+
 @transaction.atomic
 def knowledge_quarantine(
     *,
@@ -291,20 +323,8 @@ def knowledge_quarantine(
     """Take every approved or pending version from a source (or a time window) out of service
     at once — the response to bad material or poisoned content."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
-    versions = list(
-        EntryVersion.objects.select_for_update()
-        .select_related("entry", "agent")
-        .filter(query, status__in=[Status.APPROVED, Status.PENDING])
-        .order_by("pk")
-    )
-    for version in versions:
-        version.decision_reasons = [*version.decision_reasons, f"quarantined_from_{version.status}"]
-        version.status = Status.QUARANTINED
-        version.save(update_fields=["status", "decision_reasons"])
-        _event(version, actor, "knowledge.version_quarantined")
-    for entry_id in sorted({v.entry_id for v in versions}):
-        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
-    return len(versions)
+    versions = EntryVersion.objects.filter(query, status__in=[Status.APPROVED, Status.PENDING])
+    return _transition(versions, actor, "knowledge.version_quarantined", _quarantine)
 
 
 @transaction.atomic
@@ -320,43 +340,15 @@ def knowledge_unquarantine(
 ) -> int:
     """Put quarantined versions back into the status they had."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
-    versions = list(
-        EntryVersion.objects.select_for_update()
-        .select_related("entry", "agent")
-        .filter(query, status=Status.QUARANTINED)
-        .order_by("pk")
-    )
-    for version in versions:
-        before = next(
-            (r.removeprefix("quarantined_from_") for r in reversed(version.decision_reasons) if r.startswith("quarantined_from_")),
-            Status.PENDING,
-        )
-        version.status = Status.APPROVED if before == Status.APPROVED else Status.PENDING
-        version.decision_reasons = [*version.decision_reasons, "released_from_quarantine"]
-        version.save(update_fields=["status", "decision_reasons"])
-        _event(version, actor, "knowledge.version_released")
-    for entry_id in sorted({v.entry_id for v in versions}):
-        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
-    return len(versions)
+    versions = EntryVersion.objects.filter(query, status=Status.QUARANTINED)
+    return _transition(versions, actor, "knowledge.version_released", _release)
 
 
 @transaction.atomic
 def knowledge_expire(*, now: dt.datetime | None = None) -> int:
     """Mark versions past `valid_until` expired (search never serves them anyway)."""
-    now = now or timezone.now()
-    versions = list(
-        EntryVersion.objects.select_for_update()
-        .select_related("entry", "agent")
-        .filter(status=Status.APPROVED, valid_until__lte=now)
-        .order_by("pk")
-    )
-    for version in versions:
-        version.status = Status.EXPIRED
-        version.save(update_fields=["status"])
-        _event(version, Actor.platform("knowledge_expire"), "knowledge.version_expired")
-    for entry_id in sorted({v.entry_id for v in versions}):
-        _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
-    return len(versions)
+    versions = EntryVersion.objects.filter(status=Status.APPROVED, valid_until__lte=now or timezone.now())
+    return _transition(versions, Actor.platform("knowledge_expire"), "knowledge.version_expired", _expire)
 
 
 @transaction.atomic
