@@ -26,34 +26,40 @@ _COLUMNS = "v.id, v.entry_id, v.number, v.title, v.body, v.status, v.source_type
 _SERVED = "(v.served AND v.status = 'approved')"
 _SERVED_OR_PENDING = "(" + _SERVED + " OR v.status = 'pending')"
 
-# How many matches are ranked at most.  Versions holding every term are always among them; the
-# rest are filled with versions holding any term.  Bounding the set keeps a query on common
-# words from ranking thousands of rows.
-CANDIDATES = 200
+# How many matches are ranked at most.  Versions holding every term come first; the rest are
+# filled with versions holding any of the rarer terms.  Bounding the set keeps a query on
+# common words from ranking (and fetching) thousands of rows, so the cost of a search does not
+# grow with the number of entries that happen to match.
+CANDIDATES = 64
 
 # `agent_id + 0` on purpose: with a plain `agent_id =` the planner ANDs the GIN bitmap with a
 # bitmap of *every* version of the agent from the foreign-key index, which costs as much as the
-# agent has versions; filtering the GIN matches (bounded by gin_fuzzy_search_limit and the
-# candidate cap) by agent inside the same scan keeps the cost flat as the tables grow.
+# agent has versions; filtering the GIN matches by agent inside the same heap scan keeps the
+# cost flat as the tables grow.
 _PG_FILTER = """
     v.agent_id + 0 = %(agent)s AND {visible}
     AND (v.valid_from IS NULL OR v.valid_from <= %(now)s)
     AND (v.valid_until IS NULL OR v.valid_until > %(now)s)
 """
+_PG_RANK = "ts_rank_cd(v.search_vector, to_tsquery('simple'::regconfig, %(any)s))"
 
-_PG_SQL = f"""
-WITH candidates AS (
-    (SELECT v.id FROM knowledge_entryversion v
-     WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(all)s) AND {_PG_FILTER} LIMIT %(cap)s)
-    UNION
-    (SELECT v.id FROM knowledge_entryversion v
-     WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(rare)s) AND {_PG_FILTER} LIMIT %(cap)s)
-)
-SELECT {_COLUMNS}
-FROM candidates c JOIN knowledge_entryversion v ON v.id = c.id
-ORDER BY ts_rank_cd(v.search_vector, to_tsquery('simple'::regconfig, %(any)s)) DESC, v.id
-LIMIT %(limit)s
+# Each branch reads, filters and ranks its rows in one heap visit (no second lookup by id); the
+# second branch skips what the first one already holds, so the two never overlap.
+_PG_ALL = f"""
+(SELECT {_COLUMNS}, {_PG_RANK} AS rank FROM knowledge_entryversion v
+ WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(all)s) AND {_PG_FILTER}
+ LIMIT %(cap)s)
 """
+_PG_RARE = f"""
+(SELECT {_COLUMNS}, {_PG_RANK} AS rank FROM knowledge_entryversion v
+ WHERE v.search_vector @@ to_tsquery('simple'::regconfig, %(rare)s)
+   AND NOT v.search_vector @@ to_tsquery('simple'::regconfig, %(all)s) AND {_PG_FILTER}
+ LIMIT %(cap)s)
+"""
+_PG_SQL = {
+    either: "SELECT * FROM (" + branches + ") c ORDER BY c.rank DESC, c.id LIMIT %(limit)s"
+    for either, branches in ((True, _PG_ALL + " UNION ALL " + _PG_RARE), (False, _PG_ALL))
+}
 
 # Terms in more than this share of all versions are too common to collect candidates by on
 # their own (their posting lists grow with the table); they still count for ranking.
@@ -98,14 +104,16 @@ def search_sql(*, agent_id: int, terms: list[str], audience: Audience, now: dt.d
     if connection.vendor == "postgresql":
         common = common_terms()
         rare = [term for term in terms if term not in common]
+        # Only the rarer terms collect any-term candidates; when every term is common (or there
+        # is just one term) the all-terms branch is the whole query.
+        either = len(terms) > 1 and bool(rare)
         params = {
             "all": " & ".join(terms), "any": " | ".join(terms), "agent": agent_id, "now": now,
-            # Only the rarer terms collect any-term candidates; all-common queries rely on the
-            # all-terms branch.
-            "rare": " | ".join(rare) if rare else " & ".join(terms),
             "cap": CANDIDATES, "limit": limit,
         }
-        return _PG_SQL.format(visible=visible), params
+        if either:
+            params["rare"] = " | ".join(rare)
+        return _PG_SQL[either].format(visible=visible), params
     match = " OR ".join(f'"{term}"' for term in terms)
     return _SQLITE_SQL.format(visible=visible), [match, agent_id, now, now, limit]
 
@@ -146,7 +154,7 @@ def knowledge_search(*, agent: AgentProfile, query: str, audience: Audience | st
             status=status,
             source={"type": source_type, "ref": source_ref, "version": source_version},
         )
-        for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version in rows
+        for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version, *_rank in rows
     ]
 
 

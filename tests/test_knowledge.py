@@ -262,3 +262,22 @@ def test_very_common_terms_do_not_collect_candidates_alone(world_a: Any, monkeyp
     # A query of common terms only still finds what holds all of them.
     assert {r.title for r in knowledge_search(agent=world_a.agent, query="ship", audience="customer")} == {"Shipping to Germany", "Shipping to France"}
     assert knowledge_search(agent=world_a.agent, query="returns ship", audience="customer")[0].title == "Returns"
+
+
+@pytest.mark.django_db
+def test_the_candidate_cap_keeps_entries_holding_every_term(world_a: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More versions hold one of the terms than are ranked; the version holding all of them,
+    written last, still comes first, and no version is returned twice."""
+    from knowledge import selectors
+
+    monkeypatch.setattr(selectors, "CANDIDATES", 3)
+    for i in range(6):
+        propose(world_a.agent, f"Note {i}", f"Parcels to Germany, note {i}.", source=src(ref=f"chat:{i}"))
+    propose(world_a.agent, "Customs", "Customs forms for parcels to Germany are filled in by us.", source=src(ref="chat:9"))
+    results = knowledge_search(agent=world_a.agent, query="germany customs", audience="customer", limit=10)
+    assert results[0].title == "Customs"
+    assert len(results) == 1 + 3  # the all-terms match plus the capped any-term candidates
+    assert len({r.version_id for r in results}) == len(results)
+    # One term, or only common terms: a single branch, and it is still capped.
+    single = knowledge_search(agent=world_a.agent, query="germany", audience="customer", limit=10)
+    assert len(single) == 3 and len({r.version_id for r in single}) == 3
