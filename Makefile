@@ -39,3 +39,4 @@ test: install
 bench: install
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/knowledge.py
+	$(BIN)/python bench/chat.py

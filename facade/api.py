@@ -57,6 +57,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body["fields"] = exc.detail
     else:
         body["detail"] = str(exc.detail)
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(retry_after, int):
+        body["retry_after"] = retry_after
+        response["Retry-After"] = str(retry_after)
     response.data = body
     return response
 

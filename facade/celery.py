@@ -17,6 +17,11 @@ app.conf.beat_schedule = {
         "schedule": 5 * 60,
         "options": {"expires": 4 * 60},
     },
+    "sessions-expire": {
+        "task": "facade.dialogue.tasks.sessions_expire",
+        "schedule": 5 * 60,
+        "options": {"expires": 4 * 60},
+    },
     "ledger-verify-nightly": {
         "task": "facade.tenancy.tasks.ledger_verify_all",
         "schedule": 60 * 60 * 24,

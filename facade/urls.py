@@ -11,7 +11,10 @@ from knowledge.api import views as knowledge
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
     path("api/sessions/<uuid:session_id>", dialogue.SessionDetailView.as_view(), name="session-detail"),
-    path("api/sessions/<uuid:session_id>/messages", dialogue.MessageCreateView.as_view(), name="message-create"),
+    path("api/sessions/<uuid:session_id>/messages", dialogue.MessagesView.as_view(), name="message-create"),
+    path("api/sessions/<uuid:session_id>/cancel", dialogue.CancelView.as_view(), name="session-cancel"),
+    path("api/sessions/<uuid:session_id>/rating", dialogue.RatingView.as_view(), name="session-rating"),
+    path("api/requests/<int:request_id>/transition", dialogue.RequestTransitionView.as_view(), name="request-transition"),
     path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),
     path("api/agents/<slug:slug>/peer-keys/<uuid:key_id>", tenancy.PeerKeyDetailView.as_view(), name="peer-key"),
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
@@ -40,6 +43,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
     path("owner/<slug:slug>/knowledge", include("knowledge.web")),  # name: owner-knowledge
+    path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

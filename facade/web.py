@@ -1,11 +1,17 @@
-"""Server-rendered pages: home, and the customer page of an agent."""
+"""Server-rendered pages: home, the customer chat of an agent and its owner's chat."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import LEDGER_READERS, AgentPolicy, NotFound, TenantPolicy
 
 
@@ -17,10 +23,82 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", context)
 
 
+def chat_texts() -> dict[str, Any]:
+    """Everything the chat script says, in the reader's language."""
+    return {
+        "you": gettext("You"),
+        "agent": gettext("Assistant"),
+        "sending": gettext("Sending…"),
+        "not_sent": gettext("Not sent"),
+        "progress": {
+            "thinking": gettext("Thinking…"),
+            "searching_knowledge": gettext("Searching knowledge…"),
+            "registering_request": gettext("Registering your request…"),
+            "handing_off": gettext("Asking a person to follow up…"),
+            "ingesting": gettext("Adding the material to the knowledge…"),
+            "remembering": gettext("Recording the lesson…"),
+            "reading_inbox": gettext("Reading your inbox…"),
+            "working": gettext("Working…"),
+        },
+        "sources": gettext("Sources:"),
+        "citation": gettext("{title} (entry {entry}, version {version})"),
+        "request": gettext("Request #{id}"),
+        "handoff": gettext("Follow-up by a person #{id}"),
+        "state": gettext("State: {state}"),
+        "next": gettext("Who acts next: {actor}"),
+        "states": {
+            "submitted": gettext("Submitted"),
+            "needs_info": gettext("Needs information from you"),
+            "accepted": gettext("Accepted"),
+            "in_progress": gettext("In progress"),
+            "done": gettext("Done"),
+            "declined": gettext("Declined"),
+            "cancelled": gettext("Cancelled"),
+        },
+        "actors": {
+            "owner": gettext("the business"),
+            "customer": gettext("you"),
+            "nobody": gettext("nobody — it is finished"),
+        },
+        "errors": {
+            "rate_limited": gettext("Too many messages. Please try again in {seconds} s."),
+            "session_ended": gettext("This conversation has ended. Your next message starts a new one."),
+            "no_longer_owner": gettext("You are no longer an owner of this agent."),
+            "message_too_long": gettext("Your message is too long (at most {max} characters)."),
+            "rating": gettext("Please choose from 1 to 5 stars."),
+            "network": gettext("No connection. Your message will be sent when the connection is back."),
+            "other": gettext("Something went wrong. Please try again."),
+        },
+        "reconnecting": gettext("Reconnecting…"),
+        "owner_face": gettext("You are signed in as an owner of this agent, so this conversation uses the owner face."),
+    }
+
+
+def chat_context(agent: AgentProfile, mode: str) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "mode": mode,
+        "max_chars": settings.FACADE_MESSAGE_MAX_CHARS,
+        "star_choices": [(1, gettext("1 star"))] + [(n, gettext("%(n)d stars") % {"n": n}) for n in range(2, 6)],
+        "chat": {"mode": mode, "agent": agent.slug, "maxChars": settings.FACADE_MESSAGE_MAX_CHARS, "texts": chat_texts()},
+    }
+
+
 @ensure_csrf_cookie
 def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         agent = AgentPolicy.get_public(slug)
     except NotFound as exc:
         raise Http404("no such agent") from exc
-    return render(request, "customer.html", {"agent": agent})
+    return render(request, "customer.html", chat_context(agent, "customer"))
+
+
+@login_required
+@ensure_csrf_cookie
+def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:
+    """The owner face of the chat: only for signed-in owners of this agent (others: 404)."""
+    try:
+        agent = AgentPolicy.get_owned(request.user, slug)
+    except NotFound as exc:
+        raise Http404("no such agent among those you own") from exc
+    return render(request, "owner_chat.html", chat_context(agent, "owner"))

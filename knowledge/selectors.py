@@ -64,6 +64,9 @@ _PG_SQL = {
 # Terms in more than this share of all versions are too common to collect candidates by on
 # their own (their posting lists grow with the table); they still count for ranking.
 COMMON_SHARE = 0.01
+# … and only when that share is many rows: in a small knowledge base every term is "common" by
+# share, yet collecting candidates by any of them costs nothing.
+COMMON_MIN_ROWS = 1000
 _common: dict[str, Any] = {"at": 0.0, "terms": frozenset()}
 
 
@@ -74,13 +77,18 @@ def common_terms() -> frozenset[str]:
     if now - _common["at"] > 60:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-                "WHERE tablename = 'knowledge_entryversion' AND attname = 'search_vector'"
+                "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples FROM pg_stats s "
+                "JOIN pg_class c ON c.relname = s.tablename AND c.relkind = 'r' "
+                "WHERE s.tablename = 'knowledge_entryversion' AND s.attname = 'search_vector'"
             )
             row = cursor.fetchone()
         terms: frozenset[str] = frozenset()
         if row and row[0]:
-            terms = frozenset(term for term, freq in zip(row[0], row[1]) if freq is not None and freq > COMMON_SHARE)
+            rows = max(float(row[2] or 0), 0.0)
+            terms = frozenset(
+                term for term, freq in zip(row[0], row[1])
+                if freq is not None and freq > COMMON_SHARE and freq * rows > COMMON_MIN_ROWS
+            )
         _common.update(at=now, terms=terms)
     return _common["terms"]
 

@@ -537,7 +537,9 @@ def test_a_repeated_client_message_id_is_stored_once(own_session: Any) -> None:
     assert again.status_code == 200, again.content
     assert again.json()["duplicate"] is True
     assert again.json()["message"]["id"] == first.json()["message"]["id"]
-    assert Message.objects.filter(session_id=session["id"]).count() == 1
+    assert again.json()["reply"] == first.json()["reply"] and first.json()["reply"]["text"]
+    assert Message.objects.filter(session_id=session["id"], role="principal").count() == 1
+    assert Message.objects.filter(session_id=session["id"], role="agent").count() == 1
     assert LedgerEvent.objects.of_type("message.posted").count() == events
 
 
@@ -547,7 +549,7 @@ def test_messages_without_a_client_id_are_all_stored(own_session: Any) -> None:
         response = client.post(messages_url(session["id"]), {"text": "same"}, format="json")
         assert response.status_code == 201
         assert response.json()["duplicate"] is False
-    assert Message.objects.filter(session_id=session["id"]).count() == 2
+    assert Message.objects.filter(session_id=session["id"], role="principal").count() == 2
 
 
 @pytest.mark.parametrize(

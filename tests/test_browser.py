@@ -79,7 +79,7 @@ def _customer_rows(world: TenantWorld) -> tuple[int, int]:
 
     return (
         DialogueSession.objects.filter(agent=world.agent).count(),
-        Message.objects.filter(session__agent=world.agent).count(),
+        Message.objects.filter(session__agent=world.agent, role="principal").count(),
     )
 
 
@@ -94,19 +94,23 @@ def test_customer_sends_a_message(page: Any, site: str, world: TenantWorld) -> N
     page.get_by_role("button", name="Send").click()
 
     log = page.get_by_role("list", name="Conversation")
-    expect(log.get_by_role("listitem")).to_have_text([text])
+    # The page's own messages (the agent's replies sit between them; this live server speaks
+    # WSGI, so the chat falls back to HTTP — tests/test_chat_browser.py covers the WebSocket).
+    expect(log.locator("li.mine .text")).to_have_text([text])
+    expect(log.locator("li.theirs .text")).to_have_count(1)
     expect(page.get_by_role("textbox", name="Your message")).to_have_value("")
     expect(page.locator("#error")).to_be_hidden()
 
     session = DialogueSession.objects.get(agent=world.agent)
     assert session.audience == "customer"
     assert session.principal_type == "customer" and session.customer_id is not None
-    assert list(Message.objects.filter(session=session).values_list("text", flat=True)) == [text]
+    assert list(Message.objects.filter(session=session, role="principal").values_list("text", flat=True)) == [text]
 
     # A second message reuses the same session.
     page.get_by_role("textbox", name="Your message").fill("And on holidays?")
     page.get_by_role("button", name="Send").click()
-    expect(log.get_by_role("listitem")).to_have_text([text, "And on holidays?"])
+    expect(log.locator("li.mine .text")).to_have_text([text, "And on holidays?"])
+    expect(log.locator("li.theirs .text")).to_have_count(2)
     assert _customer_rows(world) == (1, 2)
 
 
@@ -158,9 +162,10 @@ def test_customer_page_on_a_phone_and_by_keyboard(browser: Any, site: str, world
         page.keyboard.press("Tab")
         expect(send).to_be_focused()
         page.keyboard.press("Enter")
-        expect(page.get_by_role("list", name="Conversation").get_by_role("listitem")).to_have_text(
+        expect(page.get_by_role("list", name="Conversation").locator("li.mine .text")).to_have_text(
             ["Sent from the keyboard"]
         )
+        expect(page.get_by_role("list", name="Conversation").locator("li.theirs")).to_have_count(1)  # answered
         expect(textbox).to_be_focused()  # ready for the next message
         assert Message.objects.filter(session__agent=world.agent, text="Sent from the keyboard").count() == 1
     finally:

@@ -281,3 +281,21 @@ def test_the_candidate_cap_keeps_entries_holding_every_term(world_a: Any, monkey
     # One term, or only common terms: a single branch, and it is still capped.
     single = knowledge_search(agent=world_a.agent, query="germany", audience="customer", limit=10)
     assert len(single) == 3 and len({r.version_id for r in single}) == 3
+
+
+@pytest.mark.django_db
+def test_a_small_knowledge_base_answers_questions_holding_other_words(world_a: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a small table every term is frequent by share; none may count as common there, or a
+    question with one word the entry lacks would find nothing."""
+    from django.db import connection
+
+    from knowledge import selectors
+
+    propose(world_a.agent, "停车", "店后面有停车场，顾客可以停车。")
+    propose(world_a.agent, "Bikes", "Bike racks are next to the entrance.", source=src(ref="chat:2"))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE knowledge_entryversion")
+    monkeypatch.setitem(selectors._common, "at", 0.0)
+    assert selectors.common_terms() == frozenset()
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="店里可以停车吗", audience="customer")] == ["停车"]
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="where do I leave my bike", audience="customer")] == ["Bikes"]

@@ -54,6 +54,10 @@ class Message(models.Model):
     role = models.CharField(max_length=16, choices=[("principal", "principal"), ("agent", "agent")])
     text = models.TextField()
     client_message_id = models.CharField(max_length=64, blank=True, default="")
+    # Agent replies: the principal message answered, what was cited and why the run stopped.
+    reply_to = models.OneToOneField("self", on_delete=models.CASCADE, null=True, blank=True, related_name="reply")
+    citations = models.JSONField(default=list, blank=True)
+    stop_reason = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -64,3 +68,116 @@ class Message(models.Model):
                 name="message_idempotent_client_id",
             )
         ]
+
+
+class RunStatus(models.TextChoices):
+    PLANNING = "planning"
+    EXECUTING = "executing"
+    WAITING_INPUT = "waiting_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    OVER_BUDGET = "over_budget"
+
+
+FINISHED_RUN_STATES = (
+    RunStatus.WAITING_INPUT, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.OVER_BUDGET,
+)
+
+
+class Run(models.Model):
+    """One turn of the agent: the answer to one principal message.  The three counters are kept
+    apart on purpose: rounds of planning, model calls (repairs included), executed tools."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    session = models.ForeignKey(DialogueSession, on_delete=models.CASCADE, related_name="runs")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="run")
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PLANNING)
+    stop_reason = models.CharField(max_length=32, blank=True, default="")
+    needs_input = models.BooleanField(default=False)
+    step_index = models.PositiveSmallIntegerField(default=0)
+    llm_call_count = models.PositiveSmallIntegerField(default=0)
+    tool_call_count = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    provider = models.CharField(max_length=32, blank=True, default="")
+    context_hash = models.CharField(max_length=64, blank=True, default="")
+    guard_category = models.CharField(max_length=16, blank=True, default="")
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "started_at"], name="run_tenant_started")]
+
+
+class Span(models.Model):
+    """A trace span of a model or tool call: timings, sizes and outcomes, never message text."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="spans")
+    kind = models.CharField(max_length=8, choices=[("model", "model"), ("tool", "tool")])
+    name = models.CharField(max_length=64)
+    outcome = models.CharField(max_length=32)
+    started_at = models.DateTimeField()
+    duration_ms = models.FloatField()
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+
+class DailyUsage(models.Model):
+    """Model calls a tenant made on one UTC day, counted with a conditional UPDATE so that
+    concurrent runs can't overshoot the budget."""
+
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    model_calls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "day"], name="daily_usage_tenant_day")]
+
+
+class CustomerRequest(models.Model):
+    """Something a customer (or peer) asked to have done; it follows the agent's request flow."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.PROTECT, related_name="requests")
+    session = models.ForeignKey(DialogueSession, on_delete=models.PROTECT, related_name="requests")
+    run = models.ForeignKey("Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="requests")
+    kind = models.CharField(max_length=16, choices=[("request", "request"), ("handoff", "handoff")], default="request")
+    state = models.CharField(max_length=32)
+    summary = models.CharField(max_length=300)
+    details = models.JSONField(default=dict, blank=True)
+    flow = models.JSONField()  # the flow the request was created under
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    @property
+    def next_actor(self) -> str:
+        return str(self.flow["states"][self.state]["next_actor"])
+
+
+class Rating(models.Model):
+    """A customer's rating of a conversation, one per session (a review input)."""
+
+    session = models.OneToOneField(DialogueSession, on_delete=models.CASCADE, related_name="rating")
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    stars = models.PositiveSmallIntegerField()
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(name="rating_stars_1_5", condition=models.Q(stars__gte=1, stars__lte=5))]
+
+
+class TrustChange(models.Model):
+    """Each change of a customer's trust score and why (a review input)."""
+
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    customer = models.ForeignKey("tenancy.Customer", on_delete=models.CASCADE, related_name="trust_changes")
+    delta = models.SmallIntegerField()
+    reason = models.CharField(max_length=32)
+    score = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)

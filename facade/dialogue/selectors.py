@@ -33,3 +33,21 @@ def session_for_caller(*, request: Any, session_id: Any) -> DialogueSession:
     if not DialogueSession.objects.filter(mine, pk=session.pk).exists():
         raise NotFound(str(session_id))
     return session
+
+
+def session_history(session: DialogueSession) -> dict[str, Any]:
+    """What the principal of a session sees again after a reload: its latest 500 messages,
+    oldest first, and the requests it registered with who acts next."""
+    from .models import CustomerRequest, Message, Rating
+
+    messages = [
+        {"id": m.pk, "role": m.role, "text": m.text, "client_message_id": m.client_message_id,
+         "citations": m.citations, "stop_reason": m.stop_reason, "created_at": m.created_at.isoformat()}
+        for m in reversed(Message.objects.filter(session=session).order_by("-pk")[:500])
+    ]
+    requests = [
+        {"id": r.pk, "kind": r.kind, "state": r.state, "next_actor": r.next_actor, "summary": r.summary}
+        for r in CustomerRequest.objects.filter(session=session).order_by("pk")
+    ]
+    return {"messages": messages, "requests": requests, "rated": Rating.objects.filter(session=session).exists(),
+            "status": session.status}

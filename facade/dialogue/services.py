@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -12,9 +14,8 @@ from facade.tenancy.rules import Audience, PrincipalType
 from facade.tenancy.schemas import Actor
 from ledger.services import ledger_append
 
-from .models import DialogueSession, Message
-
-MAX_MESSAGE_CHARS = 4000
+from . import rules
+from .models import CustomerRequest, DialogueSession, Message, Rating, SessionStatus, TrustChange
 
 
 class DialogueError(ValueError):
@@ -72,14 +73,28 @@ def session_open(
     return session
 
 
-@transaction.atomic
 def message_post(*, session: DialogueSession, text: str, client_message_id: str = "") -> tuple[Message, bool]:
     """Store a message from the session's principal.  A repeated client_message_id returns the
-    message already stored instead of a second one."""
+    message already stored instead of a second one.  A session idle for too long is marked
+    expired (and stays so) before the message is refused."""
+    idle = settings.FACADE_SESSION_IDLE_MINUTES
+    if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), idle):
+        # The copy in hand may be stale (a WebSocket holds it for long): decide under the lock.
+        with transaction.atomic():
+            locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
+            if locked.status == SessionStatus.OPEN and rules.is_idle(locked.last_activity_at, timezone.now(), idle):
+                _expire(locked)
+            session.status, session.last_activity_at = locked.status, locked.last_activity_at
+    return _message_store(session=session, text=text, client_message_id=client_message_id)
+
+
+@transaction.atomic
+def _message_store(*, session: DialogueSession, text: str, client_message_id: str) -> tuple[Message, bool]:
     if not text.strip():
         raise DialogueError("empty_message", "a message needs some text")
-    if len(text) > MAX_MESSAGE_CHARS:
-        raise DialogueError("message_too_long", f"a message may have at most {MAX_MESSAGE_CHARS} characters")
+    limit = settings.FACADE_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
     if len(client_message_id) > 64:
         raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
     locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
@@ -87,8 +102,10 @@ def message_post(*, session: DialogueSession, text: str, client_message_id: str 
         existing = Message.objects.filter(session=locked, client_message_id=client_message_id).first()
         if existing is not None:
             return existing, False
+    if locked.status != SessionStatus.OPEN:
+        raise DialogueError(f"session_{locked.status}", "this session does not accept messages any more; open a new one")
     message = Message.objects.create(session=locked, role="principal", text=text, client_message_id=client_message_id)
-    locked.last_activity_at = timezone.now()
+    locked.last_activity_at = session.last_activity_at = timezone.now()
     locked.save(update_fields=["last_activity_at"])
     actor = session_actor(locked)
     ledger_append(
@@ -101,3 +118,99 @@ def message_post(*, session: DialogueSession, text: str, client_message_id: str 
         payload={"message_id": message.pk, "chars": len(text)},
     )
     return message, True
+
+
+def _expire(session: DialogueSession) -> None:
+    session.status = SessionStatus.EXPIRED
+    session.save(update_fields=["status"])
+    ledger_append(
+        chain_id=session.tenant_id, event_type="session.expired", entity_type="session", entity_id=session.pk,
+        actor_type="platform", actor_id="sessions", payload={"idle_minutes": settings.FACADE_SESSION_IDLE_MINUTES},
+    )
+
+
+def sessions_expire() -> int:
+    """Mark every open session idle for longer than FACADE_SESSION_IDLE_MINUTES as expired (one
+    transaction per session, so a busy session is never held up by the sweep)."""
+    cutoff = timezone.now() - dt.timedelta(minutes=settings.FACADE_SESSION_IDLE_MINUTES)
+    done = 0
+    for pk in DialogueSession.objects.filter(status=SessionStatus.OPEN, last_activity_at__lte=cutoff).values_list("pk", flat=True)[:5000]:
+        with transaction.atomic():
+            session = DialogueSession.objects.select_for_update().get(pk=pk)
+            if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), settings.FACADE_SESSION_IDLE_MINUTES):
+                _expire(session)
+                done += 1
+    return done
+
+
+@transaction.atomic
+def request_submit(*, session: DialogueSession, summary: str, details: dict[str, str], kind: str = "request", run: Any = None) -> CustomerRequest:
+    """Register what a customer or peer wants done, in the first state of the agent's flow.
+    Owners never submit requests (no ordering on a customer's behalf)."""
+    if session.audience == Audience.OWNER:
+        raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
+    flow = session.agent.request_flow
+    request = CustomerRequest.objects.create(
+        tenant_id=session.tenant_id, agent_id=session.agent_id, session=session, run=run, kind=kind,
+        state=str(flow["initial"]), summary=summary.strip()[:300] or "(no summary)",
+        details={str(k)[:40]: str(v)[:500] for k, v in list(details.items())[:10]}, flow=flow,
+    )
+    actor = session_actor(session)
+    ledger_append(
+        chain_id=session.tenant_id, event_type=f"{kind}.submitted", entity_type="request", entity_id=request.pk,
+        actor_type=actor.type, actor_id=actor.id,
+        payload={"session": str(session.pk), "state": request.state, "fields": sorted(request.details)},
+    )
+    return request
+
+
+@transaction.atomic
+def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> CustomerRequest:
+    locked = CustomerRequest.objects.select_for_update().select_related("session").get(pk=request.pk)
+    if not rules.request_can_move(locked.flow, locked.state, to):
+        raise DialogueError("invalid_transition", f"a request in state {locked.state!r} cannot move to {to!r}")
+    before = locked.state
+    locked.state = to
+    locked.save(update_fields=["state", "updated_at"])
+    ledger_append(
+        chain_id=locked.tenant_id, event_type="request.transitioned", entity_type="request", entity_id=locked.pk,
+        actor_type=actor.type, actor_id=actor.id, payload={"from": before, "to": to},
+    )
+    if to == "done" and locked.session.customer_id is not None:
+        trust_adjust(customer_id=locked.session.customer_id, reason="request_completed")
+    return locked
+
+
+@transaction.atomic
+def trust_adjust(*, customer_id: Any, reason: str) -> int:
+    customer = Customer.objects.select_for_update().get(pk=customer_id)
+    score = rules.trust_after(customer.trust, reason)
+    delta = score - customer.trust
+    customer.trust = score
+    customer.save(update_fields=["trust"])
+    TrustChange.objects.create(tenant_id=customer.tenant_id, customer=customer, delta=delta, reason=reason, score=score)
+    ledger_append(
+        chain_id=customer.tenant_id, event_type="customer.trust_changed", entity_type="customer", entity_id=customer.pk,
+        actor_type="platform", actor_id="trust", payload={"reason": reason, "delta": delta, "score": score},
+    )
+    return score
+
+
+@transaction.atomic
+def rating_record(*, session: DialogueSession, stars: int, comment: str = "") -> Rating:
+    """The customer's rating of a conversation, once per session."""
+    if session.audience != Audience.CUSTOMER:
+        raise DialogueError("only_customers_rate", "only customers rate conversations")
+    if not 1 <= int(stars) <= 5:
+        raise DialogueError("invalid_rating", "a rating is a whole number from 1 to 5")
+    if len(comment) > 2000:
+        raise DialogueError("invalid_rating", "a comment may have at most 2000 characters")
+    if Rating.objects.filter(session=session).exists():
+        raise DialogueError("already_rated", "this conversation has been rated already")
+    rating = Rating.objects.create(session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip())
+    actor = session_actor(session)
+    ledger_append(
+        chain_id=session.tenant_id, event_type="session.rated", entity_type="session", entity_id=session.pk,
+        actor_type=actor.type, actor_id=actor.id, payload={"stars": rating.stars, "comment_chars": len(rating.comment)},
+    )
+    return rating

@@ -37,6 +37,34 @@ class Membership(models.Model):
         return f"{self.user_id}@{self.tenant_id}:{self.role}"
 
 
+def default_boundary_wording() -> dict[str, str]:
+    return {
+        "en": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
+        "zh-hans": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
+    }
+
+
+def default_clarification_order() -> list[str]:
+    """What the agent asks for, in this order, before it registers a request."""
+    return ["need", "when", "contact"]
+
+
+def default_request_flow() -> dict[str, object]:
+    """The request state machine every agent starts with: each state names who acts next."""
+    return {
+        "initial": "submitted",
+        "states": {
+            "submitted": {"next_actor": "owner", "to": ["accepted", "needs_info", "declined", "cancelled"]},
+            "needs_info": {"next_actor": "customer", "to": ["submitted", "cancelled"]},
+            "accepted": {"next_actor": "owner", "to": ["in_progress", "cancelled"]},
+            "in_progress": {"next_actor": "owner", "to": ["done", "cancelled"]},
+            "done": {"next_actor": "nobody", "to": []},
+            "declined": {"next_actor": "nobody", "to": []},
+            "cancelled": {"next_actor": "nobody", "to": []},
+        },
+    }
+
+
 class AgentProfile(models.Model):
     """One facade agent of a business.  `slug` is global because it appears in public URLs."""
 
@@ -48,10 +76,21 @@ class AgentProfile(models.Model):
         max_digits=4, decimal_places=3, default=Decimal("0.700"),
         help_text="L1 approves owner material automatically only at or above this confidence",
     )
+    # What the customer face is told.  The contract step will version these; until then they
+    # are edited by the owner and read by the prompt builders and the offline model.
+    mission = models.TextField(blank=True, default="")
+    boundary_wording = models.JSONField(default=default_boundary_wording, blank=True)
+    clarification_order = models.JSONField(default=default_clarification_order, blank=True)
+    request_flow = models.JSONField(default=default_request_flow, blank=True)
+    max_steps = models.PositiveSmallIntegerField(default=6)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.slug
+
+    def boundary(self, language: str) -> str:
+        wording = self.boundary_wording or {}
+        return str(wording.get(language) or wording.get("en") or default_boundary_wording()[language])
 
 
 class Customer(models.Model):
@@ -59,6 +98,8 @@ class Customer(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="customers")
+    # 0–100; completed requests raise it, guard blocks and rate-limit hits lower it.
+    trust = models.PositiveSmallIntegerField(default=50)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

@@ -1,50 +1,335 @@
-// The customer page: opens a session once, then posts messages with idempotent client ids.
+// The chat (customer page and owner chat).  It opens a session on the first message — or
+// resumes the one stored for this agent — and talks over the session's WebSocket: history on
+// connect, progress, a streamed reply, citations, the registered request, Stop and a rating.
+// Every message carries a client_message_id, so re-sending after a reconnect never runs a
+// turn twice.  Without WebSockets it falls back to the HTTP endpoints.
 (function () {
   "use strict";
-  var form = document.getElementById("send");
-  var log = document.getElementById("log");
-  var errorBox = document.getElementById("error");
-  var sessionId = null;
+  var config = JSON.parse(document.getElementById("chat-config").textContent);
+  var T = config.texts;
+  var $ = function (id) { return document.getElementById(id); };
+  var form = $("send"), log = $("log"), statusBox = $("status"), errorBox = $("error");
+  var stopButton = $("stop"), notice = $("notice"), textarea = form.text;
+  var storeKey = "facade.chat." + config.mode + "." + config.agent;
+  var BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
 
+  var state = loadState();           // {id, audience, pending: {cid: text}}
+  var ws = null, wsEverOpened = false, failures = 0, useHttp = !("WebSocket" in window);
+  var reconnectTimer = null, opening = null, running = {}, rated = false, httpChain = Promise.resolve();
+
+  function loadState() {
+    try { return JSON.parse(localStorage.getItem(storeKey)) || {pending: {}}; } catch (e) { return {pending: {}}; }
+  }
+  function saveState() {
+    try { localStorage.setItem(storeKey, JSON.stringify(state)); } catch (e) { /* private mode: memory only */ }
+  }
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (all, name) { return name in values ? String(values[name]) : all; });
+  }
+  function newId() {
+    if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
+    return "m-" + Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+  }
   function csrf() {
     var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";
   }
-
-  async function call(url, body) {
+  async function http(method, url, body) {
     var res = await fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
+      method: method, credentials: "same-origin",
       headers: {"Content-Type": "application/json", "X-CSRFToken": csrf()},
-      body: JSON.stringify(body || {})
+      body: body === undefined ? undefined : JSON.stringify(body)
     });
     var data = await res.json().catch(function () { return {}; });
-    if (!res.ok) { throw new Error(data.detail || ("HTTP " + res.status)); }
+    if (!res.ok) { data.status = res.status; data.error = data.error || "error"; throw data; }
     return data;
   }
+  function showError(box, message) { box.textContent = message; box.hidden = !message; }
+  function setStatus(message) { statusBox.textContent = message || ""; }
 
-  form.addEventListener("submit", async function (event) {
-    event.preventDefault();
-    var text = form.text.value;
-    errorBox.hidden = true;
-    if (!text.trim()) { errorBox.textContent = form.dataset.empty; errorBox.hidden = false; return; }
-    form.querySelector("button").disabled = true;
-    try {
-      if (!sessionId) {
-        sessionId = (await call("/api/agents/" + form.dataset.agent + "/sessions")).id;
+  // --- rendering -------------------------------------------------------------------------
+
+  function bubble(role, text, attrs) {
+    var item = document.createElement("li");
+    item.className = "msg " + (role === "principal" ? "mine" : "theirs");
+    var who = document.createElement("span");
+    who.className = "who";
+    who.textContent = role === "principal" ? T.you : T.agent;
+    var body = document.createElement("p");
+    body.className = "text";
+    body.textContent = text;
+    item.append(who, body);
+    Object.keys(attrs || {}).forEach(function (key) { if (attrs[key]) { item.dataset[key] = attrs[key]; } });
+    log.appendChild(item);
+    return item;
+  }
+  function find(attr, value) {
+    return value ? log.querySelector("li[data-" + attr + '="' + CSS.escape(String(value)) + '"]') : null;
+  }
+  function note(item, text) {
+    var old = item.querySelector(".note");
+    if (old) { old.remove(); }
+    if (text) { var n = document.createElement("span"); n.className = "note"; n.textContent = text; item.appendChild(n); }
+  }
+  function citations(item, list) {
+    if (!list || !list.length || item.querySelector(".sources")) { return; }
+    var box = document.createElement("div");
+    box.className = "sources";
+    var title = document.createElement("p");
+    title.textContent = T.sources;
+    var ul = document.createElement("ul");
+    list.forEach(function (c) {
+      var li = document.createElement("li");
+      li.textContent = fill(T.citation, {title: c.title, entry: c.entry_id, version: c.version});
+      ul.appendChild(li);
+    });
+    box.append(title, ul);
+    item.appendChild(box);
+  }
+  function showRequest(request) {
+    var list = $("request-list");
+    if (!request || !list || state.audience === "owner") { return; }
+    var card = list.querySelector('[data-request="' + request.id + '"]') || document.createElement("li");
+    card.dataset.request = request.id;
+    card.className = "request";
+    card.textContent = "";
+    var head = document.createElement("strong");
+    head.textContent = fill(request.kind === "handoff" ? T.handoff : T.request, {id: request.id});
+    var summary = document.createElement("p");
+    summary.textContent = request.summary;
+    var st = document.createElement("p");
+    st.textContent = fill(T.state, {state: T.states[request.state] || request.state});
+    var next = document.createElement("p");
+    next.textContent = fill(T.next, {actor: T.actors[request.next_actor] || request.next_actor});
+    card.append(head, summary, st, next);
+    list.appendChild(card);
+    $("requests").hidden = false;
+  }
+  function offerRating() {
+    var box = $("rating");
+    if (!box || state.audience === "owner") { return; }
+    box.hidden = !log.querySelector("li.theirs[data-id]");
+    $("rate").hidden = rated;
+    $("rated").hidden = !rated;
+  }
+  function renderHistory(history) {
+    state.audience = history.audience || state.audience;
+    log.textContent = "";
+    history.messages.forEach(function (m) {
+      var item = bubble(m.role, m.text, {id: m.id, cid: m.role === "principal" ? m.client_message_id : ""});
+      if (m.role === "agent") { citations(item, m.citations); }
+    });
+    (history.requests || []).forEach(showRequest);
+    notice.hidden = !(config.mode === "customer" && state.audience === "owner");
+    notice.textContent = T.owner_face;
+    rated = !!history.rated;
+    offerRating();
+    if (history.status && history.status !== "open") { endSession(); return false; }
+    return true;
+  }
+  function resume(history) {
+    if (renderHistory(history)) { sendPending(); } else { restart(); }
+  }
+  function restart() {   // the stored session is gone or over: what waits goes to a new one
+    if (Object.keys(state.pending).length) { ensureSession().catch(networkTrouble); }
+  }
+
+  // --- turns -----------------------------------------------------------------------------
+
+  function busy() {
+    var any = Object.keys(running).length > 0;
+    stopButton.hidden = !any;
+    log.setAttribute("aria-busy", any ? "true" : "false");
+    if (!any) { setStatus(""); }
+  }
+  function sendPending() {
+    Object.keys(state.pending).forEach(function (cid) {
+      var mine = find("cid", cid) || bubble("principal", state.pending[cid], {cid: cid});
+      if (!mine.dataset.id || !mine.nextElementSibling || !mine.nextElementSibling.classList.contains("theirs")) {
+        note(mine, T.sending);
+        deliver(cid, state.pending[cid]);
+      } else {
+        delete state.pending[cid];
       }
-      var clientId = (self.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now());
-      var posted = await call("/api/sessions/" + sessionId + "/messages", {text: text, client_message_id: clientId});
-      var item = document.createElement("li");
-      item.textContent = posted.message.text;
-      log.appendChild(item);
-      form.text.value = "";
+    });
+    saveState();
+  }
+  function deliver(cid, text) {
+    if (useHttp) {
+      httpChain = httpChain.then(function () { return httpTurn(cid, text); });   // one at a time, in order
+    } else if (ws && ws.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify({type: "message", text: text, client_message_id: cid}));
+    } else {
+      return;   // still pending: sent again once the connection is back
+    }
+    running[cid] = true;
+    busy();
+  }
+  async function httpTurn(cid, text) {
+    setStatus(T.progress.thinking);
+    try {
+      var body = await http("POST", "/api/sessions/" + state.id + "/messages", {text: text, client_message_id: cid});
+      body.client_message_id = cid;
+      onReply(body);
     } catch (err) {
-      errorBox.textContent = err.message;
-      errorBox.hidden = false;
-    } finally {
-      form.querySelector("button").disabled = false;
-      form.text.focus();
+      onError({code: err.error, detail: err.detail, retry_after: err.retry_after, client_message_id: cid});
+    }
+  }
+  function onDelta(frame) {
+    var item = find("stream", frame.client_message_id);
+    if (!item) { item = bubble("agent", "", {stream: frame.client_message_id}); }
+    item.querySelector(".text").textContent += frame.text;
+  }
+  function onReply(frame) {
+    var cid = frame.client_message_id;
+    var mine = find("cid", cid) || bubble("principal", frame.message.text, {cid: cid});
+    mine.dataset.id = frame.message.id;
+    note(mine, "");
+    delete running[cid];
+    delete state.pending[cid];
+    saveState();
+    var reply = frame.reply;
+    var item = find("stream", cid);
+    if (reply && !find("id", reply.id)) {
+      if (!item) { item = bubble("agent", "", {}); }
+      item.querySelector(".text").textContent = reply.text;
+      item.dataset.id = reply.id;
+      delete item.dataset.stream;
+      citations(item, reply.citations);
+      if (mine.nextElementSibling !== item) { mine.after(item); }
+    } else if (item) {
+      item.remove();
+    }
+    showRequest(frame.request);
+    offerRating();
+    busy();
+  }
+  function onError(frame) {
+    var cid = frame.client_message_id, code = frame.code || "error";
+    var message = T.errors.other;
+    if (code === "rate_limited") { message = fill(T.errors.rate_limited, {seconds: frame.retry_after || 60}); }
+    else if (code === "message_too_long") { message = fill(T.errors.message_too_long, {max: config.maxChars}); }
+    else if (code === "empty_message") { message = form.dataset.empty; }
+    else if (code === "no_longer_owner") { message = T.errors.no_longer_owner; }
+    else if (/^session_/.test(code)) { message = T.errors.session_ended; endSession(); }
+    else if (frame.detail) { message = frame.detail; }
+    if (code === "already_rated") { rated = true; offerRating(); return; }
+    if (code === "invalid_rating") { showError($("rate-error"), T.errors.rating); return; }
+    showError(errorBox, message);
+    if (cid && state.pending[cid] !== undefined) {
+      // Refused, not stored: the text goes back into the box for another try.
+      if (!textarea.value) { textarea.value = state.pending[cid]; }
+      var mine = find("cid", cid);
+      if (mine) { mine.remove(); }
+      delete state.pending[cid];
+      saveState();
+    }
+    if (cid) { delete running[cid]; }
+    busy();
+  }
+  function endSession() {
+    state = {pending: state.pending || {}};
+    running = {};
+    rated = false;
+    saveState();
+    if (ws) { ws.onclose = null; ws.close(); ws = null; }
+  }
+
+  // --- the connection --------------------------------------------------------------------
+
+  function connect() {
+    if (useHttp) { return loadOverHttp(); }
+    clearTimeout(reconnectTimer);
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/sessions/" + state.id + "/";
+    var socket = ws = new WebSocket(url);
+    socket.onopen = function () { wsEverOpened = true; failures = 0; setStatus(""); };
+    socket.onmessage = function (event) {
+      var frame = JSON.parse(event.data);
+      if (frame.type === "history") { resume(frame); }
+      else if (frame.type === "progress") {
+        running[frame.client_message_id] = true;
+        busy();
+        setStatus(frame.state === "done" ? "" : (T.progress[frame.state] || T.progress.working));
+      }
+      else if (frame.type === "delta") { onDelta(frame); }
+      else if (frame.type === "reply") { onReply(frame); }
+      else if (frame.type === "rated") { rated = true; offerRating(); }
+      else if (frame.type === "error") { onError(frame); }
+    };
+    socket.onclose = function (event) {
+      if (ws !== socket) { return; }
+      ws = null;
+      running = {};
+      busy();
+      if (event.code === 4403 || event.code === 4404) { endSession(); restart(); return; }   // not ours (any more)
+      failures += 1;
+      if (!wsEverOpened && failures >= 2) { useHttp = true; return loadOverHttp(); }
+      setStatus(T.reconnecting);
+      reconnectTimer = setTimeout(connect, BACKOFF_MS[Math.min(failures - 1, BACKOFF_MS.length - 1)] * (0.8 + Math.random() * 0.4));
+    };
+  }
+  async function loadOverHttp() {
+    try {
+      resume(await http("GET", "/api/sessions/" + state.id + "/messages"));
+    } catch (err) {
+      if (err.status === 404) { endSession(); restart(); return; }
+      networkTrouble();
+    }
+  }
+  function networkTrouble() { showError(errorBox, T.errors.network); }
+  function ensureSession() {
+    if (state.id) { return Promise.resolve(); }
+    opening = opening || http("POST", "/api/agents/" + encodeURIComponent(config.agent) + "/sessions", {}).then(function (s) {
+      state.id = s.id;
+      state.audience = s.audience;
+      saveState();
+      connect();
+    }).finally(function () { opening = null; });
+    return opening;
+  }
+
+  // --- the controls ----------------------------------------------------------------------
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var text = textarea.value;
+    showError(errorBox, "");
+    if (!text.trim()) { showError(errorBox, form.dataset.empty); return; }
+    var cid = newId();
+    state.pending[cid] = text;
+    saveState();
+    note(bubble("principal", text, {cid: cid}), T.sending);
+    textarea.value = "";
+    textarea.focus();
+    if (!state.id) { ensureSession().catch(networkTrouble); return; }   // the history frame sends it
+    if (useHttp || (ws && ws.readyState === WebSocket.OPEN)) { deliver(cid, text); }
+    else if (!ws) { connect(); }
+  });
+  textarea.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
     }
   });
+  stopButton.addEventListener("click", function () {
+    if (ws && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify({type: "cancel"})); }
+    else if (state.id) { http("POST", "/api/sessions/" + state.id + "/cancel", {}).catch(function () {}); }
+    textarea.focus();
+  });
+  var rateForm = $("rate");
+  if (rateForm) {
+    rateForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var chosen = rateForm.querySelector("input[name=stars]:checked");
+      if (!chosen) { showError($("rate-error"), T.errors.rating); return; }
+      showError($("rate-error"), "");
+      var rating = {stars: Number(chosen.value), comment: rateForm.comment.value};
+      if (ws && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(Object.assign({type: "rate"}, rating))); return; }
+      http("POST", "/api/sessions/" + state.id + "/rating", rating)
+        .then(function () { rated = true; offerRating(); })
+        .catch(function (err) { onError({code: err.error, detail: err.detail}); });
+    });
+  }
+
+  if (state.id) { connect(); } else { restart(); }
 })();

@@ -17,9 +17,14 @@ from facade.tenancy.api.audience import request_audience
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience, PostDecision, find_audience_key, first_audience_name, may_post
 
-from ..models import DialogueSession, Message
-from ..selectors import session_for_caller
-from ..services import DialogueError, message_post, session_open
+from facade.tenancy.schemas import Actor
+
+from ..models import CustomerRequest, DialogueSession, Message
+from ..ratelimit import message_rate_check
+from ..runtime.builtin_tools import request_view
+from ..runtime.loop import run_cancel, turn_handle
+from ..selectors import session_for_caller, session_history
+from ..services import DialogueError, rating_record, request_transition, session_open, trust_adjust
 
 
 class SessionOut(serializers.Serializer):
@@ -116,50 +121,195 @@ class SessionDetailView(APIView):
         return Response(SessionOut(session).data)
 
 
-@extend_schema(
-    summary="Post a message in a session",
-    description=(
-        "Only the session's principal may post. An owner who has since been removed from the "
-        "agent gets 403 `no_longer_owner`. A repeated `client_message_id` returns the stored "
-        "message instead of a second one. The agent's reply arrives with the runtime (see README "
-        "limits)."
-    ),
-    request=MessageIn,
-    responses={
-        201: inline_serializer(name="MessagePosted", fields={"message": MessageOut(), "duplicate": serializers.BooleanField()}),
-        200: OpenApiResponse(description="the same client_message_id was already stored"),
-        400: error_response("`empty_message`, `message_too_long`, `invalid_input`, `malformed_body`"),
-        401: error_response("`invalid_peer_key`"),
-        403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
-        404: error_response("`not_found`"),
-        409: error_response("`session_not_open`"),
-    },
-    tags=["sessions"],
-)
-class MessageCreateView(APIView):
+class CitationOut(serializers.Serializer):
+    entry_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    title = serializers.CharField()
+
+
+class ReplyOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    citations = CitationOut(many=True)
+    stop_reason = serializers.CharField()
+
+
+class RequestOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    state = serializers.CharField()
+    next_actor = serializers.CharField()
+    summary = serializers.CharField()
+
+
+class HistoryItem(serializers.Serializer):
+    id = serializers.IntegerField()
+    role = serializers.CharField()
+    text = serializers.CharField()
+    client_message_id = serializers.CharField()
+    citations = CitationOut(many=True)
+    stop_reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+def reply_view(reply: Message | None) -> dict[str, Any] | None:
+    if reply is None:
+        return None
+    return {"id": reply.pk, "text": reply.text, "citations": reply.citations, "stop_reason": reply.stop_reason}
+
+
+def client_ip(request: Any) -> str:
+    return str(request.META.get("REMOTE_ADDR") or "unknown")
+
+
+def refuse_if_limited(session: DialogueSession, request: Request) -> None:
+    limited = message_rate_check(
+        customer_id=str(session.customer_id) if session.customer_id else None,
+        peer_id=str(session.peer_id) if session.peer_id else None,
+        ip=None if session.peer_id else client_ip(request),
+    )
+    if limited is None:
+        return
+    if session.customer_id is not None:
+        trust_adjust(customer_id=session.customer_id, reason="rate_limited")
+    error = ApiError("rate_limited", f"too many messages; try again in {limited.retry_after} s", status.HTTP_429_TOO_MANY_REQUESTS)
+    error.retry_after = limited.retry_after  # type: ignore[attr-defined]
+    raise error
+
+
+def check_may_post(session: DialogueSession, request: Request) -> None:
+    decision = may_post(
+        audience=session.audience,
+        status=session.status,
+        caller_still_owner=session.audience == Audience.OWNER and AgentPolicy.is_owner(request.user, session.agent),
+    )
+    if decision == PostDecision.NO_LONGER_OWNER:
+        raise ApiError("no_longer_owner", "you are no longer an owner of this agent", status.HTTP_403_FORBIDDEN)
+    if decision != PostDecision.ALLOWED:
+        raise ApiError(decision.value, "this session does not accept messages", status.HTTP_409_CONFLICT)
+
+
+class MessagesView(APIView):
+    @extend_schema(
+        summary="The messages of a session, oldest first, and its requests",
+        responses={200: inline_serializer(name="History", fields={
+            "messages": HistoryItem(many=True), "requests": RequestOut(many=True), "rated": serializers.BooleanField(),
+        }), 401: error_response("`invalid_peer_key`"), 404: error_response("`not_found`")},
+        tags=["sessions"],
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = session_for_caller(request=request, session_id=session_id)
+        return Response(session_history(session))
+
+    @extend_schema(
+        summary="Post a message in a session and get the agent's reply",
+        description=(
+            "Only the session's principal may post. The agent answers in the same request: "
+            "`reply` holds the (guarded) text, the knowledge it cited and why the run stopped "
+            "(empty when it finished normally); `request` is the customer request the turn "
+            "registered, if any. A repeated `client_message_id` returns the stored message and its "
+            "reply instead of running again. An owner who has since been removed gets 403 "
+            "`no_longer_owner`."
+        ),
+        request=MessageIn,
+        responses={
+            201: inline_serializer(name="MessagePosted", fields={
+                "message": MessageOut(), "duplicate": serializers.BooleanField(),
+                "reply": ReplyOut(allow_null=True), "request": RequestOut(allow_null=True),
+            }),
+            200: OpenApiResponse(description="the same client_message_id was already stored: the stored message and reply"),
+            400: error_response("`empty_message`, `message_too_long`, `invalid_input`, `malformed_body`"),
+            401: error_response("`invalid_peer_key`"),
+            403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
+            404: error_response("`not_found`"),
+            409: error_response("`session_not_open`, `session_expired`"),
+            429: error_response("`rate_limited` (with a Retry-After header)"),
+        },
+        tags=["sessions"],
+    )
     def post(self, request: Request, session_id: str) -> Response:
         session = session_for_caller(request=request, session_id=session_id)
         payload = MessageIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        decision = may_post(
-            audience=session.audience,
-            status=session.status,
-            caller_still_owner=session.audience == Audience.OWNER and AgentPolicy.is_owner(request.user, session.agent),
-        )
-        if decision == PostDecision.NO_LONGER_OWNER:
-            raise ApiError("no_longer_owner", "you are no longer an owner of this agent", status.HTTP_403_FORBIDDEN)
-        if decision != PostDecision.ALLOWED:
-            raise ApiError(decision.value, "this session does not accept messages", status.HTTP_409_CONFLICT)
+        check_may_post(session, request)
+        refuse_if_limited(session, request)
         try:
-            message, created = message_post(
+            result = turn_handle(
                 session=session,
                 text=payload.validated_data["text"],
                 client_message_id=payload.validated_data["client_message_id"],
             )
         except DialogueError as exc:
+            raise ApiError(exc.code, exc.detail, status.HTTP_409_CONFLICT if exc.code.startswith("session_") else status.HTTP_400_BAD_REQUEST) from exc
+        body = {
+            "message": MessageOut(result.message).data, "duplicate": result.duplicate,
+            "reply": reply_view(result.reply), "request": result.request,
+        }
+        return Response(body, status=status.HTTP_200_OK if result.duplicate else status.HTTP_201_CREATED)
+
+
+@extend_schema(
+    summary="Cancel the session's running turn",
+    description="No model or tool call starts after this; the turn ends with stop reason `cancelled`.",
+    request=None,
+    responses={200: inline_serializer(name="Cancelled", fields={"cancelled": serializers.IntegerField()}),
+               404: error_response("`not_found`")},
+    tags=["sessions"],
+)
+class CancelView(APIView):
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_for_caller(request=request, session_id=session_id)
+        return Response({"cancelled": run_cancel(session=session)})
+
+
+class RatingIn(serializers.Serializer):
+    stars = serializers.IntegerField(min_value=1, max_value=5)
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+@extend_schema(
+    summary="Rate the conversation (customers, once per session)",
+    request=RatingIn,
+    responses={201: inline_serializer(name="Rated", fields={"stars": serializers.IntegerField()}),
+               400: error_response("`invalid_input`, `only_customers_rate`"), 404: error_response("`not_found`"),
+               409: error_response("`already_rated`")},
+    tags=["sessions"],
+)
+class RatingView(APIView):
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_for_caller(request=request, session_id=session_id)
+        payload = RatingIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            rating = rating_record(session=session, stars=payload.validated_data["stars"], comment=payload.validated_data["comment"])
+        except DialogueError as exc:
+            raise ApiError(exc.code, exc.detail, status.HTTP_409_CONFLICT if exc.code == "already_rated" else status.HTTP_400_BAD_REQUEST) from exc
+        return Response({"stars": rating.stars}, status=status.HTTP_201_CREATED)
+
+
+class TransitionIn(serializers.Serializer):
+    to = serializers.CharField(max_length=32)
+
+
+@extend_schema(
+    summary="Move a customer request along the agent's request flow (the agent's owners)",
+    request=TransitionIn,
+    responses={200: RequestOut, 400: error_response("`invalid_transition`, `invalid_input`"),
+               404: error_response("`not_found`")},
+    tags=["requests"],
+)
+class RequestTransitionView(APIView):
+    def post(self, request: Request, request_id: int) -> Response:
+        found = CustomerRequest.objects.select_related("agent").filter(pk=request_id).first()
+        if found is None or not AgentPolicy.is_owner(request.user, found.agent):
+            raise NotFound(str(request_id))
+        payload = TransitionIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            moved = request_transition(request=found, to=payload.validated_data["to"], actor=Actor.human(request.user.pk))
+        except DialogueError as exc:
             raise ApiError(exc.code, exc.detail) from exc
-        body = {"message": MessageOut(message).data, "duplicate": not created}
-        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(request_view(moved))
 
 
-__all__ = ["SessionCreateView", "SessionDetailView", "MessageCreateView", "Message", "NotFound"]
+__all__ = ["SessionCreateView", "SessionDetailView", "MessagesView", "CancelView", "RatingView", "RequestTransitionView", "NotFound"]

@@ -12,10 +12,44 @@ from ...schemas import Actor
 from ...services import agent_create, agent_owner_add, membership_grant, tenant_create, user_ensure
 
 
+# What the demo agent knows from the start, so that the customer chat answers something.  Kept
+# free of prices and delivery times: the commitment guard would (rightly) block a reply quoting
+# them.  (origin key, title, body)
+DEMO_KNOWLEDGE = [
+    ("demo:opening-hours", "Opening hours",
+     "The shop is open Monday to Saturday, from nine in the morning to six in the evening. "
+     "It is closed on Sundays and public holidays."),
+    ("demo:custom-cakes", "Custom cakes",
+     "We bake custom cakes for birthdays and weddings. Tell us the occasion, the size and the "
+     "flavours you like, and the owner confirms the details with you."),
+    ("demo:opening-hours-zh", "营业时间", "本店周一至周六营业，上午九点到晚上六点。周日和法定节假日休息。"),
+    ("demo:custom-cakes-zh", "定制蛋糕", "我们为生日和婚礼定制蛋糕。告诉我们场合、尺寸和喜欢的口味，店主会与您确认细节。"),
+]
+
+
+def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
+    """Add the demo entries the agent does not have yet; returns how many were added."""
+    # A demo command wires apps together; the knowledge app is asked through its service.
+    from knowledge.models import KnowledgeEntry
+    from knowledge.schemas import SourceIn
+    from knowledge.services import entry_propose
+
+    added = 0
+    for key, title, body in DEMO_KNOWLEDGE:
+        if KnowledgeEntry.objects.filter(agent=agent, origin_key=key).exists():
+            continue
+        entry_propose(
+            agent=agent, title=title, body=body, actor=actor, origin_key=key,
+            source=SourceIn(type="owner_dialogue", ref="seed_demo", version="1"),
+        )
+        added += 1
+    return added
+
+
 class Command(BaseCommand):
     help = (
-        "Seed a tenant with an agent, an owner and an auditor (idempotent). Prints the passwords "
-        "of accounts it creates and the URLs to open."
+        "Seed a tenant with an agent, an owner, an auditor and a little approved knowledge "
+        "(idempotent). Prints the passwords of accounts it creates and the URLs to open."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -48,13 +82,17 @@ class Command(BaseCommand):
                 tenant=tenant, slug=agent_slug, name=agent_slug.replace("-", " ").title(), actor=actor
             )
             agent_owner_add(agent=agent, user=accounts[Role.OWNER], actor=actor)
+            added = seed_knowledge(agent, actor)
         base = settings.FACADE_PUBLIC_URL.rstrip("/")
         self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
+        if added:
+            self.stdout.write(f"  knowledge: {added} demo entries added")
         for email, role in ((owner_email, "owner"), (auditor_email, "auditor")):
             if email in created_passwords:
                 self.stdout.write(f"  {role:8} {email}  password: {created_passwords[email]}")
             else:
                 self.stdout.write(f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)")
         self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
+        self.stdout.write(f"  owner chat:     {base}/owner/{agent.slug}/chat")
         self.stdout.write(f"  owner sign-in:  {base}/accounts/login/")
         self.stdout.write(f"  API schema:     {base}/api/docs/")

@@ -1,0 +1,720 @@
+"""The commitment guard: a deterministic check that an outgoing message promises nothing.
+
+Facade speaks for a business but may never commit it.  Every reply the agent sends to a customer
+or a peer passes through `guard_check` first, and a blocked reply is not sent.  The guard is plain
+pattern matching over normalised text (no model, no ORM, no network): the same text always gets
+the same verdict, and every verdict can be traced to a pattern and tested.
+
+What it blocks, in English and Simplified Chinese:
+
+* ``price`` - an amount given as the price of something: a number with a currency ("€40",
+  "30 dollars", "RMB 880", "99元", "两百块", "15欧元"), a price word with a bare figure ("the price
+  is 40", "报价是三千五", "收费三百八"), discounts ("20% off", "打八折", "满200减30", "半价",
+  "buy one, get one free") and free offers ("for free", "at no extra cost", "免费给您换", "不收您钱").
+* ``deadline`` - a delivery or completion verb (deliver, ship, ready, fixed, arrive, 送达, 发货,
+  做好, 到账, 上门, 到 ...) within a few words of a time (within 3 days, by Friday, tomorrow, the
+  same day, next week, 三天内, 明天, 下周一前, 月底前, 48小时内, 6月18日前 ...).
+* ``outcome`` - a promised result: guarantee / promise / assure / ensure, "100% sure", "will
+  definitely work", "you will get a refund", "can't fail", "zero risk", 保证, 承诺, 确保, 担保,
+  一定能, 肯定没问题, 绝对可以, 包过, 打包票, 稳过, 百分之百, 万无一失 ...
+
+How it decides.  The text is NFKC-normalised (full-width digits and punctuation become ASCII) and
+lower-cased, cut into sentences, then at contrast words ("but", "however", 但是, 不过 ...), then
+at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (三, 十五, 两百,
+一万二) count as numbers.  A match counts unless, in its own clause:
+
+* a negation or refusal comes before it ("can't / won't / unable to / nobody ... guarantee",
+  无法/不能/没法/不敢 保证, 不一定, whether/是否/能不能 ...) or right after it ("a guarantee is
+  not something we give", 保证不了, 这个承诺我不能替老板做);
+* it is the customer's own figure ("your budget of €300", 您说的500元预算)  - price;
+* it is hedged ("usually", "may", "estimated", 一般, 预计, 大概, 左右, also from an introductory
+  "Usually, ..." or a trailing "..., usually" / "..., depending on the carrier" / "...，要看您的
+  地址") - unless a guarantee sits next to it ("in about an hour, guaranteed") -, disclaimed
+  later in the sentence ("..., but I can't guarantee that"), the customer's wish or task ("do you
+  need it by Friday?", "please complete the form within 7 days", 您希望三天内收到吗,
+  请在七天内完成付款), past ("already shipped", 已经发货) or a routine (每周三发货) - deadline;
+* it is the agent promising to relay the message ("I promise I'll forward this to the owner",
+  我肯定会转告老板) - deadline and outcome.
+
+A negation in another clause does not hide a promise: "I can't talk long, but we guarantee
+delivery" is blocked.  When several categories are found the verdict names the first of price,
+deadline, outcome.
+
+Known limits - it matches patterns, it does not understand the text:
+
+* Promises worded without any known word or time pass ("you'll be delighted with the result");
+  so do time promises about replies rather than deliveries ("the owner will call you tomorrow").
+* Hedged deadlines pass on purpose ("it should arrive by Friday", "we could have it ready by
+  Monday", 预计明天到); hedged prices do not ("around €90" is still a quote).
+* A question about the customer's wishes passes even when it is really an offer ("would you like
+  it delivered tomorrow?").
+* A negation earlier in the same clause counts even when it is about something else; only a
+  comma, a colon, a contrast word or "and/so/then" + subject ends its reach ("we don't charge
+  extra and delivery is tomorrow" passes).
+* Past tense is recognised by its helpers ("was shipped", "already", 已经), not by the verb form:
+  "your order shipped today" blocks.
+* A promise word used as a noun about something else blocks ("our promise to you is honest
+  advice, not guarantees").
+* Ambiguous units are read as money ("5 pounds" of flour is a price); "块" counts as money only
+  at the end of a phrase ("一块蛋糕" and "切12块" are pieces).
+* Amounts are recognised, not evaluated: the guard cannot tell a plausible price from a typo.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final, NamedTuple
+
+__all__ = ["GuardCategory", "GuardVerdict", "guard_check"]
+
+
+class GuardCategory(StrEnum):
+    PRICE = "price"
+    DEADLINE = "deadline"
+    OUTCOME = "outcome"
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """What the guard decided about one message; `category` is set exactly when it is blocked."""
+
+    blocked: bool
+    category: GuardCategory | None
+
+    def as_json(self) -> dict[str, bool | str | None]:
+        return {"blocked": self.blocked, "category": None if self.category is None else self.category.value}
+
+
+_PASS: Final = GuardVerdict(blocked=False, category=None)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)  # the text is lower-cased first; IGNORECASE would only slow sre down
+
+
+_LATIN: Final = re.compile(r"[a-z$€£¥%]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Patterns:
+    """Alternatives split by script.  sre tries every alternative at every position of the text,
+    so a clause pays only for the script(s) it contains."""
+
+    latin: re.Pattern[str]
+    chinese: re.Pattern[str]
+
+    @classmethod
+    def of(cls, *, latin: list[str], chinese: list[str]) -> _Patterns:
+        return cls(_rx("|".join(latin)), _rx("|".join(chinese)))
+
+    def finditer(self, text: str) -> list[re.Match[str]]:
+        found = list(self.latin.finditer(text)) if _LATIN.search(text) else []
+        if not text.isascii():
+            found.extend(self.chinese.finditer(text))
+        return found
+
+    def search(self, text: str) -> bool:
+        if _LATIN.search(text) and self.latin.search(text):
+            return True
+        return not text.isascii() and self.chinese.search(text) is not None
+
+    def strip(self, text: str) -> str:
+        if _LATIN.search(text):
+            text = self.latin.sub(" ", text)
+        return text if text.isascii() else self.chinese.sub(" ", text)
+
+
+# --- building blocks -------------------------------------------------------------------------
+
+_CJK = r"\u4e00-\u9fff"
+_ZH_NUMERALS = "零〇一二两三四五六七八九十百千万半几"
+_ZH_N = rf"(?:\d+(?:\.\d+)?|[{_ZH_NUMERALS}]+)(?:\s?(?:-|~|到|至)\s?(?:\d+|[{_ZH_NUMERALS}]+))?"
+_EN_NUMWORD = (
+    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|fifteen|"
+    r"twenty[- ]four|forty[- ]eight|seventy[- ]two|twenty|thirty|forty|a few|few|a couple of|couple of|several)"
+)
+_EN_N = rf"(?:\d+(?:\.\d+)?|{_EN_NUMWORD})(?:\s?(?:-|to|or)\s?(?:\d+|{_EN_NUMWORD}))?"
+_EN_UNIT = r"(?:business |working |calendar )?(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|fortnight)"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_ORD = r"(?:st|nd|rd|th)"
+_DATE = (
+    rf"(?:\d{{1,2}}{_ORD}?(?: of)? {_MONTH}\b|{_MONTH} \d{{1,2}}{_ORD}?\b|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?"
+    rf"|the \d{{1,2}}{_ORD}\b)"
+)
+_CLOCK = r"(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\d{1,2}:\d\d|noon|midnight|midday|lunch ?time)"
+
+# --- price -----------------------------------------------------------------------------------
+
+_AMOUNT = r"\d[\d,]*(?:\.\d+)?(?:\s?(?:k|万|千|百)\b)?"
+_ZH_AMOUNT = rf"(?:\d[\d,]*(?:\.\d+)?\s?[万千百]?|[{_ZH_NUMERALS}]+)"
+# 块 is money in "300块" but a piece in "一块蛋糕": count it only where the phrase ends.
+_KUAI = rf"块(?:钱|(?=$|[^{_CJK}]|[吧啊呀哦呢了左右一起就包全都哈的]))"
+_PRICE: Final = _Patterns.of(
+    latin=[
+        rf"[$€£¥]\s?{_AMOUNT}",
+        rf"\b{_AMOUNT}\s?[$€£¥]",
+        rf"\b(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us\$)\s?{_AMOUNT}",
+        rf"\b{_AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
+        rf"|yen)\b",
+        # A price word and a bare figure ("for you, the price is 40"); the figure must end there,
+        # so "the total is 3 items" is not a price.
+        r"\b(?:price|prices|priced|cost|costs|fee|charge|rate|quote|total)\b(?: (?:is|are|will be|would be|comes to|of|at"
+        r"|:))?\s?"
+        r"(?:only |just )?\d[\d,]*(?:\.\d+)?(?=\s*(?:$|[,.!?;)]|each|per|a |an |flat|in total|for|plus|incl|excl|with))",
+        r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
+        r"\b(?:get|gets) (?:one|1|the second(?: one)?|another) free\b|\bhalf[- ]price\b",
+        r"\bwaive\w*\b.{0,25}\bfee|\b\d+(?:\.\d+)?\s?(?:%|percent) (?:off|discount)\b|\bknock \w+ down to\b",
+        r"\b\d+(?:\.\d+)? per (?:session|night|person|head|page|lesson|visit|class|ticket|guest)\b",
+    ],
+    chinese=[
+        # Whole numbers only, and not pieces: "切12块" is twelve slices, not "2块".
+        rf"(?<!\d[.,])(?<![\d{_ZH_NUMERALS}切分拼掰碎剪割成]){_ZH_AMOUNT}\s?"
+        rf"(?:元(?![素化旦宵老首气件年月])|{_KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)",
+        rf"(?:人民币|rmb)\s?{_ZH_AMOUNT}",
+        # A price word and a bare figure ("报价是三千五", "学费一学期是一万二"); the figure must end
+        # there, so "价格是一样的" is not a price.
+        r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价)"
+        rf"(?:[^,.!?;:{_CJK}]?|[{_CJK}]{{0,4}}?(?:是|为))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
+        rf"{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
+        r"打?[一二三四五六七八九\d.]{1,3}折(?![叠腾旧返合])|半价|买[一二三\d]送[一二三\d]|满\s?\d+\s?减\s?\d+",
+        rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{_ZH_AMOUNT}|便宜\s?{_ZH_AMOUNT}",
+        # A rate with a bare figure: "每次一百二", "每人68".
+        rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
+        r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
+    ],
+)
+# The customer's own figure, not ours.
+_CUSTOMER_FIGURE: Final = _Patterns.of(
+    latin=[
+        r"budget|\byou (?:paid|mentioned|said|spent|offered|suggested|picked|chose)\b"
+        r"|\byour (?:offer|payment|receipt|balance|voucher)"
+    ],
+    chinese=[r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的)"],
+)
+
+# --- deadline --------------------------------------------------------------------------------
+
+_DL_TIME: Final = _Patterns.of(
+    latin=[
+        r"\b(?:within|in|inside|under|after|less than|no more than|at most|max(?:imum)?|takes?|taking|only|just|is|are|:)\s+"
+        rf"(?:the next |a maximum of |only |just |about |around |roughly |approximately )?{_EN_N} {_EN_UNIT}\b(?! (?:a|per"
+        rf"|each)\b)",
+        rf"\b{_EN_N}[- ](?:hour|day|week)s? (?:delivery|shipping|turnaround|dispatch|service)\b",
+        r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:day"
+        r"|week|month|year)|"
+        rf"tomorrow|tonight|today|{_WEEKDAY}|weekend|christmas|easter|new year|{_CLOCK}|{_DATE}|next (?:week|month)|eod"
+        rf"|close of business)\b",
+        r"\bin time for\b",
+        rf"\b(?:tomorrow|tonight|today|this (?:morning|afternoon|evening|week|weekend|month)|next (?:week|month|{_WEEKDAY})|"
+        rf"(?:on|this|next) {_WEEKDAY}|on {_DATE}|first thing|later today|right away|immediately|straight away|at once|on time|"
+        r"same[- ]day|next[- ]day|overnight|within (?:the|this) (?:hour|day|week|month))\b",
+    ],
+    chinese=[
+        rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
+        r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天",
+        r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
+        rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月",
+        r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节)(?:节)?(?:前|之前|以前)",
+        rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
+        rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
+    ],
+)
+_DL_VERB: Final = _Patterns.of(
+    latin=[
+        r"\b(?:deliver(?:s|ed|ing|y|ies)?|ship(?:s|ped|ping|ment)?|dispatch(?:es|ed|ing)?|sends?|sent|post(?:ed)?"
+        r"|mail(?:ed)?)\b",
+        r"\b(?:arriv(?:e|es|ed|ing|al)|reach(?:es)? you|get to you|get (?:it|them|this|that|everything|your \w+) (?:to"
+        r"|back)|back with you)\b",
+        r"\bbe (?:there|with you|at your \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
+        r"|\bon your doorstep\b",
+        r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
+        r"\bhave (?:it|them|this|that|your \w+|the \w+) (?:ready|done|fixed|repaired|back|delivered|finished|altered"
+        r"|cleaned)\b",
+        r"\b(?:ready(?! to)|done|finish(?:ed|es)?|complete(?:d|s)?|fix(?:ed|es)?|repair(?:ed|s)?|install(?:ed|s|ation)?"
+        r"|process(?:ed)?)\b",
+        r"\b(?:refund(?:ed|s)?|credited|turnaround|collect(?:ed)?|pick(?:ed)? (?:it |them )?up|pick-?up|back in stock"
+        r"|restock(?:ed)?)\b",
+        r"\b(?:sorted|hand(?:ed)? over|hung|altered|printed)\b",
+        r"\b(?:we|technician|engineer|installer|someone|courier|driver|plumber|fitter|team)(?:'ll| will| can| is going to"
+        r"| are going to)? "
+        r"(?:come|visit|be there|stop by|drop by|come round|come over)\b",
+    ],
+    chinese=[
+        r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库",
+        r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
+        r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
+        r"(?:能|可以|就能|即可|就可以)来?(?:取|拿|提)(?!消|决|款)|来(?:取|拿|提)(?!件|消|决|款)|(?:办|批|拿|做)下来|做出来",
+        r"到(?:您|你)(?:家|府上|公司|手上|手里|楼下|那里|那儿)|到家",
+        # 到 is "arrive" only where it does not start a range or a place: not "周一到周五", "到店".
+        r"(?:能|就|会|可|即|必|准|肯定|一定|可以)到(?![店门这那里周星礼下上晚早中\d零一二两三四五六七八九十几])",
+        r"到(?=$|[\s,.!?;:)]|了|哦|啊|的|呢|吧|哈)",
+    ],
+)
+_HEDGE: Final = _Patterns.of(
+    latin=[
+        r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
+        r"|likely|"
+        r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
+        r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance)\b|\bmay\b(?! ?\d)",
+        r"\b(?:about|around|approximately|approx|roughly) (?=\d|a |an |one|two|three|four|five|six|seven|ten|noon|midday"
+        r"|the end|tomorrow|next|mid)",
+    ],
+    chinese=[
+        r"一般|通常|正常情况|大概|大约|(?<!预)约|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
+        r"(?<!电)视(?!频)|取决于|看情况|要看|得看|以.{0,12}为准|希望|力争|左右|最快|具体(?:几|什么时候|哪天|多久)",
+    ],
+)
+# A trailing clause that hedges the time or makes it depend on something else: "..., usually",
+# "..., depending on the carrier", "...，要看您的地址", "...，一般来说".
+_TRAILING_HEDGE: Final = _rx(
+    r"(?:it |that |this )?(?:all )?(?:depends|depending|varies|subject to)\b|(?:具体)?(?:还)?(?:要|得|需要)?(?:看|取决于|视)|以.{0,12}为准"
+    r"|(?:usually|typically|normally|generally|probably|possibly|hopefully|maybe|perhaps|ideally|in most cases|if possible|"
+    r"if all goes well|all being well|i think|i hope|i believe|i guess|more or less|give or take)(?: at least| though"
+    r"| anyway)?$"
+    r"|(?:一般|通常|大概|可能|也许|应该|估计|差不多|顺利的话|如果顺利的话|正常情况下)(?:吧|的话|来说)?$"
+)
+# A clause that only takes back what came before it in the sentence.
+_DISCLAIMER: Final = _rx(
+    r"(?:i |we )?(?:can't|cannot|can not|won't|couldn't|am not able to|'m not able to|are not able to|'re not able to"
+    r"|'m unable to|am unable to) "
+    r"(?:guarantee|promise|confirm|be sure of)(?: (?:it|that|this|anything|the date|the time))?(?: though)?$"
+    r"|no promises$|(?:that's|that is|it's|it is) not (?:guaranteed|a promise)$"
+    r"|(?:我|我们)?(?:也|还|并)?(?:无法|不能|不敢|没法|没办法|不)(?:完全)?(?:保证|承诺|确定)(?:的)?$|不一定$"
+)
+_DISCLAIMER_HINTS: Final = re.compile("guarantee|promise|confirm|sure|保证|承诺|确定|一定")
+# The customer's wish or task ("do you need it by Friday?", "请在七天内完成付款"), not our promise.
+_CUSTOMER_SIDE: Final = _Patterns.of(
+    latin=[
+        r"\bplease\b(?! (?:note|rest assured|be assured|don't worry|do not worry|be aware|know|trust|bear in mind|expect))",
+        r"\byou (?:need|must|have|will need|'ll need|ought) to\b|\b(?:do|does|did|will|would|can|could|are|were) you\b",
+        r"\bwhen (?:do|would|will|should|can) you\b|\bif you (?:need|want|would like|prefer|require|wish|'d like)\b"
+        r"|\byou(?:'d| would) like\b",
+        r"\bhow (?:soon|quickly|fast) (?:do|would|will) you\b",
+    ],
+    chinese=[
+        r"(?<![申邀宴聘提])请(?!放心|您放心|相信|注意|知悉|留意|假|客)|麻烦(?:您|你)|需要(?:您|你)|是否需要|需不需要|要不要",
+        r"(?:您|你)(?:确定|真的)?(?:是否|是)?(?:需要|要|得|必须|希望|想要|想|打算|方便|计划|预计)(?!的)",
+    ],
+)
+_PAST_OR_ROUTINE: Final = _Patterns.of(
+    latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly)\b"],
+    chinese=[r"已经|已|刚刚|刚才|昨天|上周|每"],
+)
+# Verb and time further apart than this are not read as one promise.
+_MAX_DEADLINE_GAP_TOKENS: Final = 8
+_TOKEN: Final = re.compile(rf"[a-z0-9']+|[{_CJK}]")
+
+# --- outcome ---------------------------------------------------------------------------------
+
+_OUTCOME_VERB = (
+    r"(?:work|works|pass|succeed|win|hold|last|fix|solve|resolve|cure|heal|fit|clear|remove|improve|come out|"
+    r"be (?:fine|ok|okay|approved|accepted|granted|fixed|solved|resolved|successful|perfect|returned|refunded|repaid"
+    r"|paid back|covered)|"
+    r"get (?:a |your |the |full |a full )*(?:refund|money|approval|visa|job|loan|deposit))"
+)
+_OUTCOME: Final = _Patterns.of(
+    latin=[
+        r"\bguarantee(?:s|d)?\b|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
+        r"\b(?:we|i)(?:'ll| will| can| shall| do)? (?:always )?(?:ensure|make sure|make certain)\b",
+        r"\byou have my word\b|\bgive you my word\b|\bmy word (?:on|for) it\b|\btake my word\b|\bno questions asked\b",
+        r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
+        r"\b(?:100|one hundred) ?(?:%|percent|per cent) (?:sure|certain|guaranteed|safe|effective|success)",
+        r"\b(?:completely|absolutely|totally) (?:sure|certain)\b",
+        rf"\b(?:definitely|certainly|surely|absolutely|undoubtedly) (?:will |going to |gonna |can )?{_OUTCOME_VERB}\b",
+        rf"\b(?:will|'ll|going to|gonna|is|are|can) (?:definitely|certainly|surely|absolutely|undoubtedly) {_OUTCOME_VERB}\b",
+        r"\b(?:is|are|be|you're) (?:certain|sure|bound) to\b|\bsuccess is (?:certain|assured|guaranteed)\b|\bfor sure\b",
+        r"\bno doubt\b|\bwithout (?:a |any )?doubt\b|\bundoubtedly\b",
+        r"\b(?:can't|cannot|can not|won't|will not|never) (?:fail|go wrong|lose)\b|\bnothing (?:can|will|could) go wrong\b",
+        r"\b(?:zero|no) risk\b|\brisk[- ]free\b|\b(?:won't|will not) be disappointed\b",
+        r"\bas good as (?:approved|done|yours|guaranteed|granted|won)\b",
+        r"\byou(?:'ll| will) (?:definitely |certainly |surely )?(?:get|receive|be given|have) (?:a |your |the |full "
+        r"|a full |all |every )*"
+        r"(?:refund|replacement|compensation|money back|deposit back|approval|visa|job|loan)\b",
+        r"\b(?:will|shall) be (?:approved|accepted|granted|reimbursed|resolved in your favou?r)\b",
+        r"\byou(?:'ll| will) (?:pass|win|succeed|get the job|be approved|be accepted)\b|\bwill (?:rule|decide) (?:for"
+        r"|in favou?r of) you\b",
+    ],
+    chinese=[
+        # Not the purpose ("为了保证您的账户安全"), a deposit (保证金) or a request (请确保).
+        r"(?<!为)(?<!为了)保证(?!金|书)|承诺(?!书)|(?<![请为])(?<!为了)确保|担保(?!金)|保(?:您|你)满意",
+        # Not "must" (一定要), "some" (有一定难度, 一定的) or "please be sure to" (请一定).
+        r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
+        r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
+        r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)"
+        r"(?:能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上)",
+        r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
+        r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
+        r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
+        r"(?:我|我们)(?:很|非常)?确定(?:能|会|可以)|(?:准|肯定|绝对|铁定)成(?![本品员交为绩立])",
+    ],
+)
+# The agent promising to pass a message on is its own job, not a commitment of the business.
+_RELAY: Final = _Patterns.of(
+    latin=[
+        r"\b(?:pass|forward|relay|send|give|hand)\b(?: \w+){0,4} (?:on )?to (?:the |our )?(?:owner|manager|boss|team|staff"
+        r"|shop)\b",
+        r"\bpass (?:\w+ ){0,3}on\b|\blet (?:the owner|the team|the manager|them|him|her) know\b",
+        r"\b(?:tell|inform|ask|remind|notify) (?:the owner|the manager|the team)\b|\bcheck with (?:the owner|the manager"
+        r"|the team)\b",
+        r"\bthe owner (?:sees|reads|gets|knows|receives|hears)\b",
+    ],
+    chinese=[r"转告|转达|反馈给|告诉老板|通知老板|问(?:一下|问)?老板|跟老板确认|请示老板|记下"],
+)
+
+# --- negation scope --------------------------------------------------------------------------
+
+# Phrases that look negative but refuse nothing; removed before looking for a negation.
+_NOT_A_NEGATION: Final = _Patterns.of(
+    latin=[
+        r"\b(?:don't|do not) (?:worry|hesitate)\b|\bno (?:worries|problem|question|doubt|matter)\b|\bnot (?:a problem"
+        r"|to worry|only)\b",
+        r"\bnever mind\b|\bwithout (?:fail|delay|a doubt|any doubt|question|exception)\b|\b(?:no|not) later than\b|\bwhy not\b",
+        r"\bno (?:extra|additional) (?:cost|charge)\b|\b(?:can't|cannot|won't) (?:fail|go wrong|lose)\b|\b(?:zero|no) risk\b",
+        r"\bwon't be disappointed\b",
+    ],
+    chinese=[
+        r"不用担心|不要担心|别担心|不必担心|不用急|别急|不着急|不客气|不好意思|不过|不错|没关系|没问题|没错|不管|不论|无论|毫无疑问",
+        r"不少|不同|不久|不仅|不但|不妨",
+    ],
+)
+_NEGATION: Final = _Patterns.of(
+    latin=[
+        r"\b(?:not|no|never|nobody|no one|nothing|none|neither|nor|cannot|unable|impossible|hardly|refuse[sd]?"
+        r"|decline[sd]?|without)\b",
+        r"\b(?:whether|unsure|uncertain)\b|n't\b|\b(?:cant|wont|dont|doesnt|didnt|isnt|arent|couldnt|wouldnt|shouldnt"
+        r"|hasnt|havent)\b",
+        r"\b(?:hard|difficult|tricky) to\b|\b(?:wrong|irresponsible|unfair|misleading) (?:of (?:me|us) )?to\b",
+        r"\b(?:confirm|check|ask|know|see|find out|tell)(?: \w+)? if\b",
+    ],
+    chinese=[
+        r"不能|不可以|不可能|不会|不敢|不便|不好说|不确定|不一定|不保证|不承诺|不提供|不支持|不清楚|不知道|不了解|不太",
+        r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
+        r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
+        # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
+        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不了$|不起$",
+    ],
+)
+# A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
+_NEGATION_AFTER: Final = _rx(
+    r".{0,30}?(?:\b(?:is|are|was|were)(?: not|n't)\b|\bnot (?:something|possible)\b|\bimpossible\b)"
+    r"|[^,.!?;]{0,8}?(?:不能|无法|没法|不敢|做不了|给不了|办不到|做不到)|不了|不到|不起"
+)
+
+# --- text structure --------------------------------------------------------------------------
+
+_QUOTES: Final = (("\u2019", "'"), ("\u2018", "'"), ("`", "'"), ("\u201c", '"'), ("\u201d", '"'))
+_FULL_WIDTH: Final = re.compile(r"[\uff01-\uff5e]")
+_WIDE_PUNCTUATION: Final = tuple((chr(ord(narrow) + 0xFEE0), narrow) for narrow in ",!?:;()%")
+_AM_PM: Final = re.compile(r"\b([ap])\.m\.")
+_BLANKS: Final = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
+_SENTENCE_END: Final = re.compile(r"[!?。；;\n…]+|\.(?!\d)")
+_CONTRAST_LATIN = r"\b(?:but|however|although|though|yet|whereas|except that)\b"
+_CONTRAST: Final = _rx(_CONTRAST_LATIN)
+_CONTRAST_ANY: Final = _rx(_CONTRAST_LATIN + r"|但是|但|不过|可是|然而|只是|虽然")
+# Commas, except the thousands separator in "1,200".
+_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"]")
+# "..., and we ...": a new subject starts a new clause; "price and delivery" does not.
+_NEW_SUBJECT: Final = _rx(r"\b(?:and|so|then)\s+(?=(?:we|i|it|they|you|he|she|your|our|this|that)\b)")
+_NOT_WORD: Final = bytes(32 if chr(code) in "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~" else code for code in range(256))
+_ASCII_WORD: Final = re.compile(r"[a-z0-9']+")
+
+
+class _Clause(NamedTuple):
+    """One clause of a sentence (a NamedTuple: a reply makes dozens, and a frozen dataclass is
+    several times slower to build)."""
+
+    text: str
+    # The earlier clauses of the same contrast-free stretch: an introductory hedge ("Usually, ...",
+    # "一般来说，...") covers what follows, a negation there does not.
+    lead: str = ""
+    # The next clause of the same stretch: "..., usually" / "..., depending on the carrier" /
+    # "...，要看您的地址" hedge the clause before them.
+    tail: str = ""
+    # A later clause of the sentence takes the time back: "..., but I can't guarantee that".
+    disclaimed: bool = False
+
+
+def _half_width(match: re.Match[str]) -> str:
+    # U+FF01..U+FF5E are NFKC-equivalent to ASCII 0x21..0x7E, in the same order.
+    return chr(ord(match.group()) - 0xFEE0)
+
+
+def _normalise(text: str) -> str:
+    folded = text
+    if not folded.isascii():
+        # NFKC over a whole Chinese reply costs more than the rest of the check.  Full-width ASCII
+        # is the usual reason a Chinese reply is not NFKC already: fold it (the common punctuation
+        # by C-level replaces, the rest through a callback), then run NFKC only if anything else
+        # is left to normalise.
+        for wide, narrow in _WIDE_PUNCTUATION:
+            if wide in folded:
+                folded = folded.replace(wide, narrow)
+        if _FULL_WIDTH.search(folded):
+            folded = _FULL_WIDTH.sub(_half_width, folded)
+        if not unicodedata.is_normalized("NFKC", folded):
+            folded = unicodedata.normalize("NFKC", folded)
+    folded = folded.lower()
+    for curly, plain in _QUOTES:
+        if curly in folded:
+            folded = folded.replace(curly, plain)
+    if ".m." in folded:
+        folded = _AM_PM.sub(r"\1m", folded)
+    return _BLANKS.sub(" ", folded)
+
+
+def _words(text: str) -> frozenset[str]:
+    if text.isascii():
+        return frozenset(text.encode("ascii").translate(_NOT_WORD).decode("ascii").split())
+    return frozenset(_ASCII_WORD.findall(text))
+
+
+def _clauses(sentence: str) -> list[_Clause]:
+    stretches: list[list[str]] = []
+    for stretch in (_CONTRAST if sentence.isascii() else _CONTRAST_ANY).split(sentence):
+        pieces: list[str] = []
+        for piece in _COMMA.split(stretch):
+            if " and " in piece or " so " in piece or " then " in piece:
+                pieces.extend(_NEW_SUBJECT.split(piece))
+            else:
+                pieces.append(piece)
+        stretches.append([piece.strip() for piece in pieces if piece and not piece.isspace()])
+    if _DISCLAIMER_HINTS.search(sentence):
+        disclaimers = [bool(_DISCLAIMER.match(piece)) for pieces in stretches for piece in pieces]
+    else:
+        disclaimers = []
+    clauses: list[_Clause] = []
+    for pieces in stretches:
+        lead = ""
+        for index, piece in enumerate(pieces):
+            tail = pieces[index + 1] if index + 1 < len(pieces) else ""
+            clauses.append(_Clause(piece, lead, tail, any(disclaimers[len(clauses) + 1 :])))
+            lead = f"{lead} {piece}"
+    return clauses
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    # A colon ends a negation's reach ("no, you won't pay more: the rate is 55 eur") but not the
+    # clause, so "delivery: within 3 days" still reads as one promise.
+    before = text[:start].rpartition(":")[2]
+    if _NEGATION.search(_NOT_A_NEGATION.strip(before).rstrip()):
+        return True
+    return _NEGATION_AFTER.match(text[end:].lstrip()) is not None
+
+
+# --- the three finders -----------------------------------------------------------------------
+
+
+def _price_in(clause: _Clause) -> bool:
+    text = clause.text
+    for match in _PRICE.finditer(text):
+        if _CUSTOMER_FIGURE.search(text):
+            return False
+        if not _negated(text, match.start(), match.end()):
+            return True
+    return False
+
+
+def _deadline_in(clause: _Clause) -> bool:
+    text = clause.text
+    times = _DL_TIME.finditer(text)
+    if not times:
+        return False
+    verbs = _DL_VERB.finditer(text)
+    if not verbs or clause.disclaimed or _RELAY.search(text):
+        return False
+    hedged = _HEDGE.search(text) or _HEDGE.search(clause.lead) or _TRAILING_HEDGE.match(clause.tail) is not None
+    # "in about an hour, guaranteed": a guarantee next to the time makes it firm again.
+    if hedged and not (_outcome_in(clause) or _outcome_in(_Clause(clause.tail))):
+        return False
+    for when in times:
+        for what in verbs:
+            first, second = (when, what) if when.start() <= what.start() else (what, when)
+            if second.start() < first.end():
+                continue  # the same words read as both verb and time
+            gap = text[first.end() : second.start()]
+            if len(_TOKEN.findall(gap)) > _MAX_DEADLINE_GAP_TOKENS:
+                continue
+            before = text[: first.start()]
+            if _CUSTOMER_SIDE.search(before) or _PAST_OR_ROUTINE.search(f"{before} {gap}"):
+                continue
+            if _negated(text, first.start(), second.end()) or _NEGATION.search(_NOT_A_NEGATION.strip(gap)):
+                continue
+            return True
+    return False
+
+
+def _outcome_in(clause: _Clause) -> bool:
+    text = clause.text
+    for match in _OUTCOME.finditer(text):
+        if _RELAY.search(text):
+            return False
+        if _CUSTOMER_SIDE.search(text[: match.start()]) or _negated(text, match.start(), match.end()):
+            continue
+        return True
+    return False
+
+
+# --- gates -----------------------------------------------------------------------------------
+
+
+def _literals(*words: str) -> re.Pattern[str]:
+    # Every branch a literal, never a character class: only then does sre jump between candidate
+    # first characters instead of trying each branch at each position (about 7x faster).
+    return re.compile("|".join(re.escape(word) for word in words))
+
+
+@dataclass(frozen=True, slots=True)
+class _Gate:
+    """A cheap necessary condition for a category, tried on each sentence before its clauses.
+
+    The finders run long alternations with look-arounds; a set of English word forms, one
+    character class and plain alternations are an order of magnitude cheaper, and most sentences
+    open no gate.  Every alternative of the category's patterns needs one of these words or
+    characters - keep them in step when a pattern changes; tests/test_guard.py checks on the
+    corpus and the tables that the gates change no verdict."""
+
+    words: frozenset[str]
+    chars: re.Pattern[str] | None
+    chinese: re.Pattern[str]
+    # A figure glued to its unit ("30euros", "三天", "15号"): one token, so not in `words`.  Kept
+    # apart from the alternations because sre scans fast only when every branch of an
+    # alternation starts with a literal, and this pattern starts with a character class.
+    numbered: re.Pattern[str] | None = None
+    # Common words that matter only inside a phrase ("as good as", "you'll pass"): checked as
+    # phrases so that every "good" and "pass" does not open the gate.
+    phrases: tuple[str, ...] = ()
+    # A second condition that must hold as well (a deadline needs a time and a verb).
+    also: _Gate | None = None
+
+    def opens(self, text: str, words: frozenset[str]) -> bool:
+        return self._opens(text, words) and (self.also is None or self.also.opens(text, words))
+
+    def _opens(self, text: str, words: frozenset[str]) -> bool:
+        if not self.words.isdisjoint(words):
+            return True
+        if self.chars is not None and self.chars.search(text):
+            return True
+        if self.numbered is not None and self.numbered.search(text):
+            return True
+        if any(phrase in text for phrase in self.phrases):
+            return True
+        return not text.isascii() and self.chinese.search(text) is not None
+
+
+_PRICE_GATE: Final = _Gate(
+    words=frozenset(
+        {
+            "free", "half", "cost", "costs", "charge", "waive", "waived", "waives", "waiving", "knock", "usd", "eur",
+            "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
+            "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
+            "total", "percent", "per",
+        }
+    ),
+    chars=re.compile(r"[$€£¥%]"),
+    chinese=_literals(*"元块镑币价费折送减降每", "美金", "免费", "不收", "优惠", "便宜", "rmb"),
+    numbered=re.compile(
+        r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
+        r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d"
+    ),
+)
+_DEADLINE_GATE: Final = _Gate(
+    words=frozenset(
+        {
+            "min", "mins", "minute", "minutes", "hour", "hours", "hr", "hrs", "day", "days", "week", "weeks", "month",
+            "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
+            "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
+            "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
+            "friday", "saturday", "sunday",
+        }
+    ),
+    chars=re.compile(r"[0-9]"),
+    chinese=_literals(
+        "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
+    ),
+    # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
+    numbered=re.compile(rf"[\d{_ZH_NUMERALS}]\s?个?(?:工作|天|日|小时|钟头|分钟|周|星期|礼拜|月|号|点)"),
+    also=_Gate(
+        words=frozenset(
+            {
+                "deliver", "delivers", "delivered", "delivering", "delivery", "deliveries", "ship", "ships", "shipped",
+                "shipping", "shipment", "dispatch", "dispatches", "dispatched", "dispatching", "send", "sends", "sent",
+                "post", "posted", "mail", "mailed", "arrive", "arrives", "arrived", "arriving", "arrival", "reach",
+                "reaches", "get", "back", "be", "go", "goes", "inbox", "hands", "doorstep", "receive", "have", "ready",
+                "done", "finish", "finished", "finishes", "complete", "completed", "completes", "fix", "fixed", "fixes",
+                "repair", "repaired", "repairs", "install", "installed", "installs", "installation", "process",
+                "processed", "refund", "refunded", "refunds", "credited", "turnaround", "collect", "collected", "pick",
+                "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
+                "come", "visit", "stop", "drop",
+            }
+        ),
+        chars=None,
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批"),
+    ),
+)
+_OUTCOME_GATE: Final = _Gate(
+    words=frozenset(
+        {
+            "guarantee", "guarantees", "guaranteed", "guaranteeing", "promise", "promises", "promised", "assure",
+            "ensure", "sure", "certain", "refund", "reimburse", "compensate", "approved", "accepted", "granted",
+            "reimbursed", "favour", "favor", "definitely", "certainly", "surely", "absolutely", "undoubtedly", "bound",
+            "success", "doubt", "fail", "wrong", "lose", "risk", "disappointed", "hundred", "job", "replacement",
+            "compensation", "money", "deposit", "approval", "visa", "loan",
+        }
+    ),
+    chars=None,
+    numbered=re.compile(r"100 ?(?:%|per)"),
+    phrases=(
+        "as good as", "questions asked", "my word", "trust me", "will rule", "will decide", "you'll pass",
+        "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed",
+    ),
+    chinese=_literals(
+        *"保包稳必准拍治", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        "药到", "无论如何", "确定", "100",
+    ),
+)
+
+# Checked in this order, which is also the order of precedence in the verdict.
+_CHECKS: Final = (
+    (GuardCategory.PRICE, _PRICE_GATE, _price_in),
+    (GuardCategory.DEADLINE, _DEADLINE_GATE, _deadline_in),
+    (GuardCategory.OUTCOME, _OUTCOME_GATE, _outcome_in),
+)
+
+
+def guard_check(text: str) -> GuardVerdict:
+    """Whether `text` commits the business to a price, a deadline or an outcome."""
+    return _check(text, gated=True)
+
+
+def _check(text: str, *, gated: bool) -> GuardVerdict:
+    found: set[GuardCategory] = set()
+    for sentence in _SENTENCE_END.split(_normalise(text)):
+        if not sentence or sentence.isspace():
+            continue
+        words = _words(sentence) if gated else frozenset()
+        checks = [check for check in _CHECKS if check[0] not in found and (not gated or check[1].opens(sentence, words))]
+        if not checks:
+            continue
+        # Finders look at one clause at a time: a pattern anchored at a clause edge sees the same
+        # text whatever the rest of the reply says.
+        clauses = _clauses(sentence)
+        for category, _gate, finder in checks:
+            for clause in clauses:
+                if finder(clause):
+                    if category is GuardCategory.PRICE:
+                        return GuardVerdict(blocked=True, category=category)  # nothing takes precedence over price
+                    found.add(category)
+                    break
+    for category, _gate, _finder in _CHECKS:
+        if category in found:
+            return GuardVerdict(blocked=True, category=category)
+    return _PASS

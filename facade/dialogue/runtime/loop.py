@@ -1,0 +1,298 @@
+"""The run loop: one bounded run per principal message.
+
+planning → (executing → planning)* → completed | waiting_input, or a stop: failed, cancelled,
+over_budget.  Before every model call the loop checks cancellation, `max_steps`, the turn's
+token budget and the tenant's daily model-call budget; after the model answers it checks
+every tool call through the registry.  Whatever the model wrote, an outgoing customer or peer
+reply passes the commitment guard, and a run that stops early still answers — briefly and
+honestly.  Spans and ledger events carry ids, sizes and outcomes, never message text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.policy import AgentPolicy
+from facade.tenancy.rules import Audience
+from knowledge.models import EntryVersion
+from knowledge.services import knowledge_hits_record
+from ledger.services import ledger_append
+
+from ..models import DailyUsage, DialogueSession, Message, Run, RunStatus, Span
+from ..services import message_post, trust_adjust
+from .guard import guard_check
+from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
+from .providers import Provider, ProviderError, provider_for
+from .providers.base import ModelReply
+from .builtin_tools import registry
+from .tools import Outcome, ToolContext
+
+HISTORY = 20
+REPLY_TOKENS = 800
+
+HONEST = {
+    "en": {
+        "max_steps": "I couldn't finish this within my limits. Your message is saved; shall I ask a person to follow up?",
+        "token_budget": "I couldn't finish this within my limits. Your message is saved; shall I ask a person to follow up?",
+        "daily_budget": "I can't answer more today. Your message is saved and a person can follow up.",
+        "provider_error": "I can't answer right now because of a technical problem. Your message is saved; please try again in a moment.",
+        "invalid_tool_arguments": "Something went wrong on my side. Your message is saved; shall I ask a person to follow up?",
+        "cancelled": "Stopped.",
+        "offer": "Shall I register a request so that the owner can confirm it with you?",
+    },
+    "zh-hans": {
+        "max_steps": "这次没能在限制内完成。您的消息已保存，需要我请工作人员跟进吗？",
+        "token_budget": "这次没能在限制内完成。您的消息已保存，需要我请工作人员跟进吗？",
+        "daily_budget": "今天无法再回答更多问题。您的消息已保存，工作人员可以跟进。",
+        "provider_error": "由于技术问题，现在无法回答。您的消息已保存，请稍后再试。",
+        "invalid_tool_arguments": "我这边出了点问题。您的消息已保存，需要我请工作人员跟进吗？",
+        "cancelled": "已停止。",
+        "offer": "需要我登记一个请求，让店主和您确认吗？",
+    },
+}
+
+
+@dataclass
+class TurnResult:
+    message: Message
+    reply: Message | None
+    run: Run | None
+    request: dict[str, Any] | None
+    duplicate: bool
+
+
+def cancel_key(run_id: Any) -> str:
+    return f"facade:run-cancel:{run_id}"
+
+
+def run_cancel(*, session: DialogueSession) -> int:
+    """Ask the running turns of a session to stop: no model or tool call starts after this."""
+    running = list(Run.objects.filter(session=session, status__in=[RunStatus.PLANNING, RunStatus.EXECUTING]).values_list("pk", flat=True))
+    for pk in running:
+        cache.set(cancel_key(pk), 1, timeout=3600)
+    return len(running)
+
+
+def _daily_budget_take(tenant_id: int) -> bool:
+    """Count one model call against the tenant's budget for today; False when it is spent."""
+    day = timezone.now().date()
+    limit = settings.FACADE_DAILY_MODEL_CALLS
+    updated = DailyUsage.objects.filter(tenant_id=tenant_id, day=day, model_calls__lt=limit).update(model_calls=F("model_calls") + 1)
+    if updated:
+        return True
+    if DailyUsage.objects.filter(tenant_id=tenant_id, day=day).exists():
+        return False
+    try:
+        with transaction.atomic():
+            DailyUsage.objects.create(tenant_id=tenant_id, day=day, model_calls=0)
+    except IntegrityError:
+        pass  # another run created today's row first
+    return bool(DailyUsage.objects.filter(tenant_id=tenant_id, day=day, model_calls__lt=limit).update(model_calls=F("model_calls") + 1))
+
+
+def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, tool_names: list[str]) -> Prompt:
+    audience = Audience(session.audience)
+    if audience == Audience.OWNER:
+        pending = EntryVersion.objects.filter(agent=agent, status="pending").count()
+        return owner_prompt(agent, language, tool_names, pending)
+    return customer_prompt(agent, language, tool_names, audience)
+
+
+def _history(session: DialogueSession, before: Message) -> list[dict[str, Any]]:
+    rows = list(Message.objects.filter(session=session, pk__lt=before.pk).order_by("-pk").values_list("role", "text")[:HISTORY])
+    return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in reversed(rows)]
+
+
+def turn_handle(
+    *,
+    session: DialogueSession,
+    text: str,
+    client_message_id: str = "",
+    provider: Provider | None = None,
+    progress: Callable[[str], None] | None = None,
+    still_owner: Callable[[], bool] | None = None,
+) -> TurnResult:
+    """Store the principal's message and answer it.  A repeated client_message_id returns the
+    stored message and its reply instead of running again."""
+    message, created = message_post(session=session, text=text, client_message_id=client_message_id)
+    if not created:
+        reply = Message.objects.filter(reply_to=message).first()
+        run = Run.objects.filter(message=message).first()
+        return TurnResult(message, reply, run, _request_of(run), duplicate=True)
+    return run_turn(session=session, message=message, provider=provider, progress=progress, still_owner=still_owner)
+
+
+def _request_of(run: Run | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    from .builtin_tools import request_view
+
+    request = run.requests.order_by("pk").first()
+    return request_view(request) if request is not None else None
+
+
+def run_turn(
+    *,
+    session: DialogueSession,
+    message: Message,
+    provider: Provider | None = None,
+    progress: Callable[[str], None] | None = None,
+    still_owner: Callable[[], bool] | None = None,
+) -> TurnResult:
+    agent = session.agent
+    audience = Audience(session.audience)
+    provider = provider or provider_for(agent)
+    report = progress or (lambda state: None)
+    history = _history(session, message)
+    language = conversation_language([message.text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
+    tools = registry.for_audience(audience)
+    specs = [tool.spec() for tool in tools]
+    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
+    run = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message, provider=provider.name, context_hash=prompt.context_hash)
+    if still_owner is None:
+        user = session.user
+
+        def still_owner() -> bool:
+            return user is not None and AgentPolicy.is_owner(user, agent)
+
+    ctx = ToolContext(session=session, run=run, agent=agent, still_owner=still_owner, language=language, progress=report)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}, *history, {"role": "user", "content": message.text}]
+    spans: list[Span] = []
+    token_limit = settings.FACADE_TURN_TOKEN_LIMIT
+    repairs = 0
+    text = ""
+    needs_input = False
+    status, stop_reason = RunStatus.PLANNING, ""
+
+    def span(kind: str, name: str, outcome: str, started: float, wall: Any, reply: ModelReply | None = None) -> None:
+        spans.append(Span(
+            tenant_id=session.tenant_id, run=run, kind=kind, name=name[:64], outcome=outcome[:32], started_at=wall,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            prompt_tokens=reply.prompt_tokens if reply else 0, completion_tokens=reply.completion_tokens if reply else 0,
+        ))
+
+    def cancelled() -> bool:
+        return bool(cache.get(cancel_key(run.pk)))
+
+    while True:
+        if cancelled():
+            status, stop_reason = RunStatus.CANCELLED, "cancelled"
+            break
+        if run.step_index >= agent.max_steps:
+            status, stop_reason = RunStatus.OVER_BUDGET, "max_steps"
+            break
+        if run.prompt_tokens + run.completion_tokens >= token_limit:
+            status, stop_reason = RunStatus.OVER_BUDGET, "token_budget"
+            break
+        if not _daily_budget_take(session.tenant_id):
+            status, stop_reason = RunStatus.OVER_BUDGET, "daily_budget"
+            break
+        report("thinking")
+        started, wall = time.perf_counter(), timezone.now()
+        try:
+            reply = provider.complete(messages=messages, tools=specs, max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)))
+        except ProviderError as exc:
+            run.llm_call_count += 1
+            span("model", provider.name, exc.reason, started, wall)
+            status, stop_reason = RunStatus.FAILED, "provider_error"
+            break
+        run.llm_call_count += 1
+        run.prompt_tokens += reply.prompt_tokens
+        run.completion_tokens += reply.completion_tokens
+        span("model", provider.name, "tool_calls" if reply.tool_calls else "text", started, wall, reply)
+        if run.prompt_tokens + run.completion_tokens > token_limit:
+            status, stop_reason = RunStatus.OVER_BUDGET, "token_budget"
+            break
+        if not reply.tool_calls:
+            text = reply.text.strip()
+            needs_input = reply.needs_input if reply.needs_input is not None else text.rstrip().endswith(("?", "？"))
+            status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
+            break
+        status = RunStatus.EXECUTING
+        messages.append({
+            "role": "assistant", "content": reply.text or None,
+            "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls],
+        })
+        invalid = False
+        for call in reply.tool_calls:
+            if cancelled():
+                break
+            started, wall = time.perf_counter(), timezone.now()
+            with transaction.atomic():
+                result = registry.execute(ctx, call)
+            span("tool", call.name, result.outcome.value, started, wall)
+            if result.outcome == Outcome.OK:
+                run.tool_call_count += 1
+            invalid = invalid or result.outcome == Outcome.INVALID
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result.for_model()})
+        if invalid:
+            repairs += 1
+            if repairs > 1:
+                status, stop_reason = RunStatus.FAILED, "invalid_tool_arguments"
+                break
+        else:
+            run.step_index += 1
+        status = RunStatus.PLANNING
+
+    return _finish(run=run, session=session, agent=agent, audience=audience, language=language, text=text, status=status,
+                   stop_reason=stop_reason, needs_input=needs_input, spans=spans, ctx=ctx, report=report)
+
+
+def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience: Audience, language: str, text: str,
+            status: RunStatus, stop_reason: str, needs_input: bool, spans: list[Span], ctx: ToolContext,
+            report: Callable[[str], None]) -> TurnResult:
+    if not text:
+        text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
+        needs_input = False
+    guarded = ""
+    if audience in (Audience.CUSTOMER, Audience.PEER):
+        verdict = guard_check(text)
+        if verdict.blocked:
+            guarded = verdict.category.value if verdict.category else "unknown"
+            text = f"{agent.boundary(language)} {HONEST[language]['offer']}"
+            needs_input = True
+            if status == RunStatus.COMPLETED:
+                status = RunStatus.WAITING_INPUT
+    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
+    with transaction.atomic():
+        reply = Message.objects.create(session=session, role="agent", text=text, reply_to=run.message, citations=citations, stop_reason=stop_reason)
+        run.status = status
+        run.stop_reason = stop_reason
+        run.needs_input = needs_input
+        run.guard_category = guarded
+        run.finished_at = timezone.now()
+        run.save(update_fields=[
+            "status", "stop_reason", "needs_input", "guard_category", "finished_at", "step_index", "llm_call_count",
+            "tool_call_count", "prompt_tokens", "completion_tokens",
+        ])
+        Span.objects.bulk_create(spans)
+        if ctx.citations and audience != Audience.OWNER and not guarded:
+            versions = list(EntryVersion.objects.filter(pk__in=[c["version_id"] for c in ctx.citations], agent=agent))
+            knowledge_hits_record(agent=agent, session_id=session.pk, versions=versions)
+        payload: dict[str, Any] = {
+            "session": str(session.pk), "message_id": run.message_id, "reply_id": reply.pk, "status": status.value,
+            "stop_reason": stop_reason, "steps": run.step_index, "llm_calls": run.llm_call_count, "tool_calls": run.tool_call_count,
+            "model_units": run.prompt_tokens + run.completion_tokens, "provider": run.provider, "context_hash": run.context_hash,
+            "reply_chars": len(text), "citations": len(citations),
+        }
+        ledger_append(chain_id=session.tenant_id, event_type="run.finished", entity_type="run", entity_id=run.pk,
+                      actor_type="agent", actor_id=f"agent:{agent.pk}", payload=payload)
+        if guarded:
+            ledger_append(chain_id=session.tenant_id, event_type="guard.blocked", entity_type="run", entity_id=run.pk,
+                          actor_type="platform", actor_id="guard", payload={"category": guarded, "audience": audience.value})
+            if session.customer_id is not None:
+                trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
+    if status == RunStatus.CANCELLED:
+        cache.delete(cancel_key(run.pk))
+    report("done")
+    return TurnResult(run.message, reply, run, ctx.request, duplicate=False)

@@ -1,0 +1,83 @@
+"""One prompt builder per audience.  The customer and peer prompts hold only what the agent has
+published (mission, boundary wording, clarification order); the owner prompt holds owner-face
+instructions and counts — never customer text.  Each run records a hash of the context used."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.rules import Audience
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_NOT_LANGUAGE = re.compile(r"\S+@\S+|https?://\S+")
+
+
+def language_of(text: str) -> str:
+    """The language to answer in: Simplified Chinese when the message holds Chinese characters."""
+    return "zh-hans" if _CJK.search(text) else "en"
+
+
+def conversation_language(texts: list[str]) -> str:
+    """The language of a conversation from its principal's messages, newest first: the newest
+    one that shows a language decides (a bare phone number or e-mail address shows none)."""
+    for text in texts:
+        if _CJK.search(text):
+            return "zh-hans"
+        if _LATIN_WORD.search(_NOT_LANGUAGE.sub(" ", text)):
+            return "en"
+    return "en"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    context_hash: str
+
+
+def _hash(context: dict[str, object]) -> str:
+    return hashlib.sha256(json.dumps(context, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def customer_prompt(agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER) -> Prompt:
+    boundary = agent.boundary(language)
+    order = [str(f) for f in agent.clarification_order or []]
+    context = {
+        "audience": audience.value, "mission": agent.mission, "boundary": boundary, "clarification_order": order,
+        "request_flow": agent.request_flow, "tools": tool_names,
+    }
+    who = "another business's agent (a peer)" if audience == Audience.PEER else "a customer"
+    lines = [
+        f"You are the assistant of {agent.name}, talking with {who}.",
+        f"Mission: {agent.mission}" if agent.mission else "",
+        "Answer only from what search_knowledge returns, and name the entries you used.",
+        "Never promise a price or amount, a deadline or delivery time, or an outcome. When asked for one, say:",
+        f"  {boundary}",
+        "and offer to register a request for the owner.",
+        "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",
+        "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
+        f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
+    ]
+    return Prompt("\n".join(line for line in lines if line), _hash(context))
+
+
+def owner_prompt(agent: AgentProfile, language: str, tool_names: list[str], pending: int) -> Prompt:
+    """The owner face: it teaches and reviews.  It receives counts and pointers, never what a
+    customer wrote."""
+    context = {"audience": "owner", "mission": agent.mission, "tools": tool_names}
+    lines = [
+        f"You are the assistant of {agent.name}, talking with its owner, who teaches and improves you.",
+        f"Mission: {agent.mission}" if agent.mission else "",
+        f"Knowledge waiting for the owner's review: {pending}.",
+        "Use ingest_material for material the owner gives you, remember_lesson for preferences, wording and taboos,",
+        "read_owner_inbox for what waits, search_knowledge to look things up (pending material included).",
+        "You cannot approve anything yourself: approvals are the owner's, with a one-time token.",
+        f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
+    ]
+    return Prompt("\n".join(line for line in lines if line), _hash(context))

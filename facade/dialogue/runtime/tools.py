@@ -1,0 +1,219 @@
+"""The tool registry: what the agent can do, for whom, and the checks around every call.
+
+Each tool declares the audiences it serves, a pydantic schema of its arguments and a risk class.
+The list sent to the model is filtered by the session's stored audience, and `execute` checks
+everything again — audience, the session's tenant and agent, a removed owner, the arguments —
+because what the model asks for is never trusted: a refused call is answered to the model as
+refused and recorded in the ledger.
+
+A tool is a `Tool` whose `run(ctx, args)` returns a `ToolResult`; tools of later steps register
+themselves with `registry.register(...)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.rules import Audience
+from ledger.services import ledger_append
+
+from ..models import DialogueSession, Run
+from .providers.base import ToolCall, ToolSpec
+
+
+class Risk(StrEnum):
+    READ = "read"  # reads what the audience may see
+    WRITE = "write"  # creates something for the principal (a request, a hand-off)
+    RSI = "rsi"  # changes what the agent knows or says: owner face only
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    REFUSED = "refused"
+    INVALID = "invalid_arguments"
+    FAILED = "failed"
+
+
+@dataclass
+class ToolContext:
+    """What a tool may act on: the run's session (audience and principal fixed at opening)."""
+
+    session: DialogueSession
+    run: Run
+    agent: AgentProfile
+    still_owner: Callable[[], bool] = lambda: False
+    language: str = "en"
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    request: dict[str, Any] | None = None
+    progress: Callable[[str], None] = lambda state: None
+
+    @property
+    def audience(self) -> Audience:
+        return Audience(self.session.audience)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    outcome: Outcome
+    content: dict[str, Any]
+
+    def for_model(self) -> str:
+        return json.dumps({"outcome": self.outcome.value, **self.content}, ensure_ascii=False)
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    audiences: frozenset[Audience]
+    args: type[Args]
+    risk: Risk
+    run: Callable[[ToolContext, Any], ToolResult]
+    progress: str = ""  # the state a person watching the chat sees while it runs
+
+    def spec(self) -> ToolSpec:
+        schema = self.args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+
+class RefusalReason(StrEnum):
+    UNKNOWN_TOOL = "unknown_tool"
+    AUDIENCE = "not_for_this_audience"
+    BINDING = "wrong_tenant_or_agent"
+    NO_LONGER_OWNER = "no_longer_owner"
+
+
+def may_execute(*, tool: Tool | None, audience: Audience, session_agent_id: int, agent_id: int, session_tenant_id: int,
+                agent_tenant_id: int, owner_still: bool) -> RefusalReason | None:
+    """The execution-time check, as a pure decision: None means allowed; anything unknown is
+    refused."""
+    if tool is None:
+        return RefusalReason.UNKNOWN_TOOL
+    if audience not in tool.audiences:
+        return RefusalReason.AUDIENCE
+    if session_agent_id != agent_id or session_tenant_id != agent_tenant_id:
+        return RefusalReason.BINDING
+    if audience == Audience.OWNER and not owner_still:
+        return RefusalReason.NO_LONGER_OWNER
+    return None
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is registered twice")
+        self._tools[tool.name] = tool
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def for_audience(self, audience: Audience) -> list[Tool]:
+        return [tool for tool in self._tools.values() if audience in tool.audiences]
+
+    def specs_for(self, audience: Audience) -> list[ToolSpec]:
+        return [tool.spec() for tool in self.for_audience(audience)]
+
+    def execute(self, ctx: ToolContext, call: ToolCall) -> ToolResult:
+        tool = self.get(call.name)
+        refusal = may_execute(
+            tool=tool,
+            audience=ctx.audience,
+            session_agent_id=ctx.session.agent_id,
+            agent_id=ctx.agent.pk,
+            session_tenant_id=ctx.session.tenant_id,
+            agent_tenant_id=ctx.agent.tenant_id,
+            owner_still=ctx.audience == Audience.OWNER and ctx.still_owner(),
+        )
+        if refusal is not None or tool is None:
+            reason = refusal or RefusalReason.UNKNOWN_TOOL
+            ledger_append(
+                chain_id=ctx.session.tenant_id,
+                event_type="tool.refused",
+                entity_type="run",
+                entity_id=ctx.run.pk,
+                actor_type="agent",
+                actor_id=f"agent:{ctx.agent.pk}",
+                payload={"tool": call.name[:64], "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
+            )
+            return ToolResult(Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"})
+        try:
+            raw = json.loads(call.arguments or "{}")
+            if not isinstance(raw, dict):
+                raise ValueError("arguments must be a JSON object")
+            args = tool.args.model_validate(raw)
+        except (ValueError, ValidationError) as exc:
+            return ToolResult(Outcome.INVALID, {"error": "invalid_arguments", "detail": _brief(exc)})
+        if tool.progress:
+            ctx.progress(tool.progress)
+        return tool.run(ctx, args)
+
+
+def _brief(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()[:5])
+    return str(exc)[:200]
+
+
+registry = ToolRegistry()
+
+CUSTOMER_FACING = frozenset({Audience.CUSTOMER, Audience.PEER})
+OWNER_ONLY = frozenset({Audience.OWNER})
+
+
+class SearchArgs(Args):
+    query: str = Field(min_length=1, max_length=500)
+
+
+class RequestArgs(Args):
+    summary: str = Field(min_length=1, max_length=300, description="what the customer wants done, in a line")
+    details: dict[str, str] = Field(default_factory=dict, description="the clarified fields, e.g. need, when, contact")
+
+
+class HandoffArgs(Args):
+    reason: str = Field(default="", max_length=300)
+
+
+class IngestArgs(Args):
+    title: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=50_000)
+
+
+class LessonArgs(Args):
+    kind: str = Field(pattern="^(preference|wording|taboo)$")
+    title: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=5000)
+
+
+class InboxArgs(Args):
+    pass
+
+
+class ProposeArgs(Args):
+    title: str = Field(min_length=1, max_length=200)
+    change: str = Field(min_length=1, max_length=5000)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class DecideArgs(Args):
+    proposal_id: int
+    decision: str = Field(pattern="^(approve|reject)$")
+    confirm: bool = False  # ignored: a decision is the human's message plus a one-time token

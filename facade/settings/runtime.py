@@ -1,0 +1,23 @@
+"""The agent runtime: which model answers, and the budgets and limits every turn runs under."""
+
+from .env import env_int, env_str
+
+# offline (default, deterministic, no model needed) or openai (any OpenAI-compatible server).
+FACADE_LLM_PROVIDER = env_str("FACADE_LLM_PROVIDER", "offline")
+FACADE_LLM_BASE_URL = env_str("FACADE_LLM_BASE_URL", "")
+FACADE_LLM_MODEL = env_str("FACADE_LLM_MODEL", "")
+FACADE_LLM_API_KEY = env_str("FACADE_LLM_API_KEY", "")
+FACADE_LLM_TIMEOUT = env_int("FACADE_LLM_TIMEOUT", 30)  # seconds per HTTP attempt
+FACADE_LLM_MAX_RETRIES = env_int("FACADE_LLM_MAX_RETRIES", 2)  # extra attempts on 429/5xx/timeouts
+
+# Budgets: model tokens per turn, model calls per tenant per day (UTC).
+FACADE_TURN_TOKEN_LIMIT = env_int("FACADE_TURN_TOKEN_LIMIT", 12000)
+FACADE_DAILY_MODEL_CALLS = env_int("FACADE_DAILY_MODEL_CALLS", 5000)
+
+FACADE_SESSION_IDLE_MINUTES = env_int("FACADE_SESSION_IDLE_MINUTES", 30)
+FACADE_MESSAGE_MAX_CHARS = env_int("FACADE_MESSAGE_MAX_CHARS", 4000)
+
+# Message rate limits, as "count per seconds" windows kept in the cache (Redis in production).
+FACADE_RATE_CUSTOMER = env_str("FACADE_RATE_CUSTOMER", "20/60")
+FACADE_RATE_IP = env_str("FACADE_RATE_IP", "60/60")
+FACADE_RATE_PEER = env_str("FACADE_RATE_PEER", "30/60")

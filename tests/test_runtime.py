@@ -1,0 +1,341 @@
+"""The run loop, the tool registry and the offline model: faces, budgets, the guard, requests."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from facade.dialogue.models import CustomerRequest, DailyUsage, Message, Run, RunStatus, Span, TrustChange
+from facade.dialogue.runtime.loop import run_cancel, turn_handle
+from facade.dialogue.runtime.providers.base import ModelReply, ProviderError, ToolCall
+from facade.dialogue.runtime.providers.offline import OfflineProvider
+from facade.dialogue.runtime.providers.scripted import ScriptedProvider
+from facade.dialogue.runtime.tools import registry
+from facade.dialogue.services import request_transition, session_open
+from facade.tenancy.models import Customer
+from facade.tenancy.rules import Audience
+from facade.tenancy.schemas import Actor
+from facade.tenancy.services import agent_owner_remove, peer_key_create
+from knowledge.models import KnowledgeHit, KnowledgeMiss
+from knowledge.schemas import SourceIn
+from knowledge.services import entry_propose
+from ledger.models import LedgerEvent
+from ledger.selectors import ledger_verify
+
+pytestmark = pytest.mark.django_db
+
+OWNER_TOOLS = ["read_owner_inbox", "ingest_material", "remember_lesson", "propose_change", "decide_change"]
+
+
+def teach(world: Any, title: str, body: str, ref: str = "chat:1", **extra: Any) -> Any:
+    return entry_propose(
+        agent=world.agent, title=title, body=body, actor=Actor.human(world.owner.pk),
+        source=SourceIn(type=extra.pop("source_type", "owner_dialogue"), ref=ref, version="1"), **extra,
+    )
+
+
+def customer_session(world: Any) -> Any:
+    customer = Customer.objects.create(tenant=world.tenant)
+    return session_open(agent=world.agent, audience=Audience.CUSTOMER, customer=customer)
+
+
+def peer_session(world: Any) -> Any:
+    issued = peer_key_create(agent=world.agent, name="partner", actor=Actor.human(world.owner.pk))
+    from facade.tenancy.models import PeerCredential
+
+    return session_open(agent=world.agent, audience=Audience.PEER, peer=PeerCredential.objects.get(pk=issued.credential_id))
+
+
+def owner_session(world: Any) -> Any:
+    return session_open(agent=world.agent, audience=Audience.OWNER, user=world.owner)
+
+
+def call(name: str, arguments: Any = None, raw: str | None = None) -> ModelReply:
+    args = raw if raw is not None else json.dumps(arguments or {})
+    return ModelReply(tool_calls=[ToolCall(id=f"c-{name}", name=name, arguments=args)], prompt_tokens=10, completion_tokens=5)
+
+
+def say(text: str) -> ModelReply:
+    return ModelReply(text=text, prompt_tokens=10, completion_tokens=5)
+
+
+def events(event_type: str) -> list[Any]:
+    return list(LedgerEvent.objects.of_type(event_type))
+
+
+# --- the offline model, end to end --------------------------------------------------------
+
+
+def test_a_question_is_answered_from_approved_knowledge_with_its_citation(world_a: Any) -> None:
+    entry = teach(world_a, "Opening hours", "The shop is open Monday to Saturday, 9 to 18.")
+    teach(world_a, "Secret plans", "Pending material is not served.", ref="chat:2", confidence="0.1")
+    session = customer_session(world_a)
+    result = turn_handle(session=session, text="When is the shop open?")
+    assert result.reply is not None and "Monday to Saturday" in result.reply.text
+    assert result.reply.citations == [{"entry_id": entry.entry_id, "version": entry.number, "title": "Opening hours"}]
+    assert "Pending material" not in result.reply.text
+    run = Run.objects.get(message=result.message)
+    assert (run.status, run.stop_reason, run.step_index, run.llm_call_count, run.tool_call_count) == (RunStatus.COMPLETED, "", 1, 2, 1)
+    assert len(run.context_hash) == 64
+    assert [(s.kind, s.name, s.outcome) for s in Span.objects.filter(run=run).order_by("pk")] == [
+        ("model", "offline", "tool_calls"), ("tool", "search_knowledge", "ok"), ("model", "offline", "text"),
+    ]
+    assert KnowledgeHit.objects.filter(session_id=session.pk, version_id=entry.pk).count() == 1
+    [finished] = events("run.finished")
+    assert finished.payload["citations"] == 1 and "shop" not in json.dumps(finished.payload)
+    assert ledger_verify(chain_id=world_a.tenant.pk).ok
+
+
+def test_an_unknown_question_is_an_honest_miss(world_a: Any) -> None:
+    session = customer_session(world_a)
+    result = turn_handle(session=session, text="Do you repair vintage typewriters?")
+    assert result.reply is not None and "don't know" in result.reply.text and result.reply.citations == []
+    [miss] = KnowledgeMiss.objects.filter(session_id=session.pk)
+    assert set(miss.topic_key.split()) <= {"repair", "vintage", "typewriters"}
+
+
+@pytest.mark.parametrize(
+    "language, ask, yes, when, contact",
+    [
+        ("en", "How much does a custom cake cost?", "yes please", "next month", "ana@example.com"),
+        ("zh-hans", "定制蛋糕多少钱？", "好的", "下个月", "13800000000"),
+    ],
+)
+def test_a_price_question_gets_the_boundary_then_a_registered_request(world_a: Any, language: str, ask: str, yes: str, when: str, contact: str) -> None:
+    session = customer_session(world_a)
+    first = turn_handle(session=session, text=ask)
+    assert first.reply is not None and first.reply.text.startswith(world_a.agent.boundary(language))
+    assert Run.objects.get(message=first.message).needs_input
+    second = turn_handle(session=session, text=yes)
+    assert second.reply is not None and second.request is None and second.run is not None and second.run.status == RunStatus.WAITING_INPUT
+    third = turn_handle(session=session, text=when)
+    assert third.request is None
+    fourth = turn_handle(session=session, text=contact)
+    assert fourth.request is not None and fourth.request["state"] == "submitted" and fourth.request["next_actor"] == "owner"
+    request = CustomerRequest.objects.get(pk=fourth.request["id"])
+    assert request.details == {"need": ask, "when": when, "contact": contact}
+    assert f"#{request.pk}" in fourth.reply.text
+    assert len(events("request.submitted")) == 1 and ask not in json.dumps(events("request.submitted")[0].payload, ensure_ascii=False)
+
+
+def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -> None:
+    world_a.agent.clarification_order = ["need", "contact"]
+    world_a.agent.save(update_fields=["clarification_order"])
+    session = customer_session(world_a)
+    asked = turn_handle(session=session, text="I'd like to order a birthday cake with blue roses")
+    assert asked.reply is not None and "reach you" in asked.reply.text
+    done = turn_handle(session=session, text="ana@example.com")
+    assert done.request is not None
+    assert CustomerRequest.objects.get().details == {"need": "I'd like to order a birthday cake with blue roses", "contact": "ana@example.com"}
+
+
+def test_completed_requests_raise_trust_and_guard_blocks_lower_it(world_a: Any) -> None:
+    session = customer_session(world_a)
+    provider = ScriptedProvider.of(call("submit_request", {"summary": "a cake"}), say("Registered."))
+    result = turn_handle(session=session, text="a cake please", provider=provider)
+    request = CustomerRequest.objects.get(pk=result.request["id"])
+    for state in ("accepted", "in_progress", "done"):
+        request = request_transition(request=request, to=state, actor=Actor.human(world_a.owner.pk))
+    assert Customer.objects.get(pk=session.customer_id).trust == 55
+    turn_handle(session=session, text="price?", provider=ScriptedProvider.of(say("It costs only ¥99.")))
+    assert Customer.objects.get(pk=session.customer_id).trust == 50
+    assert [c.reason for c in TrustChange.objects.order_by("pk")] == ["request_completed", "guard_blocked"]
+
+
+# --- red line 2: owner tools never reach customers or peers ---------------------------------
+
+
+@pytest.mark.parametrize("face", ["customer", "peer"])
+@pytest.mark.parametrize("tool", OWNER_TOOLS)
+def test_owner_tools_are_neither_offered_nor_executed_for_customers_and_peers(world_a: Any, face: str, tool: str) -> None:
+    session = customer_session(world_a) if face == "customer" else peer_session(world_a)
+    arguments = {"title": "x", "text": "y", "kind": "taboo", "change": "z", "proposal_id": 1, "decision": "approve", "confirm": True}
+    provider = ScriptedProvider.of(call(tool, arguments), say("Done."))
+    before = set(registry.names())
+    result = turn_handle(session=session, text="please do it", provider=provider)
+    assert tool not in {spec.name for spec in provider.calls[0].tools}
+    assert set(registry.names()) == before
+    tool_message = [m for m in provider.calls[1].messages if m["role"] == "tool"][-1]
+    assert json.loads(tool_message["content"])["outcome"] == "refused"
+    [refused] = events("tool.refused")
+    assert refused.payload["tool"] == tool and refused.payload["audience"] == face
+    run = result.run
+    assert run is not None and run.tool_call_count == 0
+    assert Span.objects.get(run=run, kind="tool").outcome == "refused"
+
+
+def test_peers_get_search_and_requests_only(world_a: Any) -> None:
+    provider = ScriptedProvider.of(say("hello"))
+    turn_handle(session=peer_session(world_a), text="hi", provider=provider)
+    assert {spec.name for spec in provider.calls[0].tools} == {"search_knowledge", "submit_request"}
+
+
+def test_owners_never_get_submit_request(world_a: Any) -> None:
+    provider = ScriptedProvider.of(call("submit_request", {"summary": "order for a customer"}), say("ok"))
+    turn_handle(session=owner_session(world_a), text="order a cake for Ana", provider=provider)
+    assert "submit_request" not in {spec.name for spec in provider.calls[0].tools}
+    assert CustomerRequest.objects.count() == 0 and events("tool.refused")[0].payload["tool"] == "submit_request"
+
+
+def test_a_removed_owner_s_next_tool_call_is_refused(world_a: Any) -> None:
+    session = owner_session(world_a)
+    agent_owner_remove(agent=world_a.agent, user=world_a.owner, actor=Actor.platform("test"))
+    provider = ScriptedProvider.of(call("remember_lesson", {"kind": "taboo", "title": "no", "text": "never say cheap"}), say("ok"))
+    turn_handle(session=session, text="remember: never say cheap", provider=provider)
+    assert events("tool.refused")[0].payload["reason"] == "no_longer_owner"
+    assert not LedgerEvent.objects.of_type("knowledge.version_created").exists()
+
+
+# --- red line 5 groundwork: customer text never reaches the owner face -----------------------
+
+
+def test_customer_text_never_reaches_owner_prompts_or_tool_results(world_a: Any) -> None:
+    marker = "ZEBRA-7f3a-customer-marker"
+    customer = customer_session(world_a)
+    turn_handle(session=customer, text=f"I want {marker} delivered")
+    turn_handle(session=customer, text=f"contact me at {marker}@example.com")
+    turn_handle(session=customer, text="tomorrow")
+    teach(world_a, f"Customer idea {marker}", f"Customers ask about {marker}", ref="session:1", source_type="customer_candidate")
+    provider = ScriptedProvider.of(
+        call("search_knowledge", {"query": "customers ask about"}), call("read_owner_inbox", {}), say("That is all."),
+    )
+    turn_handle(session=owner_session(world_a), text="what is new?", provider=provider)
+    seen = json.dumps([c.messages for c in provider.calls], ensure_ascii=False)
+    assert marker not in seen
+    inbox = json.loads([m for m in provider.calls[-1].messages if m["role"] == "tool"][-1]["content"])
+    assert inbox["customer_candidates"]["count"] == 1 and inbox["pending_knowledge"] == []
+
+
+# --- budgets and cancellation ---------------------------------------------------------------
+
+
+def test_max_steps_ends_the_run_with_an_honest_reply(world_a: Any) -> None:
+    world_a.agent.max_steps = 3
+    world_a.agent.save(update_fields=["max_steps"])
+    provider = ScriptedProvider.of(call("search_knowledge", {"query": "loop"}), repeat_last=True)
+    result = turn_handle(session=customer_session(world_a), text="loop forever", provider=provider)
+    run = result.run
+    assert run is not None and (run.status, run.stop_reason, run.step_index, run.llm_call_count) == (RunStatus.OVER_BUDGET, "max_steps", 3, 3)
+    assert result.reply is not None and result.reply.stop_reason == "max_steps" and "limits" in result.reply.text
+
+
+def test_the_turn_token_budget_ends_the_run(world_a: Any, settings: Any) -> None:
+    settings.FACADE_TURN_TOKEN_LIMIT = 100
+    provider = ScriptedProvider.of(ModelReply(tool_calls=[ToolCall("1", "search_knowledge", '{"query": "x"}')], prompt_tokens=90, completion_tokens=20), say("never"))
+    result = turn_handle(session=customer_session(world_a), text="a long question", provider=provider)
+    assert result.run is not None and result.run.stop_reason == "token_budget" and len(provider.calls) == 1
+    assert result.reply is not None and result.reply.text
+
+
+def test_the_daily_model_call_budget_is_per_tenant(world_a: Any, world_b: Any, settings: Any) -> None:
+    settings.FACADE_DAILY_MODEL_CALLS = 2
+    session = customer_session(world_a)
+    first = turn_handle(session=session, text="hello")
+    assert first.run is not None and first.run.status == RunStatus.COMPLETED
+    turn_handle(session=session, text="hello again")
+    provider = ScriptedProvider.of(say("never"))
+    third = turn_handle(session=session, text="and again", provider=provider)
+    assert third.run is not None and third.run.stop_reason == "daily_budget" and provider.calls == []
+    assert third.reply is not None and "today" in third.reply.text
+    assert DailyUsage.objects.get(tenant=world_a.tenant).model_calls == 2
+    other = turn_handle(session=customer_session(world_b), text="hello")
+    assert other.run is not None and other.run.status == RunStatus.COMPLETED
+
+
+def test_cancel_stops_further_model_and_tool_calls(world_a: Any) -> None:
+    session = customer_session(world_a)
+
+    def cancel_now(messages: Any, tools: Any) -> ModelReply:
+        run_cancel(session=session)
+        return call("search_knowledge", {"query": "x"})
+
+    provider = ScriptedProvider.of(cancel_now, say("never"))
+    result = turn_handle(session=session, text="start", provider=provider)
+    run = result.run
+    assert run is not None and (run.status, run.stop_reason, run.llm_call_count, run.tool_call_count) == (RunStatus.CANCELLED, "cancelled", 1, 0)
+    assert len(provider.calls) == 1 and not Span.objects.filter(run=run, kind="tool").exists()
+
+
+def test_a_provider_failure_is_a_stop_reason_and_an_honest_reply(world_a: Any) -> None:
+    result = turn_handle(session=customer_session(world_a), text="hello?", provider=ScriptedProvider.of(ProviderError("timeout")))
+    assert result.run is not None and (result.run.status, result.run.stop_reason) == (RunStatus.FAILED, "provider_error")
+    assert result.reply is not None and "technical problem" in result.reply.text
+    assert Span.objects.get(run=result.run).outcome == "timeout"
+
+
+def test_invalid_arguments_get_one_repair_round_then_the_run_stops(world_a: Any) -> None:
+    repaired = ScriptedProvider.of(call("search_knowledge", raw="{not json"), call("search_knowledge", {"query": "ok"}), say("fine"))
+    result = turn_handle(session=customer_session(world_a), text="first", provider=repaired)
+    assert result.run is not None and result.run.status == RunStatus.COMPLETED and result.run.llm_call_count == 3
+    stubborn = ScriptedProvider.of(call("search_knowledge", {"query": 5, "extra": 1}), call("search_knowledge", raw="[]"), say("never"))
+    stopped = turn_handle(session=customer_session(world_a), text="second", provider=stubborn)
+    assert stopped.run is not None and (stopped.run.status, stopped.run.stop_reason) == (RunStatus.FAILED, "invalid_tool_arguments")
+    assert len(stubborn.calls) == 2
+
+
+# --- the commitment guard on every outgoing reply --------------------------------------------
+
+
+@pytest.mark.parametrize("promise", ["It costs only ¥99, order now!", "We guarantee delivery within 3 days.", "价格是100元，三天内送达。"])
+def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(world_a: Any, promise: str) -> None:
+    session = customer_session(world_a)
+    result = turn_handle(session=session, text="how much and when?", provider=ScriptedProvider.of(say(promise)))
+    assert result.reply is not None and promise not in result.reply.text
+    assert result.reply.text.startswith(world_a.agent.boundary("en"))
+    [blocked] = events("guard.blocked")
+    assert blocked.payload["category"] in {"price", "deadline", "outcome"} and promise not in json.dumps(blocked.payload, ensure_ascii=False)
+    assert Run.objects.get(pk=result.run.pk).guard_category == blocked.payload["category"]
+
+
+def test_peers_replies_are_guarded_too_and_owner_replies_are_not(world_a: Any) -> None:
+    peer = turn_handle(session=peer_session(world_a), text="quote?", provider=ScriptedProvider.of(say("It costs $500.")))
+    assert peer.reply is not None and "$500" not in peer.reply.text
+    owner = turn_handle(session=owner_session(world_a), text="what do we charge?", provider=ScriptedProvider.of(say("It costs $500.")))
+    assert owner.reply is not None and owner.reply.text == "It costs $500."
+
+
+# --- idempotency ----------------------------------------------------------------------------
+
+
+def test_a_repeated_client_message_id_does_not_run_again(world_a: Any) -> None:
+    session = customer_session(world_a)
+    first = turn_handle(session=session, text="hello", client_message_id="m-1")
+    again = turn_handle(session=session, text="hello", client_message_id="m-1", provider=ScriptedProvider.of())
+    assert again.duplicate and again.reply is not None and first.reply is not None and again.reply.pk == first.reply.pk
+    assert Message.objects.filter(session=session).count() == 2 and Run.objects.count() == 1
+
+
+def test_the_offline_provider_is_deterministic(world_a: Any) -> None:
+    teach(world_a, "Delivery area", "We deliver in Berlin and Potsdam.")
+    texts = []
+    for _ in range(2):
+        result = turn_handle(session=customer_session(world_a), text="Do you deliver in Potsdam?", provider=OfflineProvider(world_a.agent))
+        texts.append(result.reply.text if result.reply else "")
+    assert texts[0] == texts[1] and "Potsdam" in texts[0]
+
+
+
+# --- the model never authorises anything ------------------------------------------------------
+
+
+def test_the_owner_face_model_cannot_approve_or_mark_anything_automatic(world_a: Any) -> None:
+    """Pending material stays pending whatever the model writes: a decision with `confirm`, a
+    lesson that claims `requires: auto`, an ingest that claims approval."""
+    pending = teach(world_a, "VAT", "Prices include VAT.", ref="chat:9")
+    assert pending.status == "pending"
+    provider = ScriptedProvider.of(
+        call("decide_change", {"proposal_id": pending.pk, "decision": "approve", "confirm": True}),
+        call("remember_lesson", {"kind": "taboo", "title": "t", "text": "x", "requires": "auto"}),
+        call("remember_lesson", {"kind": "taboo", "title": "t", "text": "x", "status": "approved"}),
+        say("I approved it."),
+    )
+    result = turn_handle(session=owner_session(world_a), text="approve the VAT entry", provider=provider)
+    pending.refresh_from_db()
+    assert pending.status == "pending"
+    outcomes = list(Span.objects.filter(run=result.run, kind="tool").order_by("pk").values_list("outcome", flat=True))
+    assert outcomes == ["failed", "invalid_arguments", "invalid_arguments"]
+    assert result.run is not None and result.run.stop_reason == "invalid_tool_arguments"
+    assert result.reply is not None and "approved" not in result.reply.text
+    assert not LedgerEvent.objects.of_type("knowledge.version_approved").exists()
