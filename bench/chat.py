@@ -16,8 +16,9 @@ Prints p50/p95 turn latency and turns/s of both, the ratios and the targets: cha
 >= 0.5x the echo's, chat p95 <= 3x the echo's p95.  For the chat it also splits a turn into
 the time to its first `delta` frame (the server's work) and the streaming after it, and prints
 the CPU time of the client process (one asyncio process; at ~100% of a core the client, not the
-server, would be the limit), of the server process and of PostgreSQL.  `--conn-max-age` runs
-the server with persistent database connections (the deployment default is none).
+server, would be the limit), of the server process and of PostgreSQL.  The server runs with a
+connection pool of `--pool` connections (DB_POOL, as compose.yaml deploys it; 0 turns it off
+and every sync call opens a new connection) or, with `--conn-max-age`, persistent connections.
 
 The server is a real daphne on a free port with FACADE_LLM_PROVIDER=offline, Redis db 14 for
 channels and cache, and rate limits and the daily model-call budget set out of the way.  It
@@ -230,7 +231,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(port: int, log_path: Path, conn_max_age: int | None) -> subprocess.Popen[bytes]:
+def start_server(port: int, log_path: Path, conn_max_age: int | None, pool: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.update({
         "DJANGO_SETTINGS_MODULE": "facade.settings",
@@ -246,6 +247,8 @@ def start_server(port: int, log_path: Path, conn_max_age: int | None) -> subproc
     })
     if conn_max_age is not None:
         env["DB_CONN_MAX_AGE"] = str(conn_max_age)
+        pool = 0
+    env["DB_POOL"] = str(pool)
     daphne = Path(sys.executable).with_name("daphne")
     log = open(log_path, "wb")
     proc = subprocess.Popen(
@@ -448,7 +451,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="loads of each kind, interleaved")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for any one frame")
     parser.add_argument("--conn-max-age", type=int, default=None,
-                        help="DB_CONN_MAX_AGE for the server (default: the deployment's, unset)")
+                        help="DB_CONN_MAX_AGE for the server instead of the pool")
+    parser.add_argument("--pool", type=int, default=8, help="DB_POOL for the server (0: no pool)")
     args = parser.parse_args()
 
     _prepare_database()
@@ -460,7 +464,7 @@ def main() -> None:
     BENCH_VAR.mkdir(parents=True, exist_ok=True)
     log_path = BENCH_VAR / "chat-daphne.log"
     port = free_port()
-    proc = start_server(port, log_path, args.conn_max_age)
+    proc = start_server(port, log_path, args.conn_max_age, args.pool)
     try:
         asyncio.run(_measure(args, seats, facts, port, proc.pid, warm_clients, log_path))
     finally:

@@ -43,11 +43,15 @@ _heads = threading.local()
 _ACTOR_TYPES = frozenset(ActorType.values)
 
 
+# The last head this process appended per (database, chain): a hint shared by all threads.  It
+# may name an event that is not committed yet; the compare-and-swap then waits for that
+# transaction and succeeds once it commits (or falls back to locking the head if it rolled
+# back), so concurrent appenders of one process rarely take the locking path.
+_HEAD_HINTS: dict[tuple[str, int], tuple[int, bytes]] = {}
+
+
 def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
-    cache = getattr(_heads, "cache", None)
-    if cache is None:
-        cache = _heads.cache = {}
-    return cache
+    return _HEAD_HINTS
 
 
 # PostgreSQL: move the head and insert the event in one statement, i.e. one round trip, prepared

@@ -88,6 +88,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c gin_fuzzy_search_limit=" + str(
         env_int("FACADE_GIN_SEARCH_LIMIT", 1000)
     )
+    # Under ASGI every sync call may run on another thread and would open a new connection (a
+    # new server process) each time; a pool hands out open ones instead.  DB_POOL is its size.
+    _pool = env_int("DB_POOL", 0)
+    if _pool > 0:
+        if DATABASES["default"]["CONN_MAX_AGE"]:
+            raise ValueError("DB_POOL and DB_CONN_MAX_AGE exclude each other: set one of them")
+        DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": _pool, "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -17,8 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
@@ -28,7 +27,7 @@ from knowledge.models import EntryVersion
 from knowledge.services import knowledge_hits_record
 from ledger.services import ledger_append
 
-from ..models import DailyUsage, DialogueSession, Message, Run, RunStatus, Span
+from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..services import message_post, trust_adjust
 from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
@@ -83,21 +82,32 @@ def run_cancel(*, session: DialogueSession) -> int:
     return len(running)
 
 
+def _relaxed(connection_vendor: str) -> None:
+    """Inside a transaction that records bookkeeping only (a run's start, a model-call count):
+    don't wait for the commit to reach the disk.  A crash can lose such a row or count, never a
+    ledger event — those transactions keep PostgreSQL's default, synchronous commit."""
+    if connection_vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def _daily_budget_take(tenant_id: int) -> bool:
-    """Count one model call against the tenant's budget for today; False when it is spent."""
+    """Count one model call against the tenant's budget for today; False when it is spent.  One
+    conditional upsert, so concurrent runs can't overshoot."""
     day = timezone.now().date()
     limit = settings.FACADE_DAILY_MODEL_CALLS
-    updated = DailyUsage.objects.filter(tenant_id=tenant_id, day=day, model_calls__lt=limit).update(model_calls=F("model_calls") + 1)
-    if updated:
-        return True
-    if DailyUsage.objects.filter(tenant_id=tenant_id, day=day).exists():
+    if limit <= 0:
         return False
-    try:
-        with transaction.atomic():
-            DailyUsage.objects.create(tenant_id=tenant_id, day=day, model_calls=0)
-    except IntegrityError:
-        pass  # another run created today's row first
-    return bool(DailyUsage.objects.filter(tenant_id=tenant_id, day=day, model_calls__lt=limit).update(model_calls=F("model_calls") + 1))
+    with transaction.atomic():
+        _relaxed(connection.vendor)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) VALUES (%s, %s, 1) "
+                "ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1 "
+                "WHERE dialogue_dailyusage.model_calls < %s RETURNING model_calls",
+                [tenant_id, day, limit],
+            )
+            return cursor.fetchone() is not None
 
 
 def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, tool_names: list[str]) -> Prompt:
@@ -158,7 +168,9 @@ def run_turn(
     tools = registry.for_audience(audience)
     specs = [tool.spec() for tool in tools]
     prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
-    run = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message, provider=provider.name, context_hash=prompt.context_hash)
+    with transaction.atomic():
+        _relaxed(connection.vendor)
+        run = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message, provider=provider.name, context_hash=prompt.context_hash)
     if still_owner is None:
         user = session.user
 

@@ -1,0 +1,61 @@
+"""The embedded default answers: a whole turn on SQLite with the offline model and the file
+cache — knowledge with its citation, the boundary on a price question, the daily budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = r"""
+import json
+from django.db import connection
+from facade.dialogue.models import DailyUsage, Run
+from facade.dialogue.runtime.loop import turn_handle
+from facade.dialogue.services import session_open
+from facade.tenancy.models import AgentProfile, Customer
+from facade.tenancy.rules import Audience
+from ledger.selectors import ledger_verify
+agent = AgentProfile.objects.get(slug="demo-desk")
+session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=Customer.objects.create(tenant=agent.tenant))
+answers = [turn_handle(session=session, text=text) for text in ("When is the shop open?", "How much is a cake?", "hello")]
+print("RESULT" + json.dumps({
+    "vendor": connection.vendor,
+    "replies": [a.reply.text for a in answers],
+    "citations": [a.reply.citations for a in answers],
+    "statuses": [a.run.status for a in answers],
+    "budget": DailyUsage.objects.get(tenant=agent.tenant).model_calls,
+    "third": turn_handle(session=session, text="one more").run.stop_reason,
+    "ledger_ok": ledger_verify(chain_id=agent.tenant_id).ok,
+}, ensure_ascii=False))
+"""
+
+
+def test_a_turn_on_the_embedded_default(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(FACADE_VAR_DIR=str(tmp_path), FACADE_DAILY_MODEL_CALLS="5")
+
+    def manage(*args: str) -> str:
+        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    manage("migrate", "--noinput")
+    manage("seed_demo", "--tenant", "demo", "--agent", "demo-desk", "--owner-email", "o@demo.test")
+    line = next(l for l in manage("shell", "-c", SCRIPT).splitlines() if l.startswith("RESULT"))
+    out = json.loads(line.removeprefix("RESULT"))
+    assert out["vendor"] == "sqlite"
+    assert "Monday" in out["replies"][0] and out["citations"][0][0]["title"] == "Opening hours"
+    assert out["replies"][1].startswith("I can't confirm prices")
+    assert out["statuses"] == ["completed", "waiting_input", "completed"]
+    assert out["budget"] == 4  # two calls for the question, one each for the others
+    assert out["third"] == "daily_budget"
+    assert out["ledger_ok"]
