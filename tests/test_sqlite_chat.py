@@ -4,14 +4,10 @@ cache — knowledge with its citation, the boundary on a price question, the dai
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from embedded import manage, shell_result
 
 pytestmark = pytest.mark.slow
 
@@ -40,18 +36,9 @@ print("RESULT" + json.dumps({
 
 
 def test_a_turn_on_the_embedded_default(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env.update(FACADE_VAR_DIR=str(tmp_path), FACADE_DAILY_MODEL_CALLS="5")
-
-    def manage(*args: str) -> str:
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    manage("migrate", "--noinput")
-    manage("seed_demo", "--tenant", "demo", "--agent", "demo-desk", "--owner-email", "o@demo.test")
-    line = next(l for l in manage("shell", "-c", SCRIPT).splitlines() if l.startswith("RESULT"))
-    out = json.loads(line.removeprefix("RESULT"))
+    manage(tmp_path, "migrate", "--noinput")
+    manage(tmp_path, "seed_demo", "--tenant", "demo", "--agent", "demo-desk", "--owner-email", "o@demo.test")
+    out = json.loads(shell_result(tmp_path, SCRIPT, FACADE_DAILY_MODEL_CALLS="5"))
     assert out["vendor"] == "sqlite"
     assert "Monday" in out["replies"][0] and out["citations"][0][0]["title"] == "Opening hours"
     assert out["replies"][1].startswith("I can't confirm prices")

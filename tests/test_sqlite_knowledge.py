@@ -4,14 +4,10 @@ tenants, like the PostgreSQL one."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from embedded import manage, shell_result
 
 pytestmark = pytest.mark.slow
 
@@ -41,19 +37,10 @@ print("RESULT" + json.dumps(out))
 
 
 def test_sqlite_search_is_bilingual_and_tenant_scoped(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env["FACADE_VAR_DIR"] = str(tmp_path)
-
-    def manage(*args: str) -> str:
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    manage("migrate", "--noinput")
-    manage("seed_demo", "--tenant", "a", "--agent", "a-desk", "--owner-email", "o@a.test")
-    manage("seed_demo", "--tenant", "b", "--agent", "b-desk", "--owner-email", "o@b.test")
-    line = next(l for l in manage("shell", "-c", SCRIPT).splitlines() if l.startswith("RESULT"))
-    out = json.loads(line.removeprefix("RESULT"))
+    manage(tmp_path, "migrate", "--noinput")
+    manage(tmp_path, "seed_demo", "--tenant", "a", "--agent", "a-desk", "--owner-email", "o@a.test")
+    manage(tmp_path, "seed_demo", "--tenant", "b", "--agent", "b-desk", "--owner-email", "o@b.test")
+    out = json.loads(shell_result(tmp_path, SCRIPT))
     assert out["vendor"] == "sqlite"
     a, b = out["a-desk"], out["b-desk"]
     assert [t for _, t, _ in a["gift wrapping/customer"]] == ["Gift wrapping"]

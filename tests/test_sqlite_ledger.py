@@ -4,25 +4,13 @@ and `ledger_verify` finds a changed byte."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from embedded import manage
 
 pytestmark = pytest.mark.slow
-
-
-def manage(var: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env["FACADE_VAR_DIR"] = str(var)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=check, timeout=120
-    )
 
 
 def test_sqlite_ledger_is_append_only_and_verifiable(tmp_path: Path) -> None:
