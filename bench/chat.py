@@ -10,8 +10,11 @@ commitment guard and every turn appends its ledger events, as in production.
 
 In the same run the same load (same clients, same texts) goes to a bare echo consumer
 (bench/echo_asgi.py) in the same daphne process, behind the same origin check and auth
-middleware: everything is shared but the consumer.  Echo and chat loads alternate
-(echo, chat, chat, echo, ...) so that drift on the machine hits both; the figures are pooled.
+middleware: everything is shared but the consumer.  A third load goes to a storing echo: the
+chat consumer with the agent taken out (it stores the message and an echo reply, nothing else),
+which shows how much of a turn is the agent and its governance rather than the chat itself.
+The loads alternate (echo, store, chat, chat, store, echo, ...) so that drift on the machine hits
+all of them; the figures are pooled.
 Prints p50/p95 turn latency and turns/s of both, the ratios and the targets: chat turns/s
 >= 0.5x the echo's, chat p95 <= 3x the echo's p95.  For the chat it also splits a turn into
 the time to its first `delta` frame (the server's work) and the streaming after it, and prints
@@ -390,6 +393,8 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
     for i, turns in enumerate(scripts):
         if mode == "echo":
             url, cookie = f"ws://127.0.0.1:{port}/ws/echo/", None
+        elif mode == "store":
+            url, cookie = f"ws://127.0.0.1:{port}/ws/echo-store/{seats[i].session_id}/", seats[i].cookie
         else:
             url, cookie = f"ws://127.0.0.1:{port}/ws/sessions/{seats[i].session_id}/", seats[i].cookie
         tasks.append(asyncio.create_task(one_client(url, origin, cookie, turns, load, readies[i], go, timeout)))
@@ -460,7 +465,7 @@ def main() -> None:
 
     django.setup()
     warm_clients = min(args.clients, 10)
-    seats, facts = seed(args.clients * args.rounds + warm_clients)
+    seats, facts = seed(2 * args.clients * args.rounds + warm_clients)
     BENCH_VAR.mkdir(parents=True, exist_ok=True)
     log_path = BENCH_VAR / "chat-daphne.log"
     port = free_port()
@@ -477,23 +482,26 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
     warm = [script(10_000 + i, 3) for i in range(warm_clients)]
     await run_load("echo", port, [], warm, args.timeout, pid)
     await run_load("chat", port, seats[-warm_clients:], warm, args.timeout, pid)
+    await run_load("store", port, seats[-warm_clients:], warm, args.timeout, pid)
 
-    loads: dict[str, list[Load]] = {"echo": [], "chat": []}
+    loads: dict[str, list[Load]] = {"echo": [], "store": [], "chat": []}
     for r in range(args.rounds):
         scripts = [script(r * 1000 + i, args.turns) for i in range(args.clients)]
-        order = ("echo", "chat") if r % 2 == 0 else ("chat", "echo")
+        order = ("echo", "store", "chat") if r % 2 == 0 else ("chat", "store", "echo")
         for mode in order:
-            mine = seats[r * args.clients : (r + 1) * args.clients]
+            # The storing echo writes into sessions of its own, so the chat's histories stay its own.
+            base = (r + (args.rounds if mode == "store" else 0)) * args.clients
+            mine = seats[base : base + args.clients]
             loads[mode].append(await run_load(mode, port, mine, scripts, args.timeout, pid))
 
-    echo, chat = pooled(loads["echo"]), pooled(loads["chat"])
+    echo, chat, store = pooled(loads["echo"]), pooled(loads["chat"]), pooled(loads["store"])
     planned = args.clients * args.turns * args.rounds
     print(f"chat benchmark on PostgreSQL + Redis: {args.clients} clients x {args.turns} turns, sequential per client, "
           f"{args.rounds} rounds per consumer (interleaved), offline provider, {facts['entries']} approved entries")
     mix = ", ".join(f"{k} {len(v)}" for k, v in sorted(chat.kinds.items()))
     print(f"  turns measured: chat {chat.turns}/{planned} ({mix}), echo {echo.turns}/{planned}")
     print(f"  {'':26}{'p50 ms':>9}{'p95 ms':>9}{'turns/s':>10}")
-    for label, load in (("echo consumer", echo), ("chat (ChatConsumer)", chat)):
+    for label, load in (("echo consumer", echo), ("storing echo", store), ("chat (ChatConsumer)", chat)):
         print(f"  {label:26}{pct(load.latencies, 50):9.1f}{pct(load.latencies, 95):9.1f}{load.turns / load.wall:10.1f}")
     for kind in ("knowledge", "unknown", "greeting"):
         values = chat.kinds.get(kind, [])
@@ -510,18 +518,20 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
     latency = pct(chat.latencies, 95) / pct(echo.latencies, 95)
     print(f"  ratio turns/s chat/echo  {throughput:8.3f}   (target >= 0.50: {'met' if throughput >= 0.5 else 'NOT met'})")
     print(f"  ratio p95 chat/echo      {latency:8.2f}   (target <= 3.00: {'met' if latency <= 3.0 else 'NOT met'})")
+    print(f"  against the storing echo (the same consumer storing message and reply, no agent): turns/s "
+          f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}")
     print(f"  search check before the loads: {facts['found_own']}/{len(ENTRIES)} knowledge questions find their entry, "
           f"{facts['found_none']}/{len(UNKNOWN)} unknown questions find nothing")
     if chat.knowledge_asked:
         print(f"  knowledge questions answered with citations during the loads: {chat.answered}/{chat.knowledge_asked}")
-    for label, load in (("echo", echo), ("chat", chat)):
+    for label, load in (("echo", echo), ("store", store), ("chat", chat)):
         if load.errors:
             print(f"  {label} errors: {', '.join(f'{k} {v}' for k, v in sorted(load.errors.items()))}")
     cores = os.cpu_count() or 1
     print(f"  CPU during the loads, % of one core over the load's wall time ({cores} cores; 'other' is Redis, the kernel")
     print("  and anything else running on the machine):")
     print(f"  {'':10}{'client':>8}{'server':>8}{'postgres':>10}{'other':>8}{'server ms/turn':>16}{'postgres ms/turn':>18}")
-    for label, load in (("echo", echo), ("chat", chat)):
+    for label, load in (("echo", echo), ("store", store), ("chat", chat)):
         other = load.machine_busy - load.client_cpu - load.server_cpu - load.postgres_cpu
         shares = [100 * s / load.wall for s in (load.client_cpu, load.server_cpu, load.postgres_cpu, max(other, 0.0))]
         per_turn = [1000 * s / max(load.turns, 1) for s in (load.server_cpu, load.postgres_cpu)]

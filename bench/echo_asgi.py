@@ -1,9 +1,14 @@
-"""The product's ASGI application plus a bare echo consumer at `ws/echo/` (bench only).
+"""The product's ASGI application plus two baselines for bench/chat.py (bench only): a bare echo
+consumer at `ws/echo/` and a storing echo at `ws/echo-store/<session>/`.
 
 bench/chat.py runs this under daphne so that the chat and the echo consumer share one server
 process, one event loop, the same origin check and the same auth middleware: the only
 difference between the two loads is the consumer.  The echo answers each `message` frame with
-a `reply` frame carrying the same text — no session, no database, no model.
+a `reply` frame carrying the same text — no session, no database, no model.  The storing echo
+is the chat consumer itself (same session check, rate limits, worker thread, frames) with the
+agent taken out: it stores the message and an echo reply in one transaction, without a run,
+model, tools, guard or ledger event — the difference to the chat is the agent and its
+governance.
 """
 
 from __future__ import annotations
@@ -16,6 +21,15 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.security.websocket import AllowedHostsOriginValidator
 
 from facade.asgi import application as product  # sets Django up before anything else
+
+from channels.db import database_sync_to_async  # noqa: E402
+from channels.routing import URLRouter  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.urls import path  # noqa: E402
+
+from facade.dialogue.consumers import ChatConsumer, message_view, reply_view  # noqa: E402
+from facade.dialogue.models import Message  # noqa: E402
+from facade.dialogue.schemas import ReplyOut  # noqa: E402
 
 ECHO_PATH = "/ws/echo/"
 
@@ -31,12 +45,30 @@ class EchoConsumer(AsyncJsonWebsocketConsumer):
         return json.dumps(content, ensure_ascii=False)  # as the chat consumer encodes its frames
 
 
+class StoringEchoConsumer(ChatConsumer):
+    async def _turn(self, frame: Any, cancel: Any) -> None:
+        def handle() -> dict[str, Any]:
+            session = self._fresh()
+            with transaction.atomic():
+                message = Message.objects.create(session=session, role="principal", text=frame.text, client_message_id=frame.client_message_id)
+                reply = Message.objects.create(session=session, role="agent", text=frame.text, reply_to=message)
+            return {"message": message_view(message), "reply": reply_view(reply), "request": None, "duplicate": False}
+
+        result = await database_sync_to_async(handle, thread_sensitive=False)()
+        await self._send(ReplyOut(client_message_id=frame.client_message_id, **result).frame())
+
+
 # The same middleware facade/asgi.py puts in front of the chat's URL router.
 echo = AllowedHostsOriginValidator(AuthMiddlewareStack(EchoConsumer.as_asgi()))
+store = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter([
+    path("ws/echo-store/<uuid:session_id>/", StoringEchoConsumer.as_asgi()),
+])))
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "websocket" and scope["path"] == ECHO_PATH:
         await echo(scope, receive, send)
+    elif scope["type"] == "websocket" and scope["path"].startswith("/ws/echo-store/"):
+        await store(scope, receive, send)
     else:
         await product(scope, receive, send)
