@@ -40,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 import urllib.error
 import urllib.request
 import uuid
@@ -469,11 +470,68 @@ def main() -> None:
     BENCH_VAR.mkdir(parents=True, exist_ok=True)
     log_path = BENCH_VAR / "chat-daphne.log"
     port = free_port()
+    share = governance_share()
     proc = start_server(port, log_path, args.conn_max_age, args.pool)
     try:
         asyncio.run(_measure(args, seats, facts, port, proc.pid, warm_clients, log_path))
+        parts = sum(v for k, v in share.items() if k != "turn")
+        print("  governance inside a turn (in-process, one turn at a time, same database): "
+              + ", ".join(f"{k} {v:.2f} ms" for k, v in share.items() if k != "turn")
+              + f" — {parts:.2f} of {share['turn']:.2f} ms per turn ({100 * parts / share['turn']:.0f}%)")
     finally:
         stop_server(proc)
+
+
+def governance_share(turns: int = 300) -> dict[str, float]:
+    """One client's turns in this process, one after another, with the governance steps timed:
+    the commitment guard, the tool registry's execution checks, the ledger appends (the message's
+    and the run's events) and the prompt built per audience.  Returns ms per turn of each and of
+    the whole turn, so the share of governance in a turn is measured, not assumed."""
+    from facade.dialogue.runtime import loop, tools
+    from facade.dialogue import services
+    from facade.dialogue.runtime.loop import turn_handle
+    from facade.dialogue.services import session_open
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
+    spent = {"guard": 0.0, "tool checks": 0.0, "ledger appends": 0.0, "prompt": 0.0}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - started
+        return wrapper
+
+    patches = [
+        (loop, "guard_check", "guard"), (tools, "may_execute", "tool checks"), (loop, "ledger_append", "ledger appends"),
+        (services, "ledger_append", "ledger appends"), (tools, "ledger_append", "ledger appends"), (loop, "_build_prompt", "prompt"),
+    ]
+    originals = [(module, attr, getattr(module, attr)) for module, attr, _ in patches]
+    for module, attr, name in patches:
+        setattr(module, attr, timed(name, getattr(module, attr)))
+    try:
+        agent = AgentProfile.objects.get(slug="bench-frames")
+        texts = [text for _kind, text in script(424242, turns)]
+        session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=agent.tenant))
+        for text in texts[:20]:  # warm
+            turn_handle(session=session, text=text)
+        for key in spent:
+            spent[key] = 0.0
+        session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=agent.tenant))
+        started = time.perf_counter()
+        for text in texts:
+            turn_handle(session=session, text=text)
+        total = time.perf_counter() - started
+    finally:
+        for module, attr, original in originals:
+            setattr(module, attr, original)
+    out = {name: 1000 * value / turns for name, value in spent.items()}
+    out["turn"] = 1000 * total / turns
+    return out
 
 
 async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str, int], port: int, pid: int,

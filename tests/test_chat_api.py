@@ -161,3 +161,17 @@ def test_a_turn_through_the_openai_compatible_provider(api: Any, world_a: Any, s
     run = Run.objects.get()
     assert (run.provider, run.llm_call_count, run.tool_call_count, run.prompt_tokens) == ("openai", 2, 1, 130)
     assert CustomerRequest.objects.count() == 0
+
+
+def test_peers_are_rate_limited_per_key(make_api: Any, world_a: Any, settings: Any) -> None:
+    from facade.tenancy.services import peer_key_create
+
+    settings.FACADE_RATE_PEER = "2/60"
+    codes: dict[str, list[int]] = {}
+    for name in ("first", "second"):
+        issued = peer_key_create(agent=world_a.agent, name=name, actor=Actor.human(world_a.owner.pk))
+        client = make_api()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.key}")
+        sid = open_customer(client, world_a)
+        codes[name] = [post(client, sid, f"question {i}").status_code for i in range(3)]
+    assert codes == {"first": [201, 201, 429], "second": [201, 201, 429]}
