@@ -75,7 +75,10 @@ def _refresh_current(entry: KnowledgeEntry) -> None:
     if entry.current_version_id != (latest.pk if latest else None):
         entry.current_version = latest
         entry.save(update_fields=["current_version"])
-    entry.versions.filter(served=True).exclude(pk=latest.pk if latest else None).update(served=False)
+    stale = entry.versions.filter(served=True)
+    if latest is not None:
+        stale = stale.exclude(pk=latest.pk)
+    stale.update(served=False)
     if latest is not None and not latest.served:
         EntryVersion.objects.filter(pk=latest.pk).update(served=True)
 
@@ -88,7 +91,10 @@ def _contradicts(agent: AgentProfile, subject: str, body: str, entry: KnowledgeE
     if entry is not None:
         others = others.exclude(pk=entry.pk)
     normalised = " ".join(body.split())
-    return any(" ".join(other.current_version.body.split()) != normalised for other in others.select_related("current_version"))
+    return any(
+        other.current_version is not None and " ".join(other.current_version.body.split()) != normalised
+        for other in others.select_related("current_version")
+    )
 
 
 @transaction.atomic

@@ -40,5 +40,5 @@ class CanonicalField(Func):
         sql, params = compiler.compile(self.source_expressions[0])
         return f"json_extract({sql}, '$.{self.key}')", list(params)
 
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any, *args: Any, **extra: Any) -> tuple[str, list[Any]]:
         raise NotSupportedError(f"canonical fields are defined for PostgreSQL and SQLite, not {connection.vendor}")

@@ -236,7 +236,7 @@ def checkpoint_issue(
         "public_key": base64.b64encode(keys.public_raw).decode(),
     }
     signature = keys.private.sign(_checkpoint_message(fields))
-    checkpoint = Checkpoint(**fields, signature=base64.b64encode(signature).decode())
+    checkpoint = Checkpoint.model_validate({**fields, "signature": base64.b64encode(signature).decode()})
     path = checkpoint_path(chain_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:

@@ -189,6 +189,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     def _still_owner(self) -> bool:
         """Asked again at every message and before every owner tool call, from the database."""
+        if self.user_id is None:
+            return False
         user = get_user_model().objects.filter(pk=self.user_id, is_active=True).first()
         return user is not None and AgentPolicy.is_owner(user, self.session.agent)
 

@@ -6,7 +6,7 @@ reach raises NotFound, so another tenant's object looks exactly like one that do
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
@@ -39,8 +39,9 @@ class AgentPolicy:
             return AgentProfile.objects.none()
         if is_platform_operator(user):
             return AgentProfile.objects.all()
-        owner_role = Membership.objects.filter(user=user, tenant=OuterRef("tenant"), role=Role.OWNER)
-        return AgentProfile.objects.filter(owners=user).filter(Exists(owner_role)).distinct()
+        user_id = cast(int, user.pk)  # an active user has been saved
+        owner_role = Membership.objects.filter(user_id=user_id, tenant=OuterRef("tenant"), role=Role.OWNER)
+        return AgentProfile.objects.filter(owners__pk=user_id).filter(Exists(owner_role)).distinct()
 
     @classmethod
     def is_owner(cls, user: UserLike, agent: AgentProfile) -> bool:
@@ -71,7 +72,7 @@ class TenantPolicy:
             return Tenant.objects.none()
         if is_platform_operator(user):
             return Tenant.objects.all()
-        return Tenant.objects.filter(memberships__user=user, memberships__role__in=roles).distinct()
+        return Tenant.objects.filter(memberships__user_id=cast(int, user.pk), memberships__role__in=roles).distinct()
 
     @classmethod
     def get(cls, user: UserLike, slug: str, roles: tuple[str, ...]) -> Tenant:

@@ -15,7 +15,7 @@ class Actor:
     id: str
 
     @classmethod
-    def human(cls, user_id: int | str) -> "Actor":
+    def human(cls, user_id: object) -> "Actor":
         return cls(ActorType.HUMAN, f"user:{user_id}")
 
     @classmethod

@@ -5,6 +5,7 @@ instructions and counts — never customer text.  Each run records a hash of the
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 import json
 import re
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ class Prompt:
     context_hash: str
 
 
-def _hash(context: dict[str, object]) -> str:
+def _hash(context: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(context, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

@@ -56,7 +56,7 @@ class VerifyOut(serializers.Serializer):
 
 class CheckpointOut(serializers.Serializer):
     chain = serializers.IntegerField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
     size = serializers.IntegerField()
     head_hash = serializers.CharField()
     issued_at = serializers.CharField()

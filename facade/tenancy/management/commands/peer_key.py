@@ -39,11 +39,11 @@ class Command(BaseCommand):
                 state = f"revoked {cred.revoked_at:%Y-%m-%d %H:%M}" if cred.revoked_at else "active"
                 self.stdout.write(f"{cred.pk}  fpk_{cred.key_prefix}_…  {cred.name}  {state}")
         else:
-            cred = PeerCredential.objects.filter(agent=agent, pk=options["key_id"]).first() if _is_uuid(options["key_id"]) else None
-            if cred is None:
+            found = PeerCredential.objects.filter(agent=agent, pk=options["key_id"]).first() if _is_uuid(options["key_id"]) else None
+            if found is None:
                 raise CommandError(f"no key {options['key_id']!r} for agent {agent.slug!r}")
-            peer_key_revoke(credential=cred, actor=actor)
-            self.stdout.write(f"revoked {cred.pk}")
+            peer_key_revoke(credential=found, actor=actor)
+            self.stdout.write(f"revoked {found.pk}")
 
 
 def _is_uuid(value: str) -> bool:

@@ -30,7 +30,7 @@ DEMO_KNOWLEDGE = [
 def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
     """Add the demo entries the agent does not have yet; returns how many were added."""
     # A demo command wires apps together; the knowledge app is asked through its service.
-    from knowledge.models import KnowledgeEntry
+    from knowledge.models import KnowledgeEntry, SourceType
     from knowledge.schemas import SourceIn
     from knowledge.services import entry_propose
 
@@ -40,7 +40,7 @@ def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
             continue
         entry_propose(
             agent=agent, title=title, body=body, actor=actor, origin_key=key,
-            source=SourceIn(type="owner_dialogue", ref="seed_demo", version="1"),
+            source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref="seed_demo", version="1"),
         )
         added += 1
     return added
@@ -87,9 +87,9 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
         if added:
             self.stdout.write(f"  knowledge: {added} demo entries added")
-        for email, role in ((owner_email, "owner"), (auditor_email, "auditor")):
+        for email, role_name in ((owner_email, "owner"), (auditor_email, "auditor")):
             if email in created_passwords:
-                self.stdout.write(f"  {role:8} {email}  password: {created_passwords[email]}")
+                self.stdout.write(f"  {role_name:8} {email}  password: {created_passwords[email]}")
             else:
                 self.stdout.write(f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)")
         self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
