@@ -339,3 +339,13 @@ def test_the_owner_face_model_cannot_approve_or_mark_anything_automatic(world_a:
     assert result.run is not None and result.run.stop_reason == "invalid_tool_arguments"
     assert result.reply is not None and "approved" not in result.reply.text
     assert not LedgerEvent.objects.of_type("knowledge.version_approved").exists()
+
+
+def test_a_tool_name_made_of_customer_text_is_not_recorded(world_a: Any) -> None:
+    """The model writes tool names; spans and ledger events keep only name-shaped ones."""
+    leaked = "my card number is 4111 1111 1111 1111"
+    result = turn_handle(session=customer_session(world_a), text="hi", provider=ScriptedProvider.of(call(leaked, {}), say("ok")))
+    [refused] = events("tool.refused")
+    assert refused.payload["tool"] == "(not a tool name)" and refused.payload["reason"] == "unknown_tool"
+    assert Span.objects.get(run=result.run, kind="tool").name == "(not a tool name)"
+    assert "4111" not in json.dumps([e.payload for e in LedgerEvent.objects.all()])

@@ -34,7 +34,7 @@ from .prompts import Prompt, conversation_language, customer_prompt, owner_promp
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
 from .builtin_tools import registry
-from .tools import Outcome, ToolContext
+from .tools import Outcome, ToolContext, recorded_name
 
 HISTORY = 20
 REPLY_TOKENS = 800
@@ -242,7 +242,7 @@ def run_turn(
             started, wall = time.perf_counter(), timezone.now()
             with transaction.atomic():
                 result = registry.execute(ctx, call)
-            span("tool", call.name, result.outcome.value, started, wall)
+            span("tool", recorded_name(call.name), result.outcome.value, started, wall)
             if result.outcome == Outcome.OK:
                 run.tool_call_count += 1
             invalid = invalid or result.outcome == Outcome.INVALID

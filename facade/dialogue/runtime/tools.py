@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -159,7 +160,7 @@ class ToolRegistry:
                 entity_id=ctx.run.pk,
                 actor_type="agent",
                 actor_id=f"agent:{ctx.agent.pk}",
-                payload={"tool": call.name[:64], "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
+                payload={"tool": recorded_name(call.name), "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
             )
             return ToolResult(Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"})
         try:
@@ -172,6 +173,16 @@ class ToolRegistry:
         if tool.progress:
             ctx.progress(tool.progress)
         return tool.run(ctx, args)
+
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def recorded_name(name: str) -> str:
+    """A tool name as spans and ledger events may keep it.  The model writes the name, and a
+    model can be made to write anything (customer text included): only name-shaped strings are
+    kept."""
+    return name if _TOOL_NAME.fullmatch(name) else "(not a tool name)"
 
 
 def _brief(exc: Exception) -> str:
