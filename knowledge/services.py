@@ -370,9 +370,14 @@ def regulated_term_add(*, agent: AgentProfile, term: str, category: str, actor: 
     return row
 
 
-def knowledge_hits_record(*, agent: AgentProfile, session_id: Any, versions: list[EntryVersion]) -> None:
-    """Record the versions a customer reply used (for the knowledge-hit rate)."""
-    KnowledgeHit.objects.bulk_create([KnowledgeHit(agent=agent, session_id=session_id, version=v) for v in versions])
+def knowledge_hits_record(*, agent: AgentProfile, session_id: Any, versions: list[EntryVersion] | None = None,
+                          version_ids: list[int] | None = None) -> None:
+    """Record the versions a customer reply used (for the knowledge-hit rate): versions, or the
+    ids of versions of this agent (only those count; others are ignored)."""
+    ids = [v.pk for v in versions or [] if v.agent_id == agent.pk]
+    if version_ids:
+        ids += list(EntryVersion.objects.filter(agent=agent, pk__in=version_ids).values_list("pk", flat=True))
+    KnowledgeHit.objects.bulk_create([KnowledgeHit(agent=agent, session_id=session_id, version_id=pk) for pk in ids])
 
 
 def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str) -> KnowledgeMiss:

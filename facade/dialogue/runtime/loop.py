@@ -240,8 +240,7 @@ def run_turn(
             if cancelled():
                 break
             started, wall = time.perf_counter(), timezone.now()
-            with transaction.atomic():
-                result = registry.execute(ctx, call)
+            result = registry.execute(ctx, call)
             span("tool", recorded_name(call.name), result.outcome.value, started, wall)
             if result.outcome == Outcome.OK:
                 run.tool_call_count += 1
@@ -289,8 +288,7 @@ def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience
         ])
         Span.objects.bulk_create(spans)
         if ctx.citations and audience != Audience.OWNER and not guarded:
-            versions = list(EntryVersion.objects.filter(pk__in=[c["version_id"] for c in ctx.citations], agent=agent))
-            knowledge_hits_record(agent=agent, session_id=session.pk, versions=versions)
+            knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=[c["version_id"] for c in ctx.citations])
         payload: dict[str, Any] = {
             "session": str(session.pk), "message_id": run.message_id, "reply_id": reply.pk, "status": status.value,
             "stop_reason": stop_reason, "steps": run.step_index, "llm_calls": run.llm_call_count, "tool_calls": run.tool_call_count,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from django.db import transaction
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from facade.tenancy.models import AgentProfile
@@ -153,15 +154,16 @@ class ToolRegistry:
         )
         if refusal is not None or tool is None:
             reason = refusal or RefusalReason.UNKNOWN_TOOL
-            ledger_append(
-                chain_id=ctx.session.tenant_id,
-                event_type="tool.refused",
-                entity_type="run",
-                entity_id=ctx.run.pk,
-                actor_type="agent",
-                actor_id=f"agent:{ctx.agent.pk}",
-                payload={"tool": recorded_name(call.name), "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
-            )
+            with transaction.atomic():
+                ledger_append(
+                    chain_id=ctx.session.tenant_id,
+                    event_type="tool.refused",
+                    entity_type="run",
+                    entity_id=ctx.run.pk,
+                    actor_type="agent",
+                    actor_id=f"agent:{ctx.agent.pk}",
+                    payload={"tool": recorded_name(call.name), "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
+                )
             return ToolResult(Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"})
         try:
             raw = json.loads(call.arguments or "{}")
@@ -172,7 +174,10 @@ class ToolRegistry:
             return ToolResult(Outcome.INVALID, {"error": "invalid_arguments", "detail": _brief(exc)})
         if tool.progress:
             ctx.progress(tool.progress)
-        return tool.run(ctx, args)
+        if tool.risk == Risk.READ:
+            return tool.run(ctx, args)
+        with transaction.atomic():  # a write tool's changes and their events land together
+            return tool.run(ctx, args)
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
