@@ -349,3 +349,23 @@ def test_a_tool_name_made_of_customer_text_is_not_recorded(world_a: Any) -> None
     assert refused.payload["tool"] == "(not a tool name)" and refused.payload["reason"] == "unknown_tool"
     assert Span.objects.get(run=result.run, kind="tool").name == "(not a tool name)"
     assert "4111" not in json.dumps([e.payload for e in LedgerEvent.objects.all()])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_remote_model_call_holds_no_database_connection(world_a: Any) -> None:
+    """While a remote model thinks (seconds), the turn's database connection is back with the
+    pool (or closed) instead of held idle; the run goes on afterwards."""
+    from django.db import connection
+
+    held: list[bool] = []
+
+    def remote_step(messages: Any, tools: Any) -> ModelReply:
+        held.append(connection.connection is not None)
+        return say("Here you are.")
+
+    provider = ScriptedProvider.of(remote_step)
+    provider.remote = True
+    result = turn_handle(session=customer_session(world_a), text="hello", provider=provider)
+    assert held == [False]
+    assert result.reply is not None and result.reply.text == "Here you are." and result.run is not None
+    assert Run.objects.get(pk=result.run.pk).status == RunStatus.COMPLETED

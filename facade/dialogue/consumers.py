@@ -17,13 +17,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import functools
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from pydantic import ValidationError
@@ -57,6 +60,13 @@ SEND_WAIT = 5.0  # seconds a progress frame may hold up the turn's thread
 # The model behind the chat: None means the runtime's configured provider.  Tests put a
 # scripted one here (a callable taking the agent).
 provider_factory: Callable[[AgentProfile], Provider] | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def turn_executor() -> ThreadPoolExecutor:
+    """The threads that run turns.  asyncio's default pool has min(32, cores + 4) threads, which
+    would let a handful of turns waiting on a slow model hold up every other sync call."""
+    return ThreadPoolExecutor(max_workers=settings.FACADE_TURN_THREADS, thread_name_prefix="facade-turn")
 
 
 @dataclass
@@ -264,7 +274,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             )
             return _result_view(result)
 
-        result = await database_sync_to_async(handle, thread_sensitive=False)()
+        result = await DatabaseSyncToAsync(handle, thread_sensitive=False, executor=turn_executor())()
         waited = 0.0
         while result["duplicate"] and result["reply"] is None and waited < DUPLICATE_WAIT and not self.closed:
             # Sent again (after a reconnect) while the first connection's turn is still running.

@@ -210,6 +210,8 @@ def run_turn(
             status, stop_reason = RunStatus.OVER_BUDGET, "daily_budget"
             break
         report("thinking")
+        if provider.remote and not connection.in_atomic_block:
+            connection.close()  # back to the pool while the model thinks; reopened on the next query
         started, wall = time.perf_counter(), timezone.now()
         try:
             reply = provider.complete(messages=messages, tools=specs, max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)))

@@ -71,6 +71,9 @@ class Provider(abc.ABC):
     """A model behind the agent."""
 
     name: str = "provider"
+    # A remote model may take seconds to answer: the run loop gives its database connection
+    # back (to the pool) before such a call instead of holding it idle.
+    remote: bool = False
 
     @abc.abstractmethod
     def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:

@@ -82,6 +82,7 @@ class OpenAICompatibleProvider(Provider):
     """The model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
     name = "openai"
+    remote = True
 
     def __init__(
         self,
