@@ -57,7 +57,12 @@ def _own_ip_limit(settings: Any) -> None:
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     async_to_sync(scenario)()
     # The communicator stops Channels from closing database connections (to spare the test's
-    # own); the turn threads' connections are closed when their threads' locals are collected.
+    # own); the turn threads' connections are closed when their threads end and their locals
+    # are collected — so the turn pool is wound down after each scenario.
+    from facade.dialogue.consumers import turn_executor
+
+    turn_executor().shutdown(wait=True)
+    turn_executor.cache_clear()
     gc.collect()
 
 
