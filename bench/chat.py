@@ -46,10 +46,11 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from fresh_db import prepare_database  # noqa: E402
 
 BENCH_VAR = ROOT / "var" / "bench"
 REDIS_URL = "redis://127.0.0.1:6379/14"
@@ -129,20 +130,9 @@ MIX = (("knowledge", 0.6), ("unknown", 0.25), ("greeting", 0.15))
 
 
 def _prepare_database() -> None:
-    import psycopg
-
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/facade")
-    parsed = urlparse(base)
-    if parsed.scheme not in ("postgres", "postgresql"):
-        raise SystemExit("bench/chat.py measures PostgreSQL; DATABASE_URL must be postgres://")
-    name = os.environ.get("FACADE_BENCH_CHAT_DB", "facade_bench_chat")
-    with psycopg.connect(urlunparse(parsed._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunparse(parsed._replace(path=f"/{name}"))
+    prepare_database(script="bench/chat.py", env_name="FACADE_BENCH_CHAT_DB", default_name="facade_bench_chat")
     os.environ["REDIS_URL"] = REDIS_URL
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
-    os.environ.setdefault("FACADE_VAR_DIR", str(BENCH_VAR))
+    os.environ["FACADE_VAR_DIR"] = str(BENCH_VAR)
 
 
 # --- the world the clients talk to -------------------------------------------------------

@@ -12,16 +12,16 @@ Uses its own database (default facade_bench_knowledge on DATABASE_URL's server),
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from fresh_db import prepare_database  # noqa: E402
 
 SYLLABLES = "ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu".split()
 HANZI = (
@@ -31,19 +31,7 @@ HANZI = (
 
 
 def _prepare_database() -> None:
-    import psycopg
-
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/facade")
-    parsed = urlparse(base)
-    if parsed.scheme not in ("postgres", "postgresql"):
-        raise SystemExit("bench/knowledge.py measures PostgreSQL; DATABASE_URL must be postgres://")
-    name = os.environ.get("FACADE_BENCH_KNOWLEDGE_DB", "facade_bench_knowledge")
-    with psycopg.connect(urlunparse(parsed._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunparse(parsed._replace(path=f"/{name}"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
-    os.environ.setdefault("FACADE_VAR_DIR", str(ROOT / "var" / "bench"))
+    prepare_database(script="bench/knowledge.py", env_name="FACADE_BENCH_KNOWLEDGE_DB", default_name="facade_bench_knowledge")
 
 
 class Corpus:

@@ -15,32 +15,19 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fresh_db import prepare_database  # noqa: E402
+
 
 def _prepare_database() -> None:
-    import psycopg
-
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/facade")
-    parsed = urlparse(base)
-    if parsed.scheme not in ("postgres", "postgresql"):
-        raise SystemExit("bench/ledger.py measures PostgreSQL; DATABASE_URL must be postgres://")
-    name = os.environ.get("FACADE_BENCH_DB", "facade_bench")
-    admin = urlunparse(parsed._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunparse(parsed._replace(path=f"/{name}"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
-    os.environ.setdefault("FACADE_VAR_DIR", str(ROOT / "var" / "bench"))
+    prepare_database(script="bench/ledger.py", env_name="FACADE_BENCH_DB", default_name="facade_bench")
 
 
 # The same rows ledger_event stores, in a table with nothing but a primary key: no chain head,
