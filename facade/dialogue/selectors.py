@@ -35,6 +35,11 @@ def session_for_caller(*, request: Any, session_id: Any) -> DialogueSession:
     return session
 
 
+def request_view(request: Any) -> dict[str, Any]:
+    """A customer request as its principal sees it: what it is, where it stands, who acts next."""
+    return {"id": request.pk, "kind": request.kind, "state": request.state, "next_actor": request.next_actor, "summary": request.summary}
+
+
 def session_history(session: DialogueSession) -> dict[str, Any]:
     """What the principal of a session sees again after a reload: its latest 500 messages,
     oldest first, and the requests it registered with who acts next."""
@@ -45,9 +50,6 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
          "citations": m.citations, "stop_reason": m.stop_reason, "created_at": m.created_at.isoformat()}
         for m in reversed(Message.objects.filter(session=session).order_by("-pk")[:500])
     ]
-    requests = [
-        {"id": r.pk, "kind": r.kind, "state": r.state, "next_actor": r.next_actor, "summary": r.summary}
-        for r in CustomerRequest.objects.filter(session=session).order_by("pk")
-    ]
+    requests = [request_view(r) for r in CustomerRequest.objects.filter(session=session).order_by("pk")]
     return {"messages": messages, "requests": requests, "rated": Rating.objects.filter(session=session).exists(),
             "status": session.status}

@@ -21,9 +21,8 @@ from facade.tenancy.schemas import Actor
 
 from ..models import CustomerRequest, DialogueSession, Message
 from ..ratelimit import message_rate_check
-from ..runtime.builtin_tools import request_view
 from ..runtime.loop import run_cancel, turn_handle
-from ..selectors import session_for_caller, session_history
+from ..selectors import request_view, session_for_caller, session_history
 from ..services import DialogueError, rating_record, request_transition, session_open, trust_adjust
 
 

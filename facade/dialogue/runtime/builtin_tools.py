@@ -15,6 +15,7 @@ from knowledge.schemas import SourceIn
 from knowledge.selectors import knowledge_search, pending_versions
 from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_record
 
+from ..selectors import request_view
 from ..services import request_submit, session_actor
 from .tools import (
     CUSTOMER_FACING, OWNER_ONLY, DecideArgs, HandoffArgs, IngestArgs, InboxArgs, LessonArgs, Outcome, ProposeArgs,
@@ -59,10 +60,6 @@ def request_handoff(ctx: ToolContext, args: HandoffArgs) -> ToolResult:
     request = request_submit(session=ctx.session, summary=args.reason or "a person should follow up", details={}, kind="handoff", run=ctx.run)
     ctx.request = request_view(request)
     return ToolResult(Outcome.OK, {"request": ctx.request})
-
-
-def request_view(request: Any) -> dict[str, Any]:
-    return {"id": request.pk, "kind": request.kind, "state": request.state, "next_actor": request.next_actor, "summary": request.summary}
 
 
 def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:

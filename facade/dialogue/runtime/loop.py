@@ -28,6 +28,7 @@ from knowledge.services import knowledge_hits_record
 from ledger.services import ledger_append
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
+from ..selectors import request_view
 from ..services import message_post, trust_adjust
 from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
@@ -145,8 +146,6 @@ def turn_handle(
 def _request_of(run: Run | None) -> dict[str, Any] | None:
     if run is None:
         return None
-    from .builtin_tools import request_view
-
     request = run.requests.order_by("pk").first()
     return request_view(request) if request is not None else None
 
