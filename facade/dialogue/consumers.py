@@ -265,7 +265,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 future.cancel()
 
         def handle() -> dict[str, Any]:
-            session = self._fresh()
+            # The session and agent as `_admit` read them when the frame arrived (a turn that waited
+            # in the queue is re-checked under the session's lock when its message is stored).
+            session = self.session
             result = turn_handle(
                 session=session, text=frame.text, client_message_id=cid,
                 provider=provider_factory(session.agent) if provider_factory is not None else None,

@@ -17,7 +17,7 @@ else:
 # The cache carries short-lived progress (e.g. of an ingest) between worker and web processes:
 # Redis when configured, otherwise files under var/ so that separate processes share it.
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "facade.cache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     from .base import VAR_DIR
 

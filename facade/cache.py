@@ -1,0 +1,36 @@
+"""Django's Redis cache with one client object per connection pool.
+
+Django's `RedisCacheClient.get_client` builds a new `redis.Redis` for every cache operation,
+and each one copies redis-py's table of response callbacks: on the chat's hot path (rate limits,
+the cancel flag checked before every model and tool call) that construction cost more CPU than
+the round trip.  A `redis.Redis` is safe to share between threads (it takes a connection from its
+pool per command), so this client keeps one per pool.  Behaviour is otherwise Django's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.cache.backends import redis as django_redis
+
+
+class RedisCacheClient(django_redis.RedisCacheClient):
+    def __init__(self, servers: Any, **options: Any) -> None:
+        super().__init__(servers, **options)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        # Django's own (private) helpers choose the pool, so reads still spread over replicas;
+        # django-stubs leaves private members out, hence the ignores.
+        index = self._get_connection_pool_index(write)  # type: ignore[attr-defined]
+        client = self._clients.get(index)
+        if client is None:
+            pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
+            client = self._clients[index] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
+        return client
+
+
+class RedisCache(django_redis.RedisCache):
+    def __init__(self, server: Any, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = RedisCacheClient
