@@ -12,9 +12,13 @@ In the same run the same load (same clients, same texts) goes to a bare echo con
 (bench/echo_asgi.py) in the same daphne process, behind the same origin check and auth
 middleware: everything is shared but the consumer.  A third load goes to a storing echo: the
 chat consumer with the agent taken out (it stores the message and an echo reply, nothing else),
-which shows how much of a turn is the agent and its governance rather than the chat itself.
-The loads alternate (echo, store, chat, chat, store, echo, ...) so that drift on the machine hits
-all of them; the figures are pooled.
+which shows how much of a turn is the agent and its governance rather than the chat itself.  A
+fourth load goes to the chat with its governance taken out (bench/echo_asgi.py: the guard passes
+everything, the tool check allows every call, no ledger event is appended), which measures under
+the same load what the issue's targets are about: how much of a turn the governance costs.
+The loads alternate (echo, store, ungoverned, chat, then backwards, ...) so that drift on the
+machine hits all of them; the figures are pooled.  The ledger events each load appended are
+counted, so a switch that did not take (or took where it should not) shows.
 Prints p50/p95 turn latency and turns/s of both, the ratios and the targets: chat turns/s
 >= 0.5x the echo's, chat p95 <= 3x the echo's p95.  For the chat it also splits a turn into
 the time to its first `delta` frame (the server's work) and the streaming after it, and prints
@@ -326,6 +330,7 @@ class Load:
     client_cpu: float = 0.0
     server_cpu: float = 0.0
     postgres_cpu: float = 0.0
+    ledger_events: int = 0
     machine_busy: float = 0.0
     machine_total: float = 0.0
 
@@ -386,6 +391,8 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
             url, cookie = f"ws://127.0.0.1:{port}/ws/echo/", None
         elif mode == "store":
             url, cookie = f"ws://127.0.0.1:{port}/ws/echo-store/{seats[i].session_id}/", seats[i].cookie
+        elif mode == "ungoverned":
+            url, cookie = f"ws://127.0.0.1:{port}/ws/ungoverned/{seats[i].session_id}/", seats[i].cookie
         else:
             url, cookie = f"ws://127.0.0.1:{port}/ws/sessions/{seats[i].session_id}/", seats[i].cookie
         tasks.append(asyncio.create_task(one_client(url, origin, cookie, turns, load, readies[i], go, timeout)))
@@ -398,6 +405,7 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
         all_ready.cancel()
         failed = [t.exception() for t in done if t is not all_ready and t.exception() is not None]
         raise SystemExit(f"{mode}: not every client connected: {failed[0] if failed else 'timeout'}")
+    events0 = await ledger_events()
     client0, server0, pg0, (busy0, total0) = time.process_time(), cpu_of(server_pid), cpu_of_postgres(), cpu_of_machine()
     started = time.perf_counter()
     go.set()
@@ -408,11 +416,19 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
     load.server_cpu = cpu_of(server_pid) - server0
     load.postgres_cpu = cpu_of_postgres() - pg0
     load.machine_busy, load.machine_total = busy1 - busy0, total1 - total0
+    load.ledger_events = await ledger_events() - events0
     for r in results:
         if isinstance(r, BaseException):
             name = type(r).__name__
             load.errors[name] = load.errors.get(name, 0) + 1
     return load
+
+
+async def ledger_events() -> int:
+    from asgiref.sync import sync_to_async
+    from ledger.models import LedgerEvent
+
+    return int(await sync_to_async(LedgerEvent.objects.count, thread_sensitive=False)())
 
 
 # --- the report ----------------------------------------------------------------------------
@@ -435,7 +451,7 @@ def pooled(loads: list[Load]) -> Load:
         out.knowledge_asked += load.knowledge_asked
         for code, n in load.errors.items():
             out.errors[code] = out.errors.get(code, 0) + n
-        for name in ("wall", "client_cpu", "server_cpu", "postgres_cpu", "machine_busy", "machine_total"):
+        for name in ("wall", "client_cpu", "server_cpu", "postgres_cpu", "ledger_events", "machine_busy", "machine_total"):
             setattr(out, name, getattr(out, name) + getattr(load, name))
     return out
 
@@ -456,7 +472,7 @@ def main() -> None:
 
     django.setup()
     warm_clients = min(args.clients, 10)
-    seats, facts = seed(2 * args.clients * args.rounds + warm_clients)
+    seats, facts = seed(3 * args.clients * args.rounds + 2 * warm_clients)
     BENCH_VAR.mkdir(parents=True, exist_ok=True)
     log_path = BENCH_VAR / "chat-daphne.log"
     port = free_port()
@@ -531,25 +547,29 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
     await run_load("echo", port, [], warm, args.timeout, pid)
     await run_load("chat", port, seats[-warm_clients:], warm, args.timeout, pid)
     await run_load("store", port, seats[-warm_clients:], warm, args.timeout, pid)
+    await run_load("ungoverned", port, seats[-2 * warm_clients : -warm_clients], warm, args.timeout, pid)
 
-    loads: dict[str, list[Load]] = {"echo": [], "store": [], "chat": []}
+    modes = ("echo", "store", "ungoverned", "chat")
+    loads: dict[str, list[Load]] = {mode: [] for mode in modes}
     for r in range(args.rounds):
         scripts = [script(r * 1000 + i, args.turns) for i in range(args.clients)]
-        order = ("echo", "store", "chat") if r % 2 == 0 else ("chat", "store", "echo")
-        for mode in order:
-            # The storing echo writes into sessions of its own, so the chat's histories stay its own.
-            base = (r + (args.rounds if mode == "store" else 0)) * args.clients
+        for mode in modes if r % 2 == 0 else tuple(reversed(modes)):
+            # Each load writes into sessions of its own, so every chat history is the load's own
+            # and the ungoverned turns start from the same history the chat's did.
+            lane = {"chat": 0, "store": 1, "ungoverned": 2}.get(mode, 0)
+            base = (r + lane * args.rounds) * args.clients
             mine = seats[base : base + args.clients]
             loads[mode].append(await run_load(mode, port, mine, scripts, args.timeout, pid))
 
-    echo, chat, store = pooled(loads["echo"]), pooled(loads["chat"]), pooled(loads["store"])
+    echo, chat, store, ungoverned = (pooled(loads[mode]) for mode in ("echo", "chat", "store", "ungoverned"))
     planned = args.clients * args.turns * args.rounds
     print(f"chat benchmark on PostgreSQL + Redis: {args.clients} clients x {args.turns} turns, sequential per client, "
           f"{args.rounds} rounds per consumer (interleaved), offline provider, {facts['entries']} approved entries")
     mix = ", ".join(f"{k} {len(v)}" for k, v in sorted(chat.kinds.items()))
     print(f"  turns measured: chat {chat.turns}/{planned} ({mix}), echo {echo.turns}/{planned}")
     print(f"  {'':26}{'p50 ms':>9}{'p95 ms':>9}{'turns/s':>10}")
-    for label, load in (("echo consumer", echo), ("storing echo", store), ("chat (ChatConsumer)", chat)):
+    for label, load in (("echo consumer", echo), ("storing echo", store), ("chat, governance off", ungoverned),
+                        ("chat (ChatConsumer)", chat)):
         print(f"  {label:26}{pct(load.latencies, 50):9.1f}{pct(load.latencies, 95):9.1f}{load.turns / load.wall:10.1f}")
     for kind in ("knowledge", "unknown", "greeting"):
         values = chat.kinds.get(kind, [])
@@ -568,18 +588,26 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
     print(f"  ratio p95 chat/echo      {latency:8.2f}   (target <= 3.00: {'met' if latency <= 3.0 else 'NOT met'})")
     print(f"  against the storing echo (the same consumer storing message and reply, no agent): turns/s "
           f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}")
+    governed = (chat.turns / chat.wall) / (ungoverned.turns / ungoverned.wall)
+    governed_p95 = pct(chat.latencies, 95) / pct(ungoverned.latencies, 95)
+    print(f"  against the same chat with its governance taken out (guard, tool checks, ledger events): turns/s "
+          f"{governed:5.3f} (>= 0.50: {'yes' if governed >= 0.5 else 'no'}), p95 {governed_p95:5.2f} "
+          f"(<= 3.00: {'yes' if governed_p95 <= 3.0 else 'no'})")
+    print(f"  ledger events per turn: chat {chat.ledger_events / max(chat.turns, 1):.2f}, "
+          f"governance off {ungoverned.ledger_events / max(ungoverned.turns, 1):.2f}, "
+          f"storing echo {store.ledger_events / max(store.turns, 1):.2f}")
     print(f"  search check before the loads: {facts['found_own']}/{len(ENTRIES)} knowledge questions find their entry, "
           f"{facts['found_none']}/{len(UNKNOWN)} unknown questions find nothing")
     if chat.knowledge_asked:
         print(f"  knowledge questions answered with citations during the loads: {chat.answered}/{chat.knowledge_asked}")
-    for label, load in (("echo", echo), ("store", store), ("chat", chat)):
+    for label, load in (("echo", echo), ("store", store), ("ungoverned", ungoverned), ("chat", chat)):
         if load.errors:
             print(f"  {label} errors: {', '.join(f'{k} {v}' for k, v in sorted(load.errors.items()))}")
     cores = os.cpu_count() or 1
     print(f"  CPU during the loads, % of one core over the load's wall time ({cores} cores; 'other' is Redis, the kernel")
     print("  and anything else running on the machine):")
     print(f"  {'':10}{'client':>8}{'server':>8}{'postgres':>10}{'other':>8}{'server ms/turn':>16}{'postgres ms/turn':>18}")
-    for label, load in (("echo", echo), ("store", store), ("chat", chat)):
+    for label, load in (("echo", echo), ("store", store), ("ungoverned", ungoverned), ("chat", chat)):
         other = load.machine_busy - load.client_cpu - load.server_cpu - load.postgres_cpu
         shares = [100 * s / load.wall for s in (load.client_cpu, load.server_cpu, load.postgres_cpu, max(other, 0.0))]
         per_turn = [1000 * s / max(load.turns, 1) for s in (load.server_cpu, load.postgres_cpu)]

@@ -1,5 +1,6 @@
-"""The product's ASGI application plus two baselines for bench/chat.py (bench only): a bare echo
-consumer at `ws/echo/` and a storing echo at `ws/echo-store/<session>/`.
+"""The product's ASGI application plus three baselines for bench/chat.py (bench only): a bare echo
+consumer at `ws/echo/`, a storing echo at `ws/echo-store/<session>/` and the chat with its
+governance taken out at `ws/ungoverned/<session>/`.
 
 bench/chat.py runs this under daphne so that the chat and the echo consumer share one server
 process, one event loop, the same origin check and the same auth middleware: the only
@@ -8,12 +9,18 @@ a `reply` frame carrying the same text — no session, no database, no model.  T
 is the chat consumer itself (same session check, rate limits, worker thread, frames) with the
 agent taken out: it stores the message and an echo reply in one transaction, without a run,
 model, tools, guard or ledger event — the difference to the chat is the agent and its
-governance.
+governance.  The ungoverned chat is the chat consumer and runtime unchanged, except that
+during its turns the commitment guard lets everything pass, the tool registry's execution check
+allows every call and no ledger event is appended: the difference to the chat is exactly the
+governance work the issue names (the audience check at connect and the audience's tool list
+stay; they are a dictionary lookup).  The switch is a context variable set by that consumer
+only, so the chat's turns in the same process keep every check.
 """
 
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from channels.auth import AuthMiddlewareStack
@@ -27,11 +34,35 @@ from channels.routing import URLRouter  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from facade.dialogue import services  # noqa: E402
 from facade.dialogue.consumers import ChatConsumer, message_view, reply_view  # noqa: E402
 from facade.dialogue.models import Message  # noqa: E402
+from facade.dialogue.runtime import loop, tools  # noqa: E402
+from facade.dialogue.runtime.guard import GuardVerdict  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
+from ledger.schemas import AppendedEvent  # noqa: E402
 
 ECHO_PATH = "/ws/echo/"
+
+GOVERNANCE_OFF: ContextVar[bool] = ContextVar("bench_governance_off", default=False)
+# What each governance step answers while it is switched off: everything passes, nothing is recorded.
+UNGOVERNED = (
+    (loop, "guard_check", GuardVerdict(blocked=False, category=None)),
+    (tools, "may_execute", None),
+    (loop, "ledger_append", AppendedEvent(0, 0, b"")),
+    (tools, "ledger_append", AppendedEvent(0, 0, b"")),
+    (services, "ledger_append", AppendedEvent(0, 0, b"")),
+)
+
+
+def _switchable(fn: Any, off: Any) -> Any:
+    def step(*args: Any, **kwargs: Any) -> Any:
+        return off if GOVERNANCE_OFF.get() else fn(*args, **kwargs)
+    return step
+
+
+for _module, _name, _off in UNGOVERNED:
+    setattr(_module, _name, _switchable(getattr(_module, _name), _off))
 
 
 class EchoConsumer(AsyncJsonWebsocketConsumer):
@@ -58,17 +89,30 @@ class StoringEchoConsumer(ChatConsumer):
         await self._send(ReplyOut(client_message_id=frame.client_message_id, **result).frame())
 
 
+class UngovernedChatConsumer(ChatConsumer):
+    """The chat consumer; its turns run with the governance steps switched off (the context
+    variable reaches the turn's worker thread: asgiref copies the context into it)."""
+
+    async def _turn(self, frame: Any, cancel: Any) -> None:
+        token = GOVERNANCE_OFF.set(True)
+        try:
+            await super()._turn(frame, cancel)
+        finally:
+            GOVERNANCE_OFF.reset(token)
+
+
 # The same middleware facade/asgi.py puts in front of the chat's URL router.
 echo = AllowedHostsOriginValidator(AuthMiddlewareStack(EchoConsumer.as_asgi()))
 store = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter([
     path("ws/echo-store/<uuid:session_id>/", StoringEchoConsumer.as_asgi()),
+    path("ws/ungoverned/<uuid:session_id>/", UngovernedChatConsumer.as_asgi()),
 ])))
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "websocket" and scope["path"] == ECHO_PATH:
         await echo(scope, receive, send)
-    elif scope["type"] == "websocket" and scope["path"].startswith("/ws/echo-store/"):
+    elif scope["type"] == "websocket" and scope["path"].startswith(("/ws/echo-store/", "/ws/ungoverned/")):
         await store(scope, receive, send)
     else:
         await product(scope, receive, send)
