@@ -8,15 +8,18 @@ the same verdict, and every verdict can be traced to a pattern and tested.
 What it blocks, in English and Simplified Chinese:
 
 * ``price`` - an amount given as the price of something: a number with a currency ("€40",
-  "30 dollars", "RMB 880", "99元", "两百块", "15欧元"), a price word with a bare figure ("the price
-  is 40", "报价是三千五", "收费三百八"), discounts ("20% off", "打八折", "满200减30", "半价",
+  "30 dollars", "forty bucks", "a hundred and twenty dollars", "RMB 880", "1200 RMB", "99元",
+  "两百块", "15欧元"), a price or deposit word with a bare figure ("the price is 40", "报价是三千五",
+  "收费三百八", "定金交两百"), discounts ("20% off", "打八折", "满200减30", "半价",
   "buy one, get one free") and free offers ("for free", "at no extra cost", "免费给您换", "不收您钱").
 * ``deadline`` - a delivery or completion verb (deliver, ship, ready, fixed, arrive, 送达, 发货,
   做好, 到账, 上门, 到 ...) within a few words of a time (within 3 days, by Friday, tomorrow, the
   same day, next week, 三天内, 明天, 下周一前, 月底前, 48小时内, 6月18日前 ...).
 * ``outcome`` - a promised result: guarantee / promise / assure / ensure, "100% sure", "will
   definitely work", "you will get a refund", "can't fail", "zero risk", 保证, 承诺, 确保, 担保,
-  一定能, 肯定没问题, 绝对可以, 包过, 打包票, 稳过, 百分之百, 万无一失 ...
+  一定能, 肯定没问题, 绝对可以, 包过, 打包票, 稳过, 百分之百消失, 万无一失 ..., and lasting results
+  ("it won't break again", "you won't have any more leaks", "the fix is permanent", "it will cure
+  your back pain for good", "your grades will go up", "..., no question").
 
 How it decides.  The text is NFKC-normalised (full-width digits and punctuation become ASCII) and
 lower-cased, cut into sentences, then at contrast words ("but", "however", 但是, 不过 ...), then
@@ -136,6 +139,13 @@ _EN_NUMWORD = (
     r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|fifteen|"
     r"twenty[- ]four|forty[- ]eight|seventy[- ]two|twenty|thirty|forty|a few|few|a couple of|couple of|several)"
 )
+_EN_ONES = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_EN_UNDER_100 = (
+    rf"(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ]{_EN_ONES})?|ten|eleven|twelve|thirteen|fourteen"
+    rf"|fifteen|sixteen|seventeen|eighteen|nineteen|{_EN_ONES})"
+)
+# "forty", "a hundred and twenty", "two thousand": an amount in words ("a" only before hundred/thousand).
+_EN_MONEY_WORDS = rf"(?:(?:a|{_EN_UNDER_100}) (?:hundred|thousand)(?:(?: and)? {_EN_UNDER_100})?|{_EN_UNDER_100})"
 _EN_N = rf"(?:\d+(?:\.\d+)?|{_EN_NUMWORD})(?:\s?(?:-|to|or)\s?(?:\d+|{_EN_NUMWORD}))?"
 _EN_UNIT = r"(?:business |working |calendar )?(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|fortnight)"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
@@ -163,6 +173,7 @@ _PRICE: Final = _Patterns.of(
         rf"\b(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us\$)\s?{_AMOUNT}",
         rf"\b{_AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
         rf"|yen)\b",
+        rf"\b{_EN_MONEY_WORDS}[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b",
         # A price word and a bare figure ("for you, the price is 40"); the figure must end there,
         # so "the total is 3 items" is not a price.
         r"\b(?:price|prices|priced|cost|costs|fee|charge|rate|quote|total)\b(?: (?:is|are|will be|would be|comes to|of|at"
@@ -178,10 +189,12 @@ _PRICE: Final = _Patterns.of(
         rf"(?<!\d[.,])(?<![\d{_ZH_NUMERALS}切分拼掰碎剪割成]){_ZH_AMOUNT}\s?"
         rf"(?:元(?![素化旦宵老首气件年月])|{_KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)",
         rf"(?:人民币|rmb)\s?{_ZH_AMOUNT}",
+        r"\d[\d,]*(?:\.\d+)?\s?(?:rmb|usd|eur|gbp|cny|hkd|jpy)(?![a-z])",
         # A price word and a bare figure ("报价是三千五", "学费一学期是一万二"); the figure must end
         # there, so "价格是一样的" is not a price.
-        r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价)"
-        rf"(?:[^,.!?;:{_CJK}]?|[{_CJK}]{{0,4}}?(?:是|为))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
+        r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价"
+        r"|定金|订金|押金|尾款|首付|租金)"
+        rf"(?:[^,.!?;:{_CJK}]?|[{_CJK}]{{0,4}}?(?:是|为|交|付|收|要))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
         rf"{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
         r"打?[一二三四五六七八九\d.]{1,3}折(?![叠腾旧返合])|半价|买[一二三\d]送[一二三\d]|满\s?\d+\s?减\s?\d+",
         rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{_ZH_AMOUNT}|便宜\s?{_ZH_AMOUNT}",
@@ -231,7 +244,7 @@ _DL_VERB: Final = _Patterns.of(
         r"\b(?:deliver(?:s|ed|ing|y|ies)?|ship(?:s|ped|ping|ment)?|dispatch(?:es|ed|ing)?|sends?|sent|post(?:ed)?"
         r"|mail(?:ed)?)\b",
         r"\b(?:arriv(?:e|es|ed|ing|al)|reach(?:es)? you|get to you|get (?:it|them|this|that|everything|your \w+) (?:to"
-        r"|back)|back with you)\b",
+        r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b",
         r"\bbe (?:there|with you|at your \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
@@ -247,7 +260,8 @@ _DL_VERB: Final = _Patterns.of(
         r"(?:come|visit|be there|stop by|drop by|come round|come over)\b",
     ],
     chinese=[
-        r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库",
+        r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
+        r"|发到|发至|发送|发(?:您|你)",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
         r"(?:能|可以|就能|即可|就可以)来?(?:取|拿|提)(?!消|决|款)|来(?:取|拿|提)(?!件|消|决|款)|(?:办|批|拿|做)下来|做出来",
@@ -340,6 +354,18 @@ _OUTCOME: Final = _Patterns.of(
         r"\b(?:will|shall) be (?:approved|accepted|granted|reimbursed|resolved in your favou?r)\b",
         r"\byou(?:'ll| will) (?:pass|win|succeed|get the job|be approved|be accepted)\b|\bwill (?:rule|decide) (?:for"
         r"|in favou?r of) you\b",
+        # Lasting results: "it won't break again", "you won't have any more leaks", "this fix is permanent",
+        # "it will cure your back pain for good", "your grades will go up".
+        r"\b(?:won't|will not|will never|never) (?:break|leak|crack|fail|fade|peel|rust|come off|fall off|come back|happen"
+        r"|drip|squeak|stick) again\b",
+        r"\byou(?:'ll| will)? (?:won't|will not|will never|never) (?:have|get|see|notice|need) (?:any more|anymore|another"
+        r"|any other|any further)\b",
+        r"\b(?:is|are|will be|it's) permanent\b|\bpermanently (?:fix|solve|cure|remove)\w*\b",
+        r"\b(?:will|'ll|going to) (?:cure|heal)\b|\bfor good\b(?! (?:reasons?|measure|causes?))",
+        r"\byour (?:\w+ )?(?:grades?|marks?|scores?|results?|sales|revenue|rankings?|skin|hair|weight|pain|symptoms?|acne"
+        r"|spots?|wrinkles|english|chinese|fluency|confidence|business) will (?:go up|improve|rise|increase|double|triple"
+        r"|disappear|vanish|clear up|be gone)\b",
+        r"^no (?:question|doubt)(?: about it)?$",
     ],
     chinese=[
         # Not the purpose ("为了保证您的账户安全"), a deposit (保证金) or a request (请确保).
@@ -348,7 +374,8 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)"
-        r"(?:能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上)",
+        r"(?:能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"|康复|解决|合格|达标)",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
         r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
         r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
@@ -398,7 +425,7 @@ _NEGATION: Final = _Patterns.of(
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
-        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不了$|不起$",
+        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下]$|不了$|不起$",
     ],
 )
 # A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
@@ -618,7 +645,9 @@ _PRICE_GATE: Final = _Gate(
         }
     ),
     chars=re.compile(r"[$€£¥%]"),
-    chinese=_literals(*"元块镑币价费折送减降每", "美金", "免费", "不收", "优惠", "便宜", "rmb"),
+    chinese=_literals(
+        *"元块镑币价费折送减降每", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金",
+    ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
         r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d"
@@ -667,14 +696,17 @@ _OUTCOME_GATE: Final = _Gate(
             "ensure", "sure", "certain", "refund", "reimburse", "compensate", "approved", "accepted", "granted",
             "reimbursed", "favour", "favor", "definitely", "certainly", "surely", "absolutely", "undoubtedly", "bound",
             "success", "doubt", "fail", "wrong", "lose", "risk", "disappointed", "hundred", "job", "replacement",
-            "compensation", "money", "deposit", "approval", "visa", "loan",
+            "compensation", "money", "deposit", "approval", "visa", "loan", "again", "permanent", "permanently", "cure",
+            "heal", "question",
         }
     ),
     chars=None,
     numbered=re.compile(r"100 ?(?:%|per)"),
     phrases=(
         "as good as", "questions asked", "my word", "trust me", "will rule", "will decide", "you'll pass",
-        "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed",
+        "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
+        "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
+        "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone",
     ),
     chinese=_literals(
         *"保包稳必准拍治", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
