@@ -61,6 +61,10 @@ Known limits - it matches patterns, it does not understand the text:
 * Ambiguous units are read as money ("5 pounds" of flour is a price); "块" counts as money only
   at the end of a phrase ("一块蛋糕" and "切12块" are pieces).
 * Amounts are recognised, not evaluated: the guard cannot tell a plausible price from a typo.
+* Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results") are
+  dropped before the check; a promise in quotes without such a lead-in still blocks.
+* A bare Chinese figure in hundreds or thousands closing a clause ("换屏幕三百五") is read as a
+  price; so is "... cost you two" unless a time or count follows.
 """
 
 from __future__ import annotations
@@ -158,14 +162,17 @@ _DATE = (
     rf"(?:\d{{1,2}}{_ORD}?(?: of)? {_MONTH}\b|{_MONTH} \d{{1,2}}{_ORD}?\b|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?"
     rf"|the \d{{1,2}}{_ORD}\b)"
 )
-_CLOCK = r"(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\d{1,2}:\d\d|noon|midnight|midday|lunch ?time)"
+_CLOCK = (
+    r"(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\d{1,2}:\d\d|noon|midnight|midday|lunch ?time"
+    r"|(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) o'clock)"
+)
 
 # --- price -----------------------------------------------------------------------------------
 
 _AMOUNT = r"\d[\d,]*(?:\.\d+)?(?:\s?(?:k|万|千|百)\b)?"
 _ZH_AMOUNT = rf"(?:\d[\d,]*(?:\.\d+)?\s?[万千百]?|[{_ZH_NUMERALS}]+)"
 # 块 is money in "300块" but a piece in "一块蛋糕": count it only where the phrase ends.
-_KUAI = rf"块(?:钱|(?=$|[^{_CJK}]|[吧啊呀哦呢了左右一起就包全都哈的]))"
+_KUAI = rf"块(?:钱|(?=$|[^{_CJK}]|[吧啊呀哦呢了左右一起就包全都哈的之以]))"
 _PRICE: Final = _Patterns.of(
     latin=[
         rf"[$€£¥]\s?{_AMOUNT}",
@@ -174,6 +181,11 @@ _PRICE: Final = _Patterns.of(
         rf"\b{_AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
         rf"|yen)\b",
         rf"\b{_EN_MONEY_WORDS}[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b",
+        # "two grand" is money, "two grand pianos" is not.
+        rf"\b(?:{_EN_MONEY_WORDS}|\d+(?:\.\d+)?)\s?grand(?=\s*(?:$|[,;:)]|for\b|all\b|in total|including|incl|plus|with\b|each\b))",
+        # "charge you half a hundred", "will cost you two grand" - not "cost you two days".
+        rf"\b(?:charge|charges|cost|costs|pay) (?:you |us )?(?:only |just |about |around )?(?:half a (?:hundred|thousand|grand)"
+        rf"|{_EN_MONEY_WORDS})\b(?! (?:days?|hours?|weeks?|months?|minutes?|people|times|visits?|trips?))",
         # A price word and a bare figure ("for you, the price is 40"); the figure must end there,
         # so "the total is 3 items" is not a price.
         r"\b(?:price|prices|priced|cost|costs|fee|charge|rate|quote|total)\b(?: (?:is|are|will be|would be|comes to|of|at"
@@ -189,6 +201,10 @@ _PRICE: Final = _Patterns.of(
         rf"(?<!\d[.,])(?<![\d{_ZH_NUMERALS}切分拼掰碎剪割成]){_ZH_AMOUNT}\s?"
         rf"(?:元(?![素化旦宵老首气件年月])|{_KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)",
         rf"(?:人民币|rmb)\s?{_ZH_AMOUNT}",
+        # "五块五毛", "九块九": yuan and jiao.
+        rf"(?<![切分拼掰碎剪割成])[\d{_ZH_NUMERALS}]+块[\d一二三四五六七八九](?:毛)?",
+        # A bare figure in hundreds or thousands closing a clause: "换屏幕三百五", "给您算四百五".
+        rf"(?<![\d{_ZH_NUMERALS}第])[一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十百千]*$",
         r"\d[\d,]*(?:\.\d+)?\s?(?:rmb|usd|eur|gbp|cny|hkd|jpy)(?![a-z])",
         # A price word and a bare figure ("报价是三千五", "学费一学期是一万二"); the figure must end
         # there, so "价格是一样的" is not a price.
@@ -206,10 +222,10 @@ _PRICE: Final = _Patterns.of(
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
     latin=[
-        r"budget|\byou (?:paid|mentioned|said|spent|offered|suggested|picked|chose)\b"
+        r"budget|\byou (?:paid|mentioned|said|spent|offered|suggested|picked|chose|saw|found|read|heard)\b"
         r"|\byour (?:offer|payment|receipt|balance|voucher)"
     ],
-    chinese=[r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的)"],
+    chinese=[r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的)"],
 )
 
 # --- deadline --------------------------------------------------------------------------------
@@ -222,9 +238,11 @@ _DL_TIME: Final = _Patterns.of(
         rf"\b{_EN_N}[- ](?:hour|day|week)s? (?:delivery|shipping|turnaround|dispatch|service)\b",
         r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:day"
         r"|week|month|year)|"
-        rf"tomorrow|tonight|today|{_WEEKDAY}|weekend|christmas|easter|new year|{_CLOCK}|{_DATE}|next (?:week|month)|eod"
+        rf"tomorrow|tonight|today|{_WEEKDAY}|weekend|christmas|easter|new year|holidays?|{_CLOCK}|{_DATE}|next (?:week|month)"
+        rf"|eod|end of play(?: {_WEEKDAY})?"
         rf"|close of business)\b",
-        r"\bin time for\b",
+        r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile you wait\b",
+        r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b",
         rf"\b(?:tomorrow|tonight|today|this (?:morning|afternoon|evening|week|weekend|month)|next (?:week|month|{_WEEKDAY})|"
         rf"(?:on|this|next) {_WEEKDAY}|on {_DATE}|first thing|later today|right away|immediately|straight away|at once|on time|"
         r"same[- ]day|next[- ]day|overnight|within (?:the|this) (?:hour|day|week|month))\b",
@@ -234,7 +252,7 @@ _DL_TIME: Final = _Patterns.of(
         r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天",
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
         rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月",
-        r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节)(?:节)?(?:前|之前|以前)",
+        r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
         rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
         rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
     ],
@@ -244,7 +262,9 @@ _DL_VERB: Final = _Patterns.of(
         r"\b(?:deliver(?:s|ed|ing|y|ies)?|ship(?:s|ped|ping|ment)?|dispatch(?:es|ed|ing)?|sends?|sent|post(?:ed)?"
         r"|mail(?:ed)?)\b",
         r"\b(?:arriv(?:e|es|ed|ing|al)|reach(?:es)? you|get to you|get (?:it|them|this|that|everything|your \w+) (?:to"
-        r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b",
+        r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
+        r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
+        r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced)\b",
         r"\bbe (?:there|with you|at your \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
@@ -262,6 +282,8 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做)(?:完|好)|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
         r"(?:能|可以|就能|即可|就可以)来?(?:取|拿|提)(?!消|决|款)|来(?:取|拿|提)(?!件|消|决|款)|(?:办|批|拿|做)下来|做出来",
@@ -274,7 +296,7 @@ _DL_VERB: Final = _Patterns.of(
 _HEDGE: Final = _Patterns.of(
     latin=[
         r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
-        r"|likely|"
+        r"|likely|most|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
         r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance)\b|\bmay\b(?! ?\d)",
         r"\b(?:about|around|approximately|approx|roughly) (?=\d|a |an |one|two|three|four|five|six|seven|ten|noon|midday"
@@ -299,7 +321,7 @@ _DISCLAIMER: Final = _rx(
     r"(?:i |we )?(?:can't|cannot|can not|won't|couldn't|am not able to|'m not able to|are not able to|'re not able to"
     r"|'m unable to|am unable to) "
     r"(?:guarantee|promise|confirm|be sure of)(?: (?:it|that|this|anything|the date|the time))?(?: though)?$"
-    r"|no promises$|(?:that's|that is|it's|it is) not (?:guaranteed|a promise)$"
+    r"|(?:the )?(?:owner|manager|team|shop)(?: will| can| must| has to| needs to)? confirms?\b.*$|no promises$|(?:that's|that is|it's|it is) not (?:guaranteed|a promise)$"
     r"|(?:我|我们)?(?:也|还|并)?(?:无法|不能|不敢|没法|没办法|不)(?:完全)?(?:保证|承诺|确定)(?:的)?$|不一定$"
 )
 _DISCLAIMER_HINTS: Final = re.compile("guarantee|promise|confirm|sure|保证|承诺|确定|一定")
@@ -311,6 +333,7 @@ _CUSTOMER_SIDE: Final = _Patterns.of(
         r"\bwhen (?:do|would|will|should|can) you\b|\bif you (?:need|want|would like|prefer|require|wish|'d like)\b"
         r"|\byou(?:'d| would) like\b",
         r"\bhow (?:soon|quickly|fast) (?:do|would|will) you\b",
+        r"\b(?:ask|asks|asked|asking) (?:about|for|whether|if)\b",
     ],
     chinese=[
         r"(?<![申邀宴聘提])请(?!放心|您放心|相信|注意|知悉|留意|假|客)|麻烦(?:您|你)|需要(?:您|你)|是否需要|需不需要|要不要",
@@ -366,6 +389,15 @@ _OUTCOME: Final = _Patterns.of(
         r"|spots?|wrinkles|english|chinese|fluency|confidence|business) will (?:go up|improve|rise|increase|double|triple"
         r"|disappear|vanish|clear up|be gone)\b",
         r"^no (?:question|doubt)(?: about it)?$",
+        r"\b(?:won't|will not|will never|never) (?:\w+ )?(?:break|leak|crack|fail|fade|peel|rust|come off|fall off|come back"
+        r"|happen|drip|squeak|stick|freeze|crash|get stuck|break down|go wrong|play up|wobble|tear|chip|split|hurt|bother you"
+        r"|frizz|tangle|shrink|stain) again\b|\bnever (?:have|need) to (?:\w+ ){0,3}again\b|\b(?:leak|problem|crack|damp|pain|fault|noise)s? (?:won't|will not"
+        r"|will never) (?:come back|return|recur)\b",
+        r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,2}(?:days|weeks|months|years|decades|life)|forever"
+        r"|a lifetime)\b|\bwill last (?:you )?(?:the life|a lifetime|forever)\b",
+        r"\bwill (?:look|be|feel|seem) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
+        r"\b(?:zero|0 ?%) chance (?:of|that) (?:it|its|the|this|that|your|them|they|anything)\b|\bstand (?:behind|by) (?:\w+ ){0,3}100 ?%|\bso will you\b|\byou(?:'ll| will) (?:be|become)"
+        r" fluent\b",
     ],
     chinese=[
         # Not the purpose ("为了保证您的账户安全"), a deposit (保证金) or a request (请确保).
@@ -373,9 +405,10 @@ _OUTCOME: Final = _Patterns.of(
         # Not "must" (一定要), "some" (有一定难度, 一定的) or "please be sure to" (请一定).
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
-        r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)"
-        r"(?:能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
+        r"(?:好了|看不出|不留|没有任何|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹)",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
         r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
         r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
@@ -425,7 +458,7 @@ _NEGATION: Final = _Patterns.of(
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
-        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下]$|不了$|不起$",
+        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下](?:这种|这样的|这个|任何)?$|不了$|不起$",
     ],
 )
 # A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
@@ -446,7 +479,7 @@ _CONTRAST_LATIN = r"\b(?:but|however|although|though|yet|whereas|except that)\b"
 _CONTRAST: Final = _rx(_CONTRAST_LATIN)
 _CONTRAST_ANY: Final = _rx(_CONTRAST_LATIN + r"|但是|但|不过|可是|然而|只是|虽然")
 # Commas, except the thousands separator in "1,200".
-_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"]")
+_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"\u2014\u2013]| - ")
 # "..., and we ...": a new subject starts a new clause; "price and delivery" does not.
 _NEW_SUBJECT: Final = _rx(r"\b(?:and|so|then)\s+(?=(?:we|i|it|they|you|he|she|your|our|this|that)\b)")
 _NOT_WORD: Final = bytes(32 if chr(code) in "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~" else code for code in range(256))
@@ -494,6 +527,21 @@ def _normalise(text: str) -> str:
     if ".m." in folded:
         folded = _AM_PM.sub(r"\1m", folded)
     return _BLANKS.sub(" ", folded)
+
+
+# Words someone else used, quoted as such: 您说的"保证学会", the so-called "guaranteed results".
+_MENTION: Final = re.compile(
+    r'(?:您说的|你说的|您提到的|你提到的|您看到的|你看到的|所谓的?|别家(?:说的|的)?|so-called|you (?:mentioned|said|saw|quoted|read)(?: the)?)'
+    r'\s?"[^"]{1,60}"'
+)
+
+
+def _unquote_mentions(text: str) -> str:
+    """Drop the quoted words of a mention, keeping who said them: a mention is not our promise.
+    Quotation marks alone are not enough - an agent could put its own promise in quotes."""
+    if '"' not in text:
+        return text
+    return _MENTION.sub(lambda m: m.group().split('"', 1)[0] + " ", text)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -641,12 +689,12 @@ _PRICE_GATE: Final = _Gate(
             "free", "half", "cost", "costs", "charge", "waive", "waived", "waives", "waiving", "knock", "usd", "eur",
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
-            "total", "percent", "per",
+            "total", "percent", "per", "grand", "pay",
         }
     ),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
@@ -660,13 +708,13 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday",
+            "friday", "saturday", "sunday", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play",
         }
     ),
     chars=re.compile(r"[0-9]"),
     chinese=_literals(
         "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
-        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
         "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
     ),
     # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
@@ -682,11 +730,12 @@ _DEADLINE_GATE: Final = _Gate(
                 "repair", "repaired", "repairs", "install", "installed", "installs", "installation", "process",
                 "processed", "refund", "refunded", "refunds", "credited", "turnaround", "collect", "collected", "pick",
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
-                "come", "visit", "stop", "drop",
+                "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
+                "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll",
             }
         ),
         chars=None,
-        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批"),
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带"),
     ),
 )
 _OUTCOME_GATE: Final = _Gate(
@@ -697,7 +746,7 @@ _OUTCOME_GATE: Final = _Gate(
             "reimbursed", "favour", "favor", "definitely", "certainly", "surely", "absolutely", "undoubtedly", "bound",
             "success", "doubt", "fail", "wrong", "lose", "risk", "disappointed", "hundred", "job", "replacement",
             "compensation", "money", "deposit", "approval", "visa", "loan", "again", "permanent", "permanently", "cure",
-            "heal", "question",
+            "heal", "question", "last", "stay", "remain", "new", "perfect", "flawless", "chance", "fluent", "stand",
         }
     ),
     chars=None,
@@ -706,10 +755,11 @@ _OUTCOME_GATE: Final = _Gate(
         "as good as", "questions asked", "my word", "trust me", "will rule", "will decide", "you'll pass",
         "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
-        "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone",
+        "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
+        "so will you", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
@@ -729,7 +779,7 @@ def guard_check(text: str) -> GuardVerdict:
 
 def _check(text: str, *, gated: bool) -> GuardVerdict:
     found: set[GuardCategory] = set()
-    for sentence in _SENTENCE_END.split(_normalise(text)):
+    for sentence in _SENTENCE_END.split(_unquote_mentions(_normalise(text))):
         if not sentence or sentence.isspace():
             continue
         words = _words(sentence) if gated else frozenset()
