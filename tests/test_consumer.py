@@ -359,7 +359,7 @@ def test_empty_and_over_long_messages_are_refused_with_the_services_codes(world_
 
 
 def test_the_customer_rate_limit_answers_with_retry_after_and_lowers_trust(world_a: TenantWorld, settings: Any, monkeypatch: Any) -> None:
-    settings.FACADE_RATE_CUSTOMER = "2/60"
+    settings.FACADE_RATE_CUSTOMER = "2/3600"  # an hour: the window never turns over mid-test
     monkeypatch.setattr(consumers, "provider_factory", lambda agent: ScriptedProvider.of(say("Yes."), repeat_last=True))
     session, cookie = customer_session(world_a)
 
@@ -371,7 +371,7 @@ def test_the_customer_rate_limit_answers_with_retry_after_and_lowers_trust(world
         await chat.send({"type": "message", "text": "question 3", "client_message_id": "r-3"})
         error = await chat.next()
         assert (error["type"], error["code"], error["client_message_id"]) == ("error", "rate_limited", "r-3")
-        assert isinstance(error["retry_after"], int) and 1 <= error["retry_after"] <= 60
+        assert isinstance(error["retry_after"], int) and 1 <= error["retry_after"] <= 3600
         # The connection stays open: a cancel is still answered.
         await chat.send({"type": "cancel"})
         assert (await chat.next()) == {"type": "cancelling", "runs": 0}
