@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -73,10 +74,13 @@ def session_open(
     return session
 
 
-def message_post(*, session: DialogueSession, text: str, client_message_id: str = "") -> tuple[Message, bool]:
+def message_post(*, session: DialogueSession, text: str, client_message_id: str = "",
+                 on_stored: Callable[[Message], None] | None = None) -> tuple[Message, bool]:
     """Store a message from the session's principal.  A repeated client_message_id returns the
     message already stored instead of a second one.  A session idle for too long is marked
-    expired (and stays so) before the message is refused."""
+    expired (and stays so) before the message is refused.  `on_stored` runs inside the message's
+    transaction, right after a new message is stored and before its ledger event: what it writes
+    commits or rolls back with the message (the runtime starts the message's run there)."""
     idle = settings.FACADE_SESSION_IDLE_MINUTES
     if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), idle):
         # The copy in hand may be stale (a WebSocket holds it for long): decide under the lock.
@@ -85,11 +89,12 @@ def message_post(*, session: DialogueSession, text: str, client_message_id: str 
             if locked.status == SessionStatus.OPEN and rules.is_idle(locked.last_activity_at, timezone.now(), idle):
                 _expire(locked)
             session.status, session.last_activity_at = locked.status, locked.last_activity_at
-    return _message_store(session=session, text=text, client_message_id=client_message_id)
+    return _message_store(session=session, text=text, client_message_id=client_message_id, on_stored=on_stored)
 
 
 @transaction.atomic
-def _message_store(*, session: DialogueSession, text: str, client_message_id: str) -> tuple[Message, bool]:
+def _message_store(*, session: DialogueSession, text: str, client_message_id: str,
+                   on_stored: Callable[[Message], None] | None) -> tuple[Message, bool]:
     if not text.strip():
         raise DialogueError("empty_message", "a message needs some text")
     limit = settings.FACADE_MESSAGE_MAX_CHARS
@@ -107,6 +112,8 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
     message = Message.objects.create(session=locked, role="principal", text=text, client_message_id=client_message_id)
     locked.last_activity_at = session.last_activity_at = timezone.now()
     locked.save(update_fields=["last_activity_at"])
+    if on_stored is not None:
+        on_stored(message)
     actor = session_actor(locked)
     ledger_append(
         chain_id=locked.tenant_id,

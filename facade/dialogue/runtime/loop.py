@@ -35,7 +35,7 @@ from .prompts import Prompt, conversation_language, customer_prompt, owner_promp
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
 from .builtin_tools import registry
-from .tools import Outcome, ToolContext, recorded_name
+from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
 REPLY_TOKENS = 800
@@ -92,23 +92,28 @@ def _relaxed(connection_vendor: str) -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _daily_budget_take(tenant_id: int) -> bool:
-    """Count one model call against the tenant's budget for today; False when it is spent.  One
-    conditional upsert, so concurrent runs can't overshoot."""
-    day = timezone.now().date()
+def _daily_budget_count(tenant_id: int) -> bool:
+    """Count one model call against the tenant's budget for today, in the caller's transaction;
+    False when it is spent.  One conditional upsert, so concurrent runs can't overshoot."""
     limit = settings.FACADE_DAILY_MODEL_CALLS
     if limit <= 0:
         return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) VALUES (%s, %s, 1) "
+            "ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1 "
+            "WHERE dialogue_dailyusage.model_calls < %s RETURNING model_calls",
+            [tenant_id, timezone.now().date(), limit],
+        )
+        return cursor.fetchone() is not None
+
+
+def _daily_budget_take(tenant_id: int) -> bool:
+    """`_daily_budget_count` in a bookkeeping transaction of its own (for the run's later model
+    calls; the first is counted with the message)."""
     with transaction.atomic():
         _relaxed(connection.vendor)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) VALUES (%s, %s, 1) "
-                "ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1 "
-                "WHERE dialogue_dailyusage.model_calls < %s RETURNING model_calls",
-                [tenant_id, day, limit],
-            )
-            return cursor.fetchone() is not None
+        return _daily_budget_count(tenant_id)
 
 
 def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, tool_names: list[str]) -> Prompt:
@@ -119,8 +124,9 @@ def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, 
     return customer_prompt(agent, language, tool_names, audience)
 
 
-def _history(session: DialogueSession, before: Message) -> list[dict[str, Any]]:
-    rows = list(Message.objects.filter(session=session, pk__lt=before.pk).order_by("-pk").values_list("role", "text")[:HISTORY])
+def _history(session: DialogueSession) -> list[dict[str, Any]]:
+    """The session's latest messages, read before the new one is stored."""
+    rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:HISTORY])
     return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in reversed(rows)]
 
 
@@ -134,13 +140,32 @@ def turn_handle(
     still_owner: Callable[[], bool] | None = None,
 ) -> TurnResult:
     """Store the principal's message and answer it.  A repeated client_message_id returns the
-    stored message and its reply instead of running again."""
-    message, created = message_post(session=session, text=text, client_message_id=client_message_id)
+    stored message and its reply instead of running again.
+
+    The run starts in the message's own transaction (its row and the first model call's count
+    against the daily budget): a stored message always has its run, and a turn pays for one
+    commit less."""
+    agent = session.agent
+    provider = provider or provider_for(agent)
+    history = _history(session)
+    language = conversation_language([text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
+    tools = registry.for_audience(Audience(session.audience))
+    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
+    started: dict[str, Any] = {}
+
+    def start(message: Message) -> None:
+        started["run"] = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message,
+                                            provider=provider.name, context_hash=prompt.context_hash)
+        started["budget"] = _daily_budget_count(session.tenant_id)
+
+    message, created = message_post(session=session, text=text, client_message_id=client_message_id, on_stored=start)
     if not created:
         reply = Message.objects.filter(reply_to=message).first()
         run = Run.objects.filter(message=message).first()
         return TurnResult(message, reply, run, _request_of(run), duplicate=True)
-    return run_turn(session=session, message=message, provider=provider, progress=progress, still_owner=still_owner)
+    return run_turn(session=session, message=message, run=started["run"], first_call_counted=started["budget"],
+                    provider=provider, history=history, language=language, tools=tools, prompt=prompt,
+                    progress=progress, still_owner=still_owner)
 
 
 def _request_of(run: Run | None) -> dict[str, Any] | None:
@@ -154,22 +179,22 @@ def run_turn(
     *,
     session: DialogueSession,
     message: Message,
-    provider: Provider | None = None,
+    run: Run,
+    first_call_counted: bool,
+    provider: Provider,
+    history: list[dict[str, Any]],
+    language: str,
+    tools: list[Tool],
+    prompt: Prompt,
     progress: Callable[[str], None] | None = None,
     still_owner: Callable[[], bool] | None = None,
 ) -> TurnResult:
+    """The loop of a run `turn_handle` started with its message; `first_call_counted` is whether
+    the daily budget had room for the first model call (counted in the message's transaction)."""
     agent = session.agent
     audience = Audience(session.audience)
-    provider = provider or provider_for(agent)
     report = progress or (lambda state: None)
-    history = _history(session, message)
-    language = conversation_language([message.text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
-    tools = registry.for_audience(audience)
     specs = [tool.spec() for tool in tools]
-    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
-    with transaction.atomic():
-        _relaxed(connection.vendor)
-        run = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message, provider=provider.name, context_hash=prompt.context_hash)
     if still_owner is None:
         user = session.user
 
@@ -205,7 +230,11 @@ def run_turn(
         if run.prompt_tokens + run.completion_tokens >= token_limit:
             status, stop_reason = RunStatus.OVER_BUDGET, "token_budget"
             break
-        if not _daily_budget_take(session.tenant_id):
+        if run.llm_call_count == 0:
+            counted = first_call_counted  # the first call was counted with the message
+        else:
+            counted = _daily_budget_take(session.tenant_id)
+        if not counted:
             status, stop_reason = RunStatus.OVER_BUDGET, "daily_budget"
             break
         report("thinking")
