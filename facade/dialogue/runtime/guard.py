@@ -61,7 +61,10 @@ Known limits - it matches patterns, it does not understand the text:
 * Ambiguous units are read as money ("5 pounds" of flour is a price); "块" counts as money only
   at the end of a phrase ("一块蛋糕" and "切12块" are pieces).
 * Amounts are recognised, not evaluated: the guard cannot tell a plausible price from a typo.
-* Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results") are
+* A clock time alone ("ready at 5pm") or a weekday after a label ("Pickup: Thursday") counts as
+  a time, except after open/close/from/until ("we open at 9am").
+* Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results", 传单上写的
+  "保证送达", the words "guaranteed delivery") are
   dropped before the check; a promise in quotes without such a lead-in still blocks.
 * A bare Chinese figure in hundreds or thousands closing a clause ("换屏幕三百五") is read as a
   price; so is "... cost you two" unless a time or count follows.
@@ -153,6 +156,7 @@ _EN_MONEY_WORDS = rf"(?:(?:a|{_EN_UNDER_100}) (?:hundred|thousand)(?:(?: and)? {
 _EN_N = rf"(?:\d+(?:\.\d+)?|{_EN_NUMWORD})(?:\s?(?:-|to|or)\s?(?:\d+|{_EN_NUMWORD}))?"
 _EN_UNIT = r"(?:business |working |calendar )?(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|fortnight)"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_WEEKDAY_ANY = rf"(?:{_WEEKDAY}|(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b)"
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
@@ -238,11 +242,16 @@ _DL_TIME: Final = _Patterns.of(
         rf"\b{_EN_N}[- ](?:hour|day|week)s? (?:delivery|shipping|turnaround|dispatch|service)\b",
         r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:day"
         r"|week|month|year)|"
-        rf"tomorrow|tonight|today|{_WEEKDAY}|weekend|christmas|easter|new year|holidays?|{_CLOCK}|{_DATE}|next (?:week|month)"
+        rf"tomorrow|tonight|today|{_WEEKDAY_ANY}|weekend|christmas|easter|new year|holidays?|{_CLOCK}|{_DATE}|next (?:week|month)"
+        rf"|then|that time"
         rf"|eod|end of play(?: {_WEEKDAY})?"
         rf"|close of business)\b",
         r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile you wait\b",
         r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b",
+        # A clock time or a weekday on its own: "at 7am", "at 12:30 sharp", "pickup: thursday".
+        # Not opening hours ("we open at 9am").
+        rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
+        rf"|(?<=: ){_WEEKDAY_ANY}|\b{_WEEKDAY_ANY} (?:at )?{_CLOCK}",
         rf"\b(?:tomorrow|tonight|today|this (?:morning|afternoon|evening|week|weekend|month)|next (?:week|month|{_WEEKDAY})|"
         rf"(?:on|this|next) {_WEEKDAY}|on {_DATE}|first thing|later today|right away|immediately|straight away|at once|on time|"
         r"same[- ]day|next[- ]day|overnight|within (?:the|this) (?:hour|day|week|month))\b",
@@ -270,7 +279,7 @@ _DL_VERB: Final = _Patterns.of(
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
         r"\bhave (?:it|them|this|that|your \w+|the \w+) (?:ready|done|fixed|repaired|back|delivered|finished|altered"
         r"|cleaned)\b",
-        r"\b(?:ready(?! to)|done|finish(?:ed|es)?|complete(?:d|s)?|fix(?:ed|es)?|repair(?:ed|s)?|install(?:ed|s|ation)?"
+        r"\b(?:ready(?! to\b)|done|finish(?:ed|es)?|complete(?:d|s)?|fix(?:ed|es)?|repair(?:ed|s)?|install(?:ed|s|ation)?"
         r"|process(?:ed)?)\b",
         r"\b(?:refund(?:ed|s)?|credited|turnaround|collect(?:ed)?|pick(?:ed)? (?:it |them )?up|pick-?up|back in stock"
         r"|restock(?:ed)?)\b",
@@ -298,12 +307,13 @@ _HEDGE: Final = _Patterns.of(
         r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
         r"|likely|most|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
-        r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance)\b|\bmay\b(?! ?\d)",
+        r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance|usual|predict\w*)\b"
+        r"|\bmay\b(?! ?\d)",
         r"\b(?:about|around|approximately|approx|roughly) (?=\d|a |an |one|two|three|four|five|six|seven|ten|noon|midday"
         r"|the end|tomorrow|next|mid)",
     ],
     chinese=[
-        r"一般|通常|正常情况|大概|大约|(?<!预)约|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
+        r"一般|通常|正常情况|大概|大约|(?<!预)约(?![好了定见会过到])|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
         r"(?<!电)视(?!频)|取决于|看情况|要看|得看|以.{0,12}为准|希望|力争|左右|最快|具体(?:几|什么时候|哪天|多久)",
     ],
 )
@@ -358,7 +368,7 @@ _OUTCOME_VERB = (
 )
 _OUTCOME: Final = _Patterns.of(
     latin=[
-        r"\bguarantee(?:s|d)?\b|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
+        r"\bguarantee(?:s|d)?\b(?! (?:terms|conditions|policy|period|card|details|certificate|documents?|leaflet))|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
         r"\b(?:we|i)(?:'ll| will| can| shall| do)? (?:always )?(?:ensure|make sure|make certain)\b",
         r"\byou have my word\b|\bgive you my word\b|\bmy word (?:on|for) it\b|\btake my word\b|\bno questions asked\b",
         r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
@@ -395,7 +405,8 @@ _OUTCOME: Final = _Patterns.of(
         r"|will never) (?:come back|return|recur)\b",
         r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,2}(?:days|weeks|months|years|decades|life)|forever"
         r"|a lifetime)\b|\bwill last (?:you )?(?:the life|a lifetime|forever)\b",
-        r"\bwill (?:look|be|feel|seem) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
+        r"\bwill (?:look|be|feel|seem|turn out|come out) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
+        r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
         r"\b(?:zero|0 ?%) chance (?:of|that) (?:it|its|the|this|that|your|them|they|anything)\b|\bstand (?:behind|by) (?:\w+ ){0,3}100 ?%|\bso will you\b|\byou(?:'ll| will) (?:be|become)"
         r" fluent\b",
     ],
@@ -406,9 +417,9 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|看不出|不留|没有任何|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
-        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹)",
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染)|绝不会再",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
         r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
         r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
@@ -420,7 +431,8 @@ _RELAY: Final = _Patterns.of(
     latin=[
         r"\b(?:pass|forward|relay|send|give|hand)\b(?: \w+){0,4} (?:on )?to (?:the |our )?(?:owner|manager|boss|team|staff"
         r"|shop)\b",
-        r"\bpass (?:\w+ ){0,3}on\b|\blet (?:the owner|the team|the manager|them|him|her) know\b",
+        r"\bpass (?:it|this|that|them|these|those|(?:the|your|this|that) (?:message|request|question|details|feedback|note"
+        r"|comments?|information|info)) on\b|\blet (?:the owner|the team|the manager|them|him|her) know\b",
         r"\b(?:tell|inform|ask|remind|notify) (?:the owner|the manager|the team)\b|\bcheck with (?:the owner|the manager"
         r"|the team)\b",
         r"\bthe owner (?:sees|reads|gets|knows|receives|hears)\b",
@@ -531,7 +543,8 @@ def _normalise(text: str) -> str:
 
 # Words someone else used, quoted as such: 您说的"保证学会", the so-called "guaranteed results".
 _MENTION: Final = re.compile(
-    r'(?:您说的|你说的|您提到的|你提到的|您看到的|你看到的|所谓的?|别家(?:说的|的)?|so-called|you (?:mentioned|said|saw|quoted|read)(?: the)?)'
+    r'(?:您说的|你说的|您提到的|你提到的|您看到的|你看到的|所谓的?|别家(?:说的|的)?|写的|印的|写着|印着|so-called'
+    r'|you (?:mentioned|said|saw|quoted|read)(?: the)?|the (?:words?|phrase|slogan|claim|line|label|text)|(?:says|said|reads|read))'
     r'\s?"[^"]{1,60}"'
 )
 
@@ -708,7 +721,8 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play",
+            "friday", "saturday", "sunday", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "mon", "tue", "tues",
+            "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "then",
         }
     ),
     chars=re.compile(r"[0-9]"),
@@ -756,10 +770,10 @@ _OUTCOME_GATE: Final = _Gate(
         "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
-        "so will you", "come back", "return", "recur",
+        "so will you", "count on", "rely on", "depend on", "turn out", "come out", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
