@@ -63,6 +63,9 @@ Known limits - it matches patterns, it does not understand the text:
 * Amounts are recognised, not evaluated: the guard cannot tell a plausible price from a typo.
 * A clock time alone ("ready at 5pm") or a weekday after a label ("Pickup: Thursday") counts as
   a time, except after open/close/from/until ("we open at 9am").
+* A cap is a price ("you won't pay more than €200"); a Chinese condition in the same clause
+  (如果零件能按时到) is not a deadline, one in an earlier clause (如果您今天下单，明天就发货) does
+  not lift the promise that follows; English "if" lifts nothing.
 * Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results", 传单上写的
   "保证送达", the words "guaranteed delivery") are
   dropped before the check; a promise in quotes without such a lead-in still blocks.
@@ -176,7 +179,7 @@ _CLOCK = (
 _AMOUNT = r"\d[\d,]*(?:\.\d+)?(?:\s?(?:k|万|千|百)\b)?"
 _ZH_AMOUNT = rf"(?:\d[\d,]*(?:\.\d+)?\s?[万千百]?|[{_ZH_NUMERALS}]+)"
 # 块 is money in "300块" but a piece in "一块蛋糕": count it only where the phrase ends.
-_KUAI = rf"块(?:钱|(?=$|[^{_CJK}]|[吧啊呀哦呢了左右一起就包全都哈的之以]))"
+_KUAI = rf"块(?:钱|(?=$|[^{_CJK}]|[吧啊呀哦呢了左右一起就包全都哈的之以搞够能]))"
 _PRICE: Final = _Patterns.of(
     latin=[
         rf"[$€£¥]\s?{_AMOUNT}",
@@ -184,7 +187,7 @@ _PRICE: Final = _Patterns.of(
         rf"\b(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us\$)\s?{_AMOUNT}",
         rf"\b{_AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
         rf"|yen)\b",
-        rf"\b{_EN_MONEY_WORDS}[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b",
+        rf"\b{_EN_MONEY_WORDS}(?:[- ]odd)?[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b",
         # "two grand" is money, "two grand pianos" is not.
         rf"\b(?:{_EN_MONEY_WORDS}|\d+(?:\.\d+)?)\s?grand(?=\s*(?:$|[,;:)]|for\b|all\b|in total|including|incl|plus|with\b|each\b))",
         # "charge you half a hundred", "will cost you two grand" - not "cost you two days".
@@ -194,7 +197,18 @@ _PRICE: Final = _Patterns.of(
         # so "the total is 3 items" is not a price.
         r"\b(?:price|prices|priced|cost|costs|fee|charge|rate|quote|total)\b(?: (?:is|are|will be|would be|comes to|of|at"
         r"|:))?\s?"
-        r"(?:only |just )?\d[\d,]*(?:\.\d+)?(?=\s*(?:$|[,.!?;)]|each|per|a |an |flat|in total|for|plus|incl|excl|with))",
+        rf"(?:only |just )?(?:\d[\d,]*(?:\.\d+)?|{_EN_MONEY_WORDS})(?=\s*(?:$|[,.!?;)]|each|per|a |an |flat|in total|for|plus"
+        r"|incl|excl|with))",
+        # A paying verb and a bare figure: "you'll only pay 30", "charged 25 per half hour", "yours for
+        # 1,200", "set you back just a fiver", "settled at eight hundred", "at 40 a day".
+        rf"\b(?:pay|paying|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
+        rf"|at only)\s(?:only |just |about |around |a flat |roughly )?(?:\d[\d,]*(?:\.\d+)?|{_EN_MONEY_WORDS}|a (?:tenner|fiver))"
+        rf"(?![\d,]*\s*(?:%|days?|hours?|weeks?|months?|years?|minutes?|people|times|items?|pieces?|pages?))",
+        r"\bat \d+(?:\.\d+)? (?:a|per) (?:day|night|hour|week|month|person|head|session|lesson|class|visit)\b",
+        r"\b(?:a|one|two|three|four|five) (?:tenner|fiver)s?\b|\b(?:tenner|fiver)s?\b",
+        rf"\b{_EN_MONEY_WORDS}(?:[- ]odd)?(?: each| apiece| a (?:head|piece|person|cup))\b",
+        r"\bis \d[\d,]*(?:\.\d+)?(?=,? (?:and that's|all in|flat|fixed|in total|including|included|each|per)\b)"
+        r"|\b(?:that's|that is) (?:the |our |a )?(?:final|fixed|firm) (?:figure|price|amount|cost|fee)\b",
         r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
         r"\b(?:get|gets) (?:one|1|the second(?: one)?|another) free\b|\bhalf[- ]price\b",
         r"\bwaive\w*\b.{0,25}\bfee|\b\d+(?:\.\d+)?\s?(?:%|percent) (?:off|discount)\b|\bknock \w+ down to\b",
@@ -202,7 +216,7 @@ _PRICE: Final = _Patterns.of(
     ],
     chinese=[
         # Whole numbers only, and not pieces: "切12块" is twelve slices, not "2块".
-        rf"(?<!\d[.,])(?<![\d{_ZH_NUMERALS}切分拼掰碎剪割成]){_ZH_AMOUNT}\s?"
+        rf"(?<!\d[.,])(?<![\d{_ZH_NUMERALS}切分拼掰碎剪割成]){_ZH_AMOUNT}(?:来|多)?\s?"
         rf"(?:元(?![素化旦宵老首气件年月])|{_KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)",
         rf"(?:人民币|rmb)\s?{_ZH_AMOUNT}",
         # "五块五毛", "九块九": yuan and jiao.
@@ -247,7 +261,8 @@ _DL_TIME: Final = _Patterns.of(
         rf"|eod|end of play(?: {_WEEKDAY})?"
         rf"|close of business)\b",
         r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile you wait\b",
-        r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b",
+        r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b|\b(?:by|before) \d{1,2}(?::\d\d)?(?= *(?:$|[,.!?;]|sharp|on|today"
+        r"|tomorrow|tonight))",
         # A clock time or a weekday on its own: "at 7am", "at 12:30 sharp", "pickup: thursday".
         # Not opening hours ("we open at 9am").
         rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
@@ -260,7 +275,7 @@ _DL_TIME: Final = _Patterns.of(
         rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
         r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天",
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
-        rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月",
+        rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|午饭|中午|天黑)(?:前|之前)",
         r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
         rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
         rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
@@ -273,7 +288,8 @@ _DL_VERB: Final = _Patterns.of(
         r"\b(?:arriv(?:e|es|ed|ing|al)|reach(?:es)? you|get to you|get (?:it|them|this|that|everything|your \w+) (?:to"
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
-        r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced)\b",
+        r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|filed|submitted|lodged|set up"
+        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b",
         r"\bbe (?:there|with you|at your \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
@@ -291,7 +307,7 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做)(?:完|好)|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆)(?:完|好)|等(?:您|你)|递交|提交|送交|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
@@ -354,6 +370,7 @@ _PAST_OR_ROUTINE: Final = _Patterns.of(
     latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly)\b"],
     chinese=[r"已经|已|刚刚|刚才|昨天|上周|每"],
 )
+_CONDITION: Final = re.compile(r"如果|要是|假如|万一|假设")
 # Verb and time further apart than this are not read as one promise.
 _MAX_DEADLINE_GAP_TOKENS: Final = 8
 _TOKEN: Final = re.compile(rf"[a-z0-9']+|[{_CJK}]")
@@ -406,6 +423,9 @@ _OUTCOME: Final = _Patterns.of(
         r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,2}(?:days|weeks|months|years|decades|life)|forever"
         r"|a lifetime)\b|\bwill last (?:you )?(?:the life|a lifetime|forever)\b",
         r"\bwill (?:look|be|feel|seem|turn out|come out) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
+        r"\bwill come out (?:completely|fully|entirely|100)|\b(?:will be|is|are) (?:completely |totally )?gone (?:after|for good|in)\b"
+        r"|\bwill (?:clear up|get rid of|remove|cure|fix|solve)\b.{0,30}\bcompletely\b|\byou(?:'re| are) safe\b"
+        r"|\bwill find nothing\b|\bwill pass (?:the |your |its |first )?(?:\w+ ){0,2}(?:inspection|test|exam|audit|check|review)\b",
         r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
         r"\b(?:zero|0 ?%) chance (?:of|that) (?:it|its|the|this|that|your|them|they|anything)\b|\bstand (?:behind|by) (?:\w+ ){0,3}100 ?%|\bso will you\b|\byou(?:'ll| will) (?:be|become)"
         r" fluent\b",
@@ -419,7 +439,8 @@ _OUTCOME: Final = _Patterns.of(
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
         r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
-        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染)|绝不会再",
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会再",
+        r"(?:一次|马上|立刻|很快)就?(?:能|会)好|全额退(?:给|还)?(?:您|你)|(?:绝对|肯定|保证)查不出",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
         r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
         r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
@@ -449,7 +470,8 @@ _NOT_A_NEGATION: Final = _Patterns.of(
         r"|to worry|only)\b",
         r"\bnever mind\b|\bwithout (?:fail|delay|a doubt|any doubt|question|exception)\b|\b(?:no|not) later than\b|\bwhy not\b",
         r"\bno (?:extra|additional) (?:cost|charge)\b|\b(?:can't|cannot|won't) (?:fail|go wrong|lose)\b|\b(?:zero|no) risk\b",
-        r"\bwon't be disappointed\b",
+        r"\bwon't be disappointed\b|\b(?:won't|will not|never|not) (?:pay|cost|be charged|spend|be billed) (?:more|over|above)\b"
+        r"|\b(?:no|not) more than\b",
     ],
     chinese=[
         r"不用担心|不要担心|别担心|不必担心|不用急|别急|不着急|不客气|不好意思|不过|不错|没关系|没问题|没错|不管|不论|无论|毫无疑问",
@@ -481,7 +503,8 @@ _NEGATION_AFTER: Final = _rx(
 
 # --- text structure --------------------------------------------------------------------------
 
-_QUOTES: Final = (("\u2019", "'"), ("\u2018", "'"), ("`", "'"), ("\u201c", '"'), ("\u201d", '"'))
+# Curly quotes become straight ones, and an en dash a hyphen ("3–5 days" is a range).
+_QUOTES: Final = (("\u2019", "'"), ("\u2018", "'"), ("`", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\u2013", "-"))
 _FULL_WIDTH: Final = re.compile(r"[\uff01-\uff5e]")
 _WIDE_PUNCTUATION: Final = tuple((chr(ord(narrow) + 0xFEE0), narrow) for narrow in ",!?:;()%")
 _AM_PM: Final = re.compile(r"\b([ap])\.m\.")
@@ -490,8 +513,9 @@ _SENTENCE_END: Final = re.compile(r"[!?。；;\n…]+|\.(?!\d)")
 _CONTRAST_LATIN = r"\b(?:but|however|although|though|yet|whereas|except that)\b"
 _CONTRAST: Final = _rx(_CONTRAST_LATIN)
 _CONTRAST_ANY: Final = _rx(_CONTRAST_LATIN + r"|但是|但|不过|可是|然而|只是|虽然")
-# Commas, except the thousands separator in "1,200".
-_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"\u2014\u2013]| - ")
+# Commas (except the thousands separator in "1,200"), brackets, quotes and dashes; a spaced
+# hyphen between figures is a range ("3 - 5 days"), not a break.
+_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"\u2014]|(?<!\d) - |(?<=\d) - (?!\d)")
 # "..., and we ...": a new subject starts a new clause; "price and delivery" does not.
 _NEW_SUBJECT: Final = _rx(r"\b(?:and|so|then)\s+(?=(?:we|i|it|they|you|he|she|your|our|this|that)\b)")
 _NOT_WORD: Final = bytes(32 if chr(code) in "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~" else code for code in range(256))
@@ -617,6 +641,8 @@ def _deadline_in(clause: _Clause) -> bool:
     verbs = _DL_VERB.finditer(text)
     if not verbs or clause.disclaimed or _RELAY.search(text):
         return False
+    if _CONDITION.search(text):
+        return False  # "如果零件能按时到": a condition, not a promise (a condition in an earlier clause does not count)
     hedged = _HEDGE.search(text) or _HEDGE.search(clause.lead) or _TRAILING_HEDGE.match(clause.tail) is not None
     # "in about an hour, guaranteed": a guarantee next to the time makes it firm again.
     if hedged and not (_outcome_in(clause) or _outcome_in(_Clause(clause.tail))):
@@ -702,16 +728,18 @@ _PRICE_GATE: Final = _Gate(
             "free", "half", "cost", "costs", "charge", "waive", "waived", "waives", "waiving", "knock", "usd", "eur",
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
-            "total", "percent", "per", "grand", "pay",
+            "total", "percent", "per", "grand", "pay", "paying", "charged", "billed", "yours", "tenner", "tenners",
+            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed",
         }
     ),
+    phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
         *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
-        r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d"
+        r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d|\b(?:is|at) \d"
     ),
 )
 _DEADLINE_GATE: Final = _Gate(
@@ -728,7 +756,7 @@ _DEADLINE_GATE: Final = _Gate(
     chars=re.compile(r"[0-9]"),
     chinese=_literals(
         "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
-        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "下班", "关门", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
         "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
     ),
     # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
@@ -745,11 +773,12 @@ _DEADLINE_GATE: Final = _Gate(
                 "processed", "refund", "refunded", "refunds", "credited", "turnaround", "collect", "collected", "pick",
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
-                "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll",
+                "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
+                "lodged", "set", "decorated", "waiting",
             }
         ),
         chars=None,
-        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带"),
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫"),
     ),
 )
 _OUTCOME_GATE: Final = _Gate(
@@ -770,10 +799,11 @@ _OUTCOME_GATE: Final = _Gate(
         "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
-        "so will you", "count on", "rely on", "depend on", "turn out", "come out", "come back", "return", "recur",
+        "so will you", "count on", "rely on", "depend on", "turn out", "come out",
+        "gone", "completely", "safe", "find nothing", "will pass", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
