@@ -244,6 +244,32 @@ def test_the_daily_model_call_budget_is_per_tenant(world_a: Any, world_b: Any, s
     assert other.run is not None and other.run.status == RunStatus.COMPLETED
 
 
+def test_the_daily_budget_counts_every_model_call_of_a_run(world_a: Any, settings: Any) -> None:
+    # The first call is counted with the message, the later ones each in their own transaction.
+    settings.FACADE_DAILY_MODEL_CALLS = 2
+    provider = ScriptedProvider.of(call("search_knowledge", {"query": "a"}), call("search_knowledge", {"query": "b"}), say("never"))
+    result = turn_handle(session=customer_session(world_a), text="a long task", provider=provider)
+    run = result.run
+    assert run is not None and (run.stop_reason, run.llm_call_count) == ("daily_budget", 2) and len(provider.calls) == 2
+    assert DailyUsage.objects.get(tenant=world_a.tenant).model_calls == 2
+
+
+def test_a_message_and_its_run_are_stored_together_or_not_at_all(world_a: Any, monkeypatch: Any) -> None:
+    from facade.dialogue import services
+
+    session = customer_session(world_a)
+
+    def refuse(**kwargs: Any) -> Any:
+        raise RuntimeError("ledger unavailable")
+
+    monkeypatch.setattr(services, "ledger_append", refuse)
+    with pytest.raises(RuntimeError):
+        turn_handle(session=session, text="hello")
+    assert not Message.objects.filter(session=session).exists()
+    assert not Run.objects.filter(session=session).exists()
+    assert not DailyUsage.objects.filter(tenant=world_a.tenant).exists()
+
+
 def test_cancel_stops_further_model_and_tool_calls(world_a: Any) -> None:
     session = customer_session(world_a)
 
