@@ -201,7 +201,7 @@ _PRICE: Final = _Patterns.of(
         r"|incl|excl|with))",
         # A paying verb and a bare figure: "you'll only pay 30", "charged 25 per half hour", "yours for
         # 1,200", "set you back just a fiver", "settled at eight hundred", "at 40 a day".
-        rf"\b(?:pay|paying|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
+        rf"\b(?:pay|paying|charge|charges|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
         rf"|at only)\s(?:only |just |about |around |a flat |roughly )?(?:\d[\d,]*(?:\.\d+)?|{_EN_MONEY_WORDS}|a (?:tenner|fiver))"
         rf"(?![\d,]*\s*(?:%|days?|hours?|weeks?|months?|years?|minutes?|people|times|items?|pieces?|pages?))",
         r"\bat \d+(?:\.\d+)? (?:a|per) (?:day|night|hour|week|month|person|head|session|lesson|class|visit)\b",
@@ -211,6 +211,11 @@ _PRICE: Final = _Patterns.of(
         r"|\b(?:that's|that is) (?:the |our |a )?(?:final|fixed|firm) (?:figure|price|amount|cost|fee)\b",
         r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
         r"\b(?:get|gets) (?:one|1|the second(?: one)?|another) free\b|\bhalf[- ]price\b",
+        # Free extras and price matching: "on the house", "a free trim", "delivery is free for you".
+        r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today)\b"
+        r"|\b(?:a|one) free (?:trim|delivery|upgrade|session|check|refill|gift|wrap|wrapping|shipping|consultation|sample"
+        r"|lesson|class|visit|wash|coffee|drink)\b",
+        rf"\blet's (?:say|call it|make it) (?:\d|{_EN_MONEY_WORDS}\b)",
         r"\bwaive\w*\b.{0,25}\bfee|\b\d+(?:\.\d+)?\s?(?:%|percent) (?:off|discount)\b|\bknock \w+ down to\b",
         r"\b\d+(?:\.\d+)? per (?:session|night|person|head|page|lesson|visit|class|ticket|guest)\b",
     ],
@@ -235,7 +240,15 @@ _PRICE: Final = _Patterns.of(
         # A rate with a bare figure: "每次一百二", "每人68".
         rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
+        r"免(?:运费|配送费|服务费|上门费|手续费|单)|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
+        rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
+        rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块])",
     ],
+)
+_PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (?:the|that|their|this|your) price\b")
+# A figure from the past: an old invoice, last year's repair.
+_PAST_PRICE: Final = re.compile(
+    r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)上|(?:19|20)\d\d年"
 )
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
@@ -243,7 +256,7 @@ _CUSTOMER_FIGURE: Final = _Patterns.of(
         r"budget|\byou (?:paid|mentioned|said|spent|offered|suggested|picked|chose|saw|found|read|heard)\b"
         r"|\byour (?:offer|payment|receipt|balance|voucher)"
     ],
-    chinese=[r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的)"],
+    chinese=[r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的|支付的|付的|交的)"],
 )
 
 # --- deadline --------------------------------------------------------------------------------
@@ -264,12 +277,13 @@ _DL_TIME: Final = _Patterns.of(
         r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b|\b(?:by|before) \d{1,2}(?::\d\d)?(?= *(?:$|[,.!?;]|sharp|on|today"
         r"|tomorrow|tonight))",
         # A clock time or a weekday on its own: "at 7am", "at 12:30 sharp", "pickup: thursday".
+        r"\bfrom \d{1,2}(?::\d\d)?\s?(?:am|pm)\b",
         # Not opening hours ("we open at 9am").
         rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
         rf"|(?<=: ){_WEEKDAY_ANY}|\b{_WEEKDAY_ANY} (?:at )?{_CLOCK}",
         rf"\b(?:tomorrow|tonight|today|this (?:morning|afternoon|evening|week|weekend|month)|next (?:week|month|{_WEEKDAY})|"
         rf"(?:on|this|next) {_WEEKDAY}|on {_DATE}|first thing|later today|right away|immediately|straight away|at once|on time|"
-        r"same[- ]day|next[- ]day|overnight|within (?:the|this) (?:hour|day|week|month))\b",
+        r"same[- ]day|(?:the )?same (?:afternoon|morning|evening|night|week)|next[- ]day|overnight|within (?:the|this) (?:hour|day|week|month))\b",
     ],
     chinese=[
         rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
@@ -290,7 +304,7 @@ _DL_VERB: Final = _Patterns.of(
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|filed|submitted|lodged|set up"
         r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b",
-        r"\bbe (?:there|with you|at your \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
+        r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
         r"\bhave (?:it|them|this|that|your \w+|the \w+) (?:ready|done|fixed|repaired|back|delivered|finished|altered"
@@ -420,12 +434,19 @@ _OUTCOME: Final = _Patterns.of(
         r"|happen|drip|squeak|stick|freeze|crash|get stuck|break down|go wrong|play up|wobble|tear|chip|split|hurt|bother you"
         r"|frizz|tangle|shrink|stain) again\b|\bnever (?:have|need) to (?:\w+ ){0,3}again\b|\b(?:leak|problem|crack|damp|pain|fault|noise)s? (?:won't|will not"
         r"|will never) (?:come back|return|recur)\b",
-        r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,2}(?:days|weeks|months|years|decades|life)|forever"
+        r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,3}(?:days|weeks|months|years|decades|life)|forever"
         r"|a lifetime)\b|\bwill last (?:you )?(?:the life|a lifetime|forever)\b",
         r"\bwill (?:look|be|feel|seem|turn out|come out) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
         r"\bwill come out (?:completely|fully|entirely|100)|\b(?:will be|is|are) (?:completely |totally )?gone (?:after|for good|in)\b"
         r"|\bwill (?:clear up|get rid of|remove|cure|fix|solve)\b.{0,30}\bcompletely\b|\byou(?:'re| are) safe\b"
         r"|\bwill find nothing\b|\bwill pass (?:the |your |its |first )?(?:\w+ ){0,2}(?:inspection|test|exam|audit|check|review)\b",
+        r"\b(?:will|'ll) be (?:completely|totally|perfectly|absolutely) (?:fine|safe|ok|okay|healthy|normal)\b|\byou will too\b"
+        r"|\b(?:completely|totally|100 ?%) [a-z]+-free\b|\bsafe for (?:your|him|her|them)\b|\bwill fit perfectly\b|\bperfect fit\b"
+        r"|\bno (?:further|more) (?:adjustments?|repairs?|visits?|treatments?|fittings?) (?:will be )?needed\b",
+        r"\bwill never (?:crack|break|leak|fail|fade|rust|tear|shrink|peel)\b|\bnothing will (?:be damaged|be broken|be lost|break"
+        r"|get (?:damaged|broken|scratched|lost))\b|\btake full responsibility\b|\bwe(?:'ll| will) recover all\b|^100 ?%$"
+        r"|\b(?:claim|application|request|refund|visa|appeal) (?:is|has been) (?:approved|accepted|granted)\b"
+        r"|\byou(?:'ll| will) be (?:pain|symptom|debt|stress|worry|pest|damp)[- ]free\b",
         r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
         r"\b(?:zero|0 ?%) chance (?:of|that) (?:it|its|the|this|that|your|them|they|anything)\b|\bstand (?:behind|by) (?:\w+ ){0,3}100 ?%|\bso will you\b|\byou(?:'ll| will) (?:be|become)"
         r" fluent\b",
@@ -437,9 +458,10 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
-        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会再",
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
+        r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
         r"(?:一次|马上|立刻|很快)就?(?:能|会)好|全额退(?:给|还)?(?:您|你)|(?:绝对|肯定|保证)查不出",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
         r"不会失败|不会让(?:您|你)失望|放一百个心|跑不掉|跑不了|少不了(?:您|你)的|拍胸脯|拍着胸脯",
@@ -488,7 +510,7 @@ _NEGATION: Final = _Patterns.of(
         r"\b(?:confirm|check|ask|know|see|find out|tell)(?: \w+)? if\b",
     ],
     chinese=[
-        r"不能|不可以|不可能|不会|不敢|不便|不好说|不确定|不一定|不保证|不承诺|不提供|不支持|不清楚|不知道|不了解|不太",
+        r"不是|并非|不算|不能|不可以|不可能|不会|不敢|不便|不好说|不确定|不一定|不保证|不承诺|不提供|不支持|不清楚|不知道|不了解|不太",
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
@@ -625,8 +647,11 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 def _price_in(clause: _Clause) -> bool:
     text = clause.text
+    matched = _PRICE_MATCH.search(text)
+    if matched and not _negated(text, matched.start(), matched.end()):
+        return True  # matching a figure the customer saw is quoting it
     for match in _PRICE.finditer(text):
-        if _CUSTOMER_FIGURE.search(text):
+        if _CUSTOMER_FIGURE.search(text) or _PAST_PRICE.search(f"{clause.lead} {text}"):
             return False
         if not _negated(text, match.start(), match.end()):
             return True
@@ -729,13 +754,14 @@ _PRICE_GATE: Final = _Gate(
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
             "total", "percent", "per", "grand", "pay", "paying", "charged", "billed", "yours", "tenner", "tenners",
-            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed",
+            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say",
+            "charges",
         }
     ),
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
@@ -749,7 +775,7 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "mon", "tue", "tues",
+            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "mon", "tue", "tues",
             "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "then",
         }
     ),
@@ -800,10 +826,12 @@ _OUTCOME_GATE: Final = _Gate(
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
         "so will you", "count on", "rely on", "depend on", "turn out", "come out",
-        "gone", "completely", "safe", "find nothing", "will pass", "come back", "return", "recur",
+        "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "perfect fit",
+        "-free", "no further", "no more", "will never", "nothing will", "full responsibility", "recover all", "100%", "100 %",
+        "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
