@@ -4,7 +4,8 @@ Django's `RedisCacheClient.get_client` builds a new `redis.Redis` for every cach
 and each one copies redis-py's table of response callbacks: on the chat's hot path (rate limits,
 the cancel flag checked before every model and tool call) that construction cost more CPU than
 the round trip.  A `redis.Redis` is safe to share between threads (it takes a connection from its
-pool per command), so this client keeps one per pool.  Behaviour is otherwise Django's.
+pool per command), so this client keeps one per pool.  Behaviour is otherwise Django's, plus
+`count_in_windows` for the chat's rate limits (one round trip for all of a message's windows).
 """
 
 from __future__ import annotations
@@ -34,3 +35,15 @@ class RedisCache(django_redis.RedisCache):
     def __init__(self, server: Any, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+
+    def count_in_windows(self, windows: list[tuple[str, int]]) -> list[int]:
+        """Add one to each (key, seconds) counter, giving a new counter that lifetime, in one
+        round trip: INCR and EXPIRE NX per key, pipelined.  Returns the new counts."""
+        client = self._cache.get_client(write=True)  # type: ignore[attr-defined]
+        with client.pipeline(transaction=False) as pipe:
+            for key, seconds in windows:
+                name = self.make_and_validate_key(key)
+                pipe.incr(name)
+                pipe.expire(name, seconds, nx=True)
+            replies = pipe.execute()
+        return [int(count) for count in replies[::2]]

@@ -42,3 +42,17 @@ def test_it_behaves_as_djangos_redis_cache_across_threads() -> None:
     assert cache.get(key) == {"a": [1, 2]}
     cache.delete(key)
     assert cache.get(key) is None
+
+
+def test_count_in_windows_counts_every_window_in_one_go_and_keeps_the_first_lifetime() -> None:
+    backend = caches["default"]
+    assert isinstance(backend, RedisCache)
+    a, b = f"test-window:{uuid.uuid4()}", f"test-window:{uuid.uuid4()}"
+    assert backend.count_in_windows([(a, 30), (b, 300)]) == [1, 1]
+    assert backend.count_in_windows([(a, 30), (b, 300)]) == [2, 2]
+    assert backend.count_in_windows([(a, 9999)]) == [3]
+    client = backend._cache.get_client(write=True)
+    # EXPIRE NX: the window's lifetime is set by its first count, never stretched by later ones.
+    assert 0 < client.ttl(backend.make_and_validate_key(a)) <= 30
+    assert 30 < client.ttl(backend.make_and_validate_key(b)) <= 300
+    assert cache.get(a) == 3  # the same key Django's cache API sees
