@@ -66,6 +66,10 @@ Known limits - it matches patterns, it does not understand the text:
 * A cap is a price ("you won't pay more than €200"); a Chinese condition in the same clause
   (如果零件能按时到) is not a deadline, one in an earlier clause (如果您今天下单，明天就发货) does
   not lift the promise that follows; English "if" lifts nothing.
+* Figures the same sentence calls an estimate ("..., but that's an estimate, not a quote",
+  只是估计，不是报价), figures from the past (an old invoice, last year, 以往, 上个月卖出) and
+  payments received pass; a routine with an exact time ("every morning at 7:30 sharp",
+  每天准时) is still a promise.
 * Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results", 传单上写的
   "保证送达", the words "guaranteed delivery") are
   dropped before the check; a promise in quotes without such a lead-in still blocks.
@@ -248,7 +252,13 @@ _PRICE: Final = _Patterns.of(
 _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (?:the|that|their|this|your) price\b")
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
-    r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)上|(?:19|20)\d\d年"
+    r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
+    r"\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)上|(?:19|20)\d\d年"
+)
+# The figures are called an estimate, not a quote, anywhere in the sentence.
+_ESTIMATE: Final = re.compile(
+    r"\bnot (?:a|an official|a firm|a binding) quote\b|\b(?:only |just )?(?:an estimate|a rough estimate)\b|\bballpark\b"
+    r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考"
 )
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
@@ -289,7 +299,7 @@ _DL_TIME: Final = _Patterns.of(
         rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
         r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天",
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
-        rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|午饭|中午|天黑)(?:前|之前)",
+        rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|开门|午饭|中午|天黑)(?:前|之前)|到时候|届时",
         r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
         rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
         rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
@@ -303,7 +313,8 @@ _DL_VERB: Final = _Patterns.of(
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|filed|submitted|lodged|set up"
-        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b",
+        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round)\b"
+        r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
@@ -311,7 +322,7 @@ _DL_VERB: Final = _Patterns.of(
         r"|cleaned)\b",
         r"\b(?:ready(?! to\b)|done|finish(?:ed|es)?|complete(?:d|s)?|fix(?:ed|es)?|repair(?:ed|s)?|install(?:ed|s|ation)?"
         r"|process(?:ed)?)\b",
-        r"\b(?:refund(?:ed|s)?|credited|turnaround|collect(?:ed)?|pick(?:ed)? (?:it |them )?up|pick-?up|back in stock"
+        r"\b(?:refund(?:ed|s)?|credited|turnaround|collect(?:ed)?|pick(?:ed)? (?:it |them |you )?up|pick-?up|back in stock"
         r"|restock(?:ed)?)\b",
         r"\b(?:sorted|hand(?:ed)? over|hung|altered|printed)\b",
         r"\b(?:we|technician|engineer|installer|someone|courier|driver|plumber|fitter|team)(?:'ll| will| can| is going to"
@@ -321,12 +332,12 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆)(?:完|好)|等(?:您|你)|递交|提交|送交|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
         r"(?:能|可以|就能|即可|就可以)来?(?:取|拿|提)(?!消|决|款)|来(?:取|拿|提)(?!件|消|决|款)|(?:办|批|拿|做)下来|做出来",
-        r"到(?:您|你)(?:家|府上|公司|手上|手里|楼下|那里|那儿)|到家",
+        r"到(?:您|你)(?:家|府上|公司|手上|手里|楼下|那里|那儿|小区|门口|单位|店里)|到家",
         # 到 is "arrive" only where it does not start a range or a place: not "周一到周五", "到店".
         r"(?:能|就|会|可|即|必|准|肯定|一定|可以)到(?![店门这那里周星礼下上晚早中\d零一二两三四五六七八九十几])",
         r"到(?=$|[\s,.!?;:)]|了|哦|啊|的|呢|吧|哈)",
@@ -385,6 +396,8 @@ _PAST_OR_ROUTINE: Final = _Patterns.of(
     chinese=[r"已经|已|刚刚|刚才|昨天|上周|每"],
 )
 _CONDITION: Final = re.compile(r"如果|要是|假如|万一|假设")
+# "every morning at 7:30 sharp", "每天早上七点半准时": a routine with an exact time is still a promise.
+_ON_THE_DOT: Final = re.compile(r"\bsharp\b|\bon the dot\b|\bwithout fail\b|准时|按时")
 # Verb and time further apart than this are not read as one promise.
 _MAX_DEADLINE_GAP_TOKENS: Final = 8
 _TOKEN: Final = re.compile(rf"[a-z0-9']+|[{_CJK}]")
@@ -431,7 +444,7 @@ _OUTCOME: Final = _Patterns.of(
         r"|disappear|vanish|clear up|be gone)\b",
         r"^no (?:question|doubt)(?: about it)?$",
         r"\b(?:won't|will not|will never|never) (?:\w+ )?(?:break|leak|crack|fail|fade|peel|rust|come off|fall off|come back"
-        r"|happen|drip|squeak|stick|freeze|crash|get stuck|break down|go wrong|play up|wobble|tear|chip|split|hurt|bother you"
+        r"|happen|drip|squeak|stick|slip|freeze|crash|get stuck|break down|go wrong|play up|wobble|tear|chip|split|hurt|bother you"
         r"|frizz|tangle|shrink|stain) again\b|\bnever (?:have|need) to (?:\w+ ){0,3}again\b|\b(?:leak|problem|crack|damp|pain|fault|noise)s? (?:won't|will not"
         r"|will never) (?:come back|return|recur)\b",
         r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,3}(?:days|weeks|months|years|decades|life)|forever"
@@ -441,7 +454,7 @@ _OUTCOME: Final = _Patterns.of(
         r"|\bwill (?:clear up|get rid of|remove|cure|fix|solve)\b.{0,30}\bcompletely\b|\byou(?:'re| are) safe\b"
         r"|\bwill find nothing\b|\bwill pass (?:the |your |its |first )?(?:\w+ ){0,2}(?:inspection|test|exam|audit|check|review)\b",
         r"\b(?:will|'ll) be (?:completely|totally|perfectly|absolutely) (?:fine|safe|ok|okay|healthy|normal)\b|\byou will too\b"
-        r"|\b(?:completely|totally|100 ?%) [a-z]+-free\b|\bsafe for (?:your|him|her|them)\b|\bwill fit perfectly\b|\bperfect fit\b"
+        r"|\b(?:completely|totally|100 ?%) [a-z]+-free\b|\bsafe for (?:your|him|her|them)\b|\bwill \w+ perfectly\b|\b(?:i've|we've|i have|we have) made sure\b|\byou(?:'ll| will) definitely get\b|\bperfect fit\b"
         r"|\bno (?:further|more) (?:adjustments?|repairs?|visits?|treatments?|fittings?) (?:will be )?needed\b",
         r"\bwill never (?:crack|break|leak|fail|fade|rust|tear|shrink|peel)\b|\bnothing will (?:be damaged|be broken|be lost|break"
         r"|get (?:damaged|broken|scratched|lost))\b|\btake full responsibility\b|\bwe(?:'ll| will) recover all\b|^100 ?%$"
@@ -461,6 +474,8 @@ _OUTCOME: Final = _Patterns.of(
         r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
         r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
+        r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿)"
+        rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
         r"(?:一次|马上|立刻|很快)就?(?:能|会)好|全额退(?:给|还)?(?:您|你)|(?:绝对|肯定|保证)查不出",
         r"万无一失|零风险|没有(?:任何)?风险|毫无风险|可能性(?:是|为)?零|绝无问题|不会(?:有(?:任何)?)?问题|不会(?:再)?出(?:任何)?问题",
@@ -557,6 +572,9 @@ class _Clause(NamedTuple):
     tail: str = ""
     # A later clause of the sentence takes the time back: "..., but I can't guarantee that".
     disclaimed: bool = False
+    # The sentence says its figures are an estimate, not a quote ("..., but that's an estimate,
+    # not a quote", "...只是估计，不是报价").
+    estimate: bool = False
 
 
 def _half_width(match: re.Match[str]) -> str:
@@ -610,6 +628,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _clauses(sentence: str) -> list[_Clause]:
+    estimate = _ESTIMATE.search(sentence) is not None
     stretches: list[list[str]] = []
     for stretch in (_CONTRAST if sentence.isascii() else _CONTRAST_ANY).split(sentence):
         pieces: list[str] = []
@@ -628,7 +647,7 @@ def _clauses(sentence: str) -> list[_Clause]:
         lead = ""
         for index, piece in enumerate(pieces):
             tail = pieces[index + 1] if index + 1 < len(pieces) else ""
-            clauses.append(_Clause(piece, lead, tail, any(disclaimers[len(clauses) + 1 :])))
+            clauses.append(_Clause(piece, lead, tail, any(disclaimers[len(clauses) + 1 :]), estimate))
             lead = f"{lead} {piece}"
     return clauses
 
@@ -647,6 +666,8 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 def _price_in(clause: _Clause) -> bool:
     text = clause.text
+    if clause.estimate:
+        return False
     matched = _PRICE_MATCH.search(text)
     if matched and not _negated(text, matched.start(), matched.end()):
         return True  # matching a figure the customer saw is quoting it
@@ -681,7 +702,8 @@ def _deadline_in(clause: _Clause) -> bool:
             if len(_TOKEN.findall(gap)) > _MAX_DEADLINE_GAP_TOKENS:
                 continue
             before = text[: first.start()]
-            if _CUSTOMER_SIDE.search(before) or _PAST_OR_ROUTINE.search(f"{before} {gap}"):
+            routine = _PAST_OR_ROUTINE.search(f"{before} {gap}") and not _ON_THE_DOT.search(text)
+            if _CUSTOMER_SIDE.search(before) or routine:
                 continue
             if _negated(text, first.start(), second.end()) or _NEGATION.search(_NOT_A_NEGATION.strip(gap)):
                 continue
@@ -782,7 +804,7 @@ _DEADLINE_GATE: Final = _Gate(
     chars=re.compile(r"[0-9]"),
     chinese=_literals(
         "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
-        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "下班", "关门", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "下班", "关门", "开门", "到时候", "届时", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
         "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
     ),
     # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
@@ -800,7 +822,7 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out",
             }
         ),
         chars=None,
@@ -826,12 +848,12 @@ _OUTCOME_GATE: Final = _Gate(
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
         "so will you", "count on", "rely on", "depend on", "turn out", "come out",
-        "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "perfect fit",
+        "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely", "perfect fit",
         "-free", "no further", "no more", "will never", "nothing will", "full responsibility", "recover all", "100%", "100 %",
         "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
