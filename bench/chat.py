@@ -13,9 +13,10 @@ In the same run the same load (same clients, same texts) goes to a bare echo con
 middleware: everything is shared but the consumer.  A third load goes to a storing echo: the
 chat consumer with the agent taken out (it stores the message and an echo reply, nothing else),
 which shows how much of a turn is the agent and its governance rather than the chat itself.  A
-fourth load goes to the chat with its governance taken out (bench/echo_asgi.py: the guard passes
-everything, the tool check allows every call, no ledger event is appended), which measures under
-the same load what the issue's targets are about: how much of a turn the governance costs.
+fourth load goes to the chat with its governance taken out (bench/echo_asgi.py: the guard and the
+grounding check pass everything, the tool check allows every call, no ledger event is appended),
+which measures under the same load what the issue's targets are about: how much of a turn the
+governance costs.
 The loads alternate (echo, store, ungoverned, chat, then backwards, ...) so that drift on the
 machine hits all of them; the figures are pooled.  The ledger events each load appended are
 counted, so a switch that did not take (or took where it should not) shows.
@@ -501,7 +502,7 @@ def governance_share(turns: int = 300) -> dict[str, float]:
     from facade.tenancy.rules import Audience
     from facade.tenancy.services import customer_create
 
-    spent = {"guard": 0.0, "tool checks": 0.0, "ledger appends": 0.0, "prompt": 0.0}
+    spent = {"guard": 0.0, "grounding": 0.0, "tool checks": 0.0, "ledger appends": 0.0, "prompt": 0.0}
 
     def timed(name: str, fn: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -513,8 +514,9 @@ def governance_share(turns: int = 300) -> dict[str, float]:
         return wrapper
 
     patches = [
-        (loop, "guard_check", "guard"), (tools, "may_execute", "tool checks"), (loop, "ledger_append", "ledger appends"),
-        (services, "ledger_append", "ledger appends"), (tools, "ledger_append", "ledger appends"), (loop, "_build_prompt", "prompt"),
+        (loop, "guard_check", "guard"), (loop, "unsourced_figures", "grounding"), (tools, "may_execute", "tool checks"),
+        (loop, "ledger_append", "ledger appends"), (services, "ledger_append", "ledger appends"),
+        (tools, "ledger_append", "ledger appends"), (loop, "_build_prompt", "prompt"),
     ]
     originals = [(module, attr, getattr(module, attr)) for module, attr, _ in patches]
     for module, attr, name in patches:
@@ -590,7 +592,7 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
           f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}")
     governed = (chat.turns / chat.wall) / (ungoverned.turns / ungoverned.wall)
     governed_p95 = pct(chat.latencies, 95) / pct(ungoverned.latencies, 95)
-    print(f"  against the same chat with its governance taken out (guard, tool checks, ledger events): turns/s "
+    print(f"  against the same chat with its governance taken out (guard, grounding, tool checks, ledger events): turns/s "
           f"{governed:5.3f} (>= 0.50: {'yes' if governed >= 0.5 else 'no'}), p95 {governed_p95:5.2f} "
           f"(<= 3.00: {'yes' if governed_p95 <= 3.0 else 'no'})")
     print(f"  ledger events per turn: chat {chat.ledger_events / max(chat.turns, 1):.2f}, "

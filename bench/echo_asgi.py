@@ -10,7 +10,8 @@ is the chat consumer itself (same session check, rate limits, worker thread, fra
 agent taken out: it stores the message and an echo reply in one transaction, without a run,
 model, tools, guard or ledger event — the difference to the chat is the agent and its
 governance.  The ungoverned chat is the chat consumer and runtime unchanged, except that
-during its turns the commitment guard lets everything pass, the tool registry's execution check
+during its turns the commitment guard and the grounding check let everything pass, the tool
+registry's execution check
 allows every call and no ledger event is appended: the difference to the chat is exactly the
 governance work the issue names (the audience check at connect and the audience's tool list
 stay; they are a dictionary lookup).  The switch is a context variable set by that consumer
@@ -48,6 +49,7 @@ GOVERNANCE_OFF: ContextVar[bool] = ContextVar("bench_governance_off", default=Fa
 # What each governance step answers while it is switched off: everything passes, nothing is recorded.
 UNGOVERNED = (
     (loop, "guard_check", GuardVerdict(blocked=False, category=None)),
+    (loop, "unsourced_figures", set()),
     (tools, "may_execute", None),
     (loop, "ledger_append", AppendedEvent(0, 0, b"")),
     (tools, "ledger_append", AppendedEvent(0, 0, b"")),

@@ -315,6 +315,34 @@ def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(world_a: Any
     assert Run.objects.get(pk=result.run.pk).guard_category == blocked.payload["category"]
 
 
+@pytest.mark.parametrize("reply", ["It'll take our carpenter 4 days.", "做一张这样的桌子，师傅要花4天。", "Our tuner needs 2 hours for a grand piano."])
+def test_a_figure_the_model_was_not_given_is_not_sent_whatever_the_wording(world_a: Any, reply: str) -> None:
+    # Worded so that the pattern guard lets it pass; the grounding check stops it all the same.
+    from facade.dialogue.runtime.guard import guard_check
+
+    assert not guard_check(reply).blocked
+    session = customer_session(world_a)
+    result = turn_handle(session=session, text="how long?", provider=ScriptedProvider.of(say(reply)))
+    assert result.reply is not None and result.reply.text.startswith(world_a.agent.boundary("en"))
+    [blocked] = events("guard.blocked")
+    assert blocked.payload["category"] == "unsourced_figure" and reply not in json.dumps(blocked.payload, ensure_ascii=False)
+    assert Run.objects.get(pk=result.run.pk).guard_category == "unsourced_figure"
+
+
+def test_a_figure_from_approved_knowledge_the_run_searched_is_sent(world_a: Any) -> None:
+    teach(world_a, "Tables", "A dining table takes our carpenter four days of work.")
+    provider = ScriptedProvider.of(call("search_knowledge", {"query": "dining table carpenter"}), say("It'll take our carpenter 4 days."))
+    result = turn_handle(session=customer_session(world_a), text="how long for a table?", provider=provider)
+    assert result.reply is not None and result.reply.text == "It'll take our carpenter 4 days."
+    assert events("guard.blocked") == []
+
+
+def test_a_figure_the_customer_gave_may_be_repeated(world_a: Any) -> None:
+    result = turn_handle(session=customer_session(world_a), text="I need it within 10 days, is that something to ask?",
+                         provider=ScriptedProvider.of(say("I've noted that you need it within 10 days; the owner will confirm.")))
+    assert result.reply is not None and "10 days" in result.reply.text
+
+
 def test_peers_replies_are_guarded_too_and_owner_replies_are_not(world_a: Any) -> None:
     peer = turn_handle(session=peer_session(world_a), text="quote?", provider=ScriptedProvider.of(say("It costs $500.")))
     assert peer.reply is not None and "$500" not in peer.reply.text

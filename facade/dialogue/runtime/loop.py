@@ -30,6 +30,7 @@ from ledger.services import ledger_append
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import request_view
 from ..services import message_post, trust_adjust
+from .grounding import unsourced_figures
 from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
@@ -38,6 +39,7 @@ from .builtin_tools import registry
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
+UNSOURCED_FIGURE = "unsourced_figure"  # the category of a reply stopped by the grounding check
 REPLY_TOKENS = 800
 
 HONEST = {
@@ -285,13 +287,14 @@ def run_turn(
             run.step_index += 1
         status = RunStatus.PLANNING
 
+    given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
     return _finish(run=run, session=session, agent=agent, audience=audience, language=language, text=text, status=status,
-                   stop_reason=stop_reason, needs_input=needs_input, spans=spans, ctx=ctx, report=report)
+                   stop_reason=stop_reason, needs_input=needs_input, spans=spans, ctx=ctx, report=report, given=given)
 
 
 def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience: Audience, language: str, text: str,
             status: RunStatus, stop_reason: str, needs_input: bool, spans: list[Span], ctx: ToolContext,
-            report: Callable[[str], None]) -> TurnResult:
+            report: Callable[[str], None], given: list[str]) -> TurnResult:
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
@@ -300,6 +303,10 @@ def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience
         verdict = guard_check(text)
         if verdict.blocked:
             guarded = verdict.category.value if verdict.category else "unknown"
+        elif unsourced_figures(text, given):
+            # A price or time the model was not given, whatever the wording (grounding.py).
+            guarded = UNSOURCED_FIGURE
+        if guarded:
             text = f"{agent.boundary(language)} {HONEST[language]['offer']}"
             needs_input = True
             if status == RunStatus.COMPLETED:
