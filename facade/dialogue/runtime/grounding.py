@@ -10,7 +10,8 @@ words: `unsourced_figures` returns the figures that would have been.
 Only figures next to a money or time unit, or after a paying word ("pay 30", "the fee is 150",
 "只要两百"), count, so "I found 2 entries" or a list number is not a figure; and a figure counts as given when the same number appears anywhere in the input,
 in digits or in words ("nine in the morning" gives 9, "两百" gives 200).  0 and 1 are never
-checked: too common to tell anything.
+checked: too common to tell anything.  A figure the customer named is given too (a reply may
+say back "within 10 days"), so agreeing to the customer's own figure is left to the guard.
 """
 
 from __future__ import annotations
