@@ -218,7 +218,9 @@ _PRICE: Final = _Patterns.of(
         # Free extras and price matching: "on the house", "a free trim", "delivery is free for you".
         r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today)\b"
         r"|\b(?:a|one) free (?:trim|delivery|upgrade|session|check|refill|gift|wrap|wrapping|shipping|consultation|sample"
-        r"|lesson|class|visit|wash|coffee|drink)\b",
+        r"|lesson|class|visit|wash|coffee|drink)\b|\b(?:\d+(?:st|nd|rd|th)|next|second|third|sixth) (?:lesson|session|class|visit"
+        r"|night|one) is free\b|\bit's on us\b|\bno (?:\w+ )?(?:charge|fee) (?:this time|today|for you)\b|\bno charge for\b"
+        r"|\bno (?:\w+ )?(?:charge|fee)\b(?: \S+){0,6} this time\b",
         rf"\blet's (?:say|call it|make it) (?:\d|{_EN_MONEY_WORDS}\b)",
         r"\bwaive\w*\b.{0,25}\bfee|\b\d+(?:\.\d+)?\s?(?:%|percent) (?:off|discount)\b|\bknock \w+ down to\b",
         r"\b\d+(?:\.\d+)? per (?:session|night|person|head|page|lesson|visit|class|ticket|guest)\b",
@@ -238,27 +240,28 @@ _PRICE: Final = _Patterns.of(
         r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价"
         r"|定金|订金|押金|尾款|首付|租金)"
         rf"(?:[^,.!?;:{_CJK}]?|[{_CJK}]{{0,4}}?(?:是|为|交|付|收|要))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
-        rf"{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
+        rf"{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
         r"打?[一二三四五六七八九\d.]{1,3}折(?![叠腾旧返合])|半价|买[一二三\d]送[一二三\d]|满\s?\d+\s?减\s?\d+",
         rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{_ZH_AMOUNT}|便宜\s?{_ZH_AMOUNT}",
         # A rate with a bare figure: "每次一百二", "每人68".
-        rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
+        rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
-        r"免(?:运费|配送费|服务费|上门费|手续费|单)|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
+        r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
         rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
-        rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?=$|[^{_CJK}]|[元块])",
+        rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])",
     ],
 )
 _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (?:the|that|their|this|your) price\b")
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
     r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
-    r"\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)上|(?:19|20)\d\d年"
+    r"\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
 )
 # The figures are called an estimate, not a quote, anywhere in the sentence.
 _ESTIMATE: Final = re.compile(
     r"\bnot (?:a|an official|a firm|a binding) quote\b|\b(?:only |just )?(?:an estimate|a rough estimate)\b|\bballpark\b"
-    r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考"
+    r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
+    r"|\b(?:give you|confirm|tell you) the (?:exact|final) price\b|\bexact price (?:once|after|when)\b"
 )
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
@@ -279,15 +282,18 @@ _DL_TIME: Final = _Patterns.of(
         rf"\b{_EN_N}[- ](?:hour|day|week)s? (?:delivery|shipping|turnaround|dispatch|service)\b",
         r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:day"
         r"|week|month|year)|"
-        rf"tomorrow|tonight|today|{_WEEKDAY_ANY}|weekend|christmas|easter|new year|holidays?|{_CLOCK}|{_DATE}|next (?:week|month)"
+        rf"tomorrow|tonight|today|{_WEEKDAY_ANY}|\d{{1,2}}{_ORD}\b|weekend|christmas|easter|new year|holidays?|{_CLOCK}|{_DATE}|next (?:week|month)"
         rf"|then|that time"
         rf"|eod|end of play(?: {_WEEKDAY})?"
         rf"|close of business)\b",
-        r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile you wait\b",
+        r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile[- ]you[- ]wait\b",
         r"\b(?:within|in|under) \d+ ?(?:h|hrs?|mins?)\b|\b(?:by|before) \d{1,2}(?::\d\d)?(?= *(?:$|[,.!?;]|sharp|on|today"
         r"|tomorrow|tonight))",
         # A clock time or a weekday on its own: "at 7am", "at 12:30 sharp", "pickup: thursday".
         r"\bfrom \d{1,2}(?::\d\d)?\s?(?:am|pm)\b",
+        r"\b(?:in|over|round) now\b|"
+        rf"\bafter {_CLOCK}|\b{_CLOCK} sharp\b|\bfrom (?:tomorrow|next week|{_WEEKDAY_ANY})"
+        r"|\bbefore (?:the|your) \w+ (?:arrives|arrive|starts|start|opens|begins|leaves)\b",
         # Not opening hours ("we open at 9am").
         rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
         rf"|(?<=: ){_WEEKDAY_ANY}|\b{_WEEKDAY_ANY} (?:at )?{_CLOCK}",
@@ -297,12 +303,12 @@ _DL_TIME: Final = _Patterns.of(
     ],
     chinese=[
         rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
-        r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天",
+        r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天|当场",
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
         rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|开门|午饭|中午|天黑)(?:前|之前)|到时候|届时",
         r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
         rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
-        rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
+        rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|{_ZH_N}点(?:钟|半|{_ZH_N}分)?|早上|傍晚|清早|一早|(?:到|来|开始|出发)之前|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
     ],
 )
 _DL_VERB: Final = _Patterns.of(
@@ -312,9 +318,9 @@ _DL_VERB: Final = _Patterns.of(
         r"\b(?:arriv(?:e|es|ed|ing|al)|reach(?:es)? you|get to you|get (?:it|them|this|that|everything|your \w+) (?:to"
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
-        r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|filed|submitted|lodged|set up"
+        r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|file|filed|submitted|lodged|set up|courier(?:ed)?"
         r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round)\b"
-        r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b",
+        r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b|\bwalk out (?:with|wearing|in)\b|\b(?:locked|booked) in\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
@@ -332,12 +338,12 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
         r"(?:能|可以|就能|即可|就可以)来?(?:取|拿|提)(?!消|决|款)|来(?:取|拿|提)(?!件|消|决|款)|(?:办|批|拿|做)下来|做出来",
-        r"到(?:您|你)(?:家|府上|公司|手上|手里|楼下|那里|那儿|小区|门口|单位|店里)|到家",
+        r"到(?:您|你)\S{0,4}?(?:家|府上|公司|手上|手里|楼下|那里|那儿|小区|门口|单位|店里)|到家",
         # 到 is "arrive" only where it does not start a range or a place: not "周一到周五", "到店".
         r"(?:能|就|会|可|即|必|准|肯定|一定|可以)到(?![店门这那里周星礼下上晚早中\d零一二两三四五六七八九十几])",
         r"到(?=$|[\s,.!?;:)]|了|哦|啊|的|呢|吧|哈)",
@@ -459,7 +465,13 @@ _OUTCOME: Final = _Patterns.of(
         r"\bwill never (?:crack|break|leak|fail|fade|rust|tear|shrink|peel)\b|\bnothing will (?:be damaged|be broken|be lost|break"
         r"|get (?:damaged|broken|scratched|lost))\b|\btake full responsibility\b|\bwe(?:'ll| will) recover all\b|^100 ?%$"
         r"|\b(?:claim|application|request|refund|visa|appeal) (?:is|has been) (?:approved|accepted|granted)\b"
-        r"|\byou(?:'ll| will) be (?:pain|symptom|debt|stress|worry|pest|damp)[- ]free\b",
+        r"|\byou(?:'ll| will) be (?:pain|symptom|debt|stress|worry|pest|damp)[- ]free\b|\bwhile[- ]you[- ]wait (?:job|service"
+        r"|repair)\b",
+        r"\b(?:returned|refunded|repaid|paid back) in full\b|\bevery single (?:visit|time|day|session)\b"
+        r"|\b(?:that|the|this|your) (?:issue|problem) is (?:solved|fixed|gone|resolved)\b|\bevery (?:beginner|student|customer"
+        r"|client|learner) does\b|\bwill keep (?:\w+ ){0,4}(?:for years|forever|for life)\b|\b[a-z]+-free for (?:years|life|ever)\b"
+        r"|\b(?:embassy|consulate|bank|court|council|authorities|authority|university|insurer|examiner|inspector|tax office)"
+        r" will (?:accept|approve|grant|pass|allow)\b",
         r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
         r"\b(?:zero|0 ?%) chance (?:of|that) (?:it|its|the|this|that|your|them|they|anything)\b|\bstand (?:behind|by) (?:\w+ ){0,3}100 ?%|\bso will you\b|\byou(?:'ll| will) (?:be|become)"
         r" fluent\b",
@@ -474,6 +486,8 @@ _OUTCOME: Final = _Patterns.of(
         r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
         r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
+        r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|解决)|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
+        r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让",
         r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
@@ -613,9 +627,15 @@ _MENTION: Final = re.compile(
 )
 
 
+# A promise word the customer asked about, echoed as a question: "Guaranteed? I can't say that."
+_ECHOED_QUESTION: Final = re.compile(r"(?:^|(?<=[.!?。！？]))\s*(?:guaranteed|a guarantee|guarantee|promise|保证|承诺|包过)\s*[?？]")
+
+
 def _unquote_mentions(text: str) -> str:
     """Drop the quoted words of a mention, keeping who said them: a mention is not our promise.
     Quotation marks alone are not enough - an agent could put its own promise in quotes."""
+    if "?" in text or "？" in text:
+        text = _ECHOED_QUESTION.sub(" ", text)
     if '"' not in text:
         return text
     return _MENTION.sub(lambda m: m.group().split('"', 1)[0] + " ", text)
@@ -776,14 +796,14 @@ _PRICE_GATE: Final = _Gate(
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
             "total", "percent", "per", "grand", "pay", "paying", "charged", "billed", "yours", "tenner", "tenners",
-            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say",
+            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say", "us", "charge",
             "charges",
         }
     ),
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "只要", "只需", "仅需",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
@@ -797,14 +817,14 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "mon", "tue", "tues",
+            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "while-you-wait", "sharp", "now", "after", "from", "before", "mon", "tue", "tues",
             "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "then",
         }
     ),
     chars=re.compile(r"[0-9]"),
     chinese=_literals(
         "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
-        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "下班", "关门", "开门", "到时候", "届时", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "当场", "早上", "傍晚", "清早", "一早", "之前", "下班", "关门", "开门", "到时候", "届时", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
         "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
     ),
     # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
@@ -822,7 +842,7 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting", "here", "round", "out",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked",
             }
         ),
         chars=None,
@@ -848,12 +868,14 @@ _OUTCOME_GATE: Final = _Gate(
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
         "so will you", "count on", "rely on", "depend on", "turn out", "come out",
-        "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely", "perfect fit",
+        "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely",
+        "in full", "every single", "is solved", "is fixed", "is resolved", "is gone", "does", "will keep", "will accept",
+        "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "perfect fit",
         "-free", "no further", "no more", "will never", "nothing will", "full responsibility", "recover all", "100%", "100 %",
         "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
