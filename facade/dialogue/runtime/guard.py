@@ -10,16 +10,20 @@ What it blocks, in English and Simplified Chinese:
 * ``price`` - an amount given as the price of something: a number with a currency ("€40",
   "30 dollars", "forty bucks", "a hundred and twenty dollars", "RMB 880", "1200 RMB", "99元",
   "两百块", "15欧元"), a price or deposit word with a bare figure ("the price is 40", "报价是三千五",
-  "收费三百八", "定金交两百"), discounts ("20% off", "打八折", "满200减30", "半价",
-  "buy one, get one free") and free offers ("for free", "at no extra cost", "免费给您换", "不收您钱").
+  "收费三百八", "定金交两百"), a paying verb with a bare figure ("you'll only pay 30", "yours for
+  1,200", "a tenner", "只要两百"), discounts ("20% off", "打八折", "满200减30", "半价", "立减500",
+  "buy one, get one free", 买五送一) and free offers ("for free", "at no extra cost", "on the house",
+  "the 6th lesson is free", "免费给您换", "不收您钱", 免运费, 免押金).
 * ``deadline`` - a delivery or completion verb (deliver, ship, ready, fixed, arrive, 送达, 发货,
   做好, 到账, 上门, 到 ...) within a few words of a time (within 3 days, by Friday, tomorrow, the
-  same day, next week, 三天内, 明天, 下周一前, 月底前, 48小时内, 6月18日前 ...).
+  same day, next week, at 5pm, 8am sharp, in a jiffy, before the holidays, 三天内, 明天, 下周一前,
+  月底前, 48小时内, 6月18日前, 下班前, 当场 ...).
 * ``outcome`` - a promised result: guarantee / promise / assure / ensure, "100% sure", "will
   definitely work", "you will get a refund", "can't fail", "zero risk", 保证, 承诺, 确保, 担保,
   一定能, 肯定没问题, 绝对可以, 包过, 打包票, 稳过, 百分之百消失, 万无一失 ..., and lasting results
   ("it won't break again", "you won't have any more leaks", "the fix is permanent", "it will cure
-  your back pain for good", "your grades will go up", "..., no question").
+  your back pain for good", "your grades will go up", "will look brand new", "..., no question",
+  一辈子都不会再歪, 跟新的一模一样, 照价赔偿, 全额退款, 保一年).
 
 How it decides.  The text is NFKC-normalised (full-width digits and punctuation become ASCII) and
 lower-cased, cut into sentences, then at contrast words ("but", "however", 但是, 不过 ...), then
@@ -71,8 +75,9 @@ Known limits - it matches patterns, it does not understand the text:
   payments received pass; a routine with an exact time ("every morning at 7:30 sharp",
   每天准时) is still a promise.
 * Words quoted as someone else's (您说的"保证学会", the so-called "guaranteed results", 传单上写的
-  "保证送达", the words "guaranteed delivery") are
-  dropped before the check; a promise in quotes without such a lead-in still blocks.
+  "保证送达", the words "guaranteed delivery") and a promise word echoed as the customer's
+  question ("Guaranteed? I can't say that.") are dropped before the check; a promise in quotes
+  without such a lead-in still blocks.
 * A bare Chinese figure in hundreds or thousands closing a clause ("换屏幕三百五") is read as a
   price; so is "... cost you two" unless a time or count follows.
 """
