@@ -213,11 +213,14 @@ _PRICE: Final = _Patterns.of(
         rf"\b(?:pay|paying|charge|charges|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
         rf"|at only)\s(?:only |just |about |around |a flat |roughly )?(?:\d[\d,]*(?:\.\d+)?|{_EN_MONEY_WORDS}|a (?:tenner|fiver))"
         rf"(?![\d,]*\s*(?:%|days?|hours?|weeks?|months?|years?|minutes?|people|times|items?|pieces?|pages?))",
-        r"\bat \d+(?:\.\d+)? (?:a|per) (?:day|night|hour|week|month|person|head|session|lesson|class|visit)\b",
+        r"\b(?:it's|is|for|at|only|just|costs?|pay|charge) \d+(?:\.\d+)? (?:an?|per) (?:day|night|hour|week|month|person|head"
+        r"|session|lesson|class|visit)\b"
+        r"|\b(?:labou?r|parts|total|price|cost|fee|deposit|rate)s?\s?:\s?\d|^(?:at )?no (?:extra )?(?:charge|cost)$"
+        r"|\b(?:rides?|stays?|travels?|eats?|gets? in|comes? along) (?:for )?free\b",
         r"\b(?:a|one|two|three|four|five) (?:tenner|fiver)s?\b|\b(?:tenner|fiver)s?\b",
         rf"\b{_EN_MONEY_WORDS}(?:[- ]odd)?(?: each| apiece| a (?:head|piece|person|cup))\b",
         r"\bis \d[\d,]*(?:\.\d+)?(?=,? (?:and that's|all in|flat|fixed|in total|including|included|each|per)\b)"
-        r"|\b(?:that's|that is) (?:the |our |a )?(?:final|fixed|firm) (?:figure|price|amount|cost|fee)\b",
+        r"|\b(?:that's|that is) (?:the |our |a )?(?:final |fixed |firm )?(?:figure|price|amount|cost|fee)\b(?! (?:is|will|depends|varies))",
         r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
         r"\b(?:get|gets) (?:one|1|the second(?: one)?|another) free\b|\bhalf[- ]price\b",
         # Free extras and price matching: "on the house", "a free trim", "delivery is free for you".
@@ -252,7 +255,8 @@ _PRICE: Final = _Patterns.of(
         rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
         r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
-        rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
+        rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
+        rf"|(?:给(?:您|你))?再?让\s?{_ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
         rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])",
     ],
 )
@@ -260,14 +264,16 @@ _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
     r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
-    r"\blast (?:year|time|month|visit)\b|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
+    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
 )
 # The figures are called an estimate, not a quote, anywhere in the sentence.
 _ESTIMATE: Final = re.compile(
     r"\bnot (?:a|an official|a firm|a binding) quote\b|\b(?:only |just )?(?:an estimate|a rough estimate)\b|\bballpark\b"
     r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
-    r"|\b(?:give you|confirm|tell you) the (?:exact|final) price\b|\bexact price (?:once|after|when)\b"
+    r"|\b(?:give you|gives|confirm|tell you) the (?:exact|final|actual) price\b|\b(?:exact|actual) price (?:once|after|when)\b"
+    r"|\b(?:only )?a rough guide\b"
 )
+_NEXT_TIME: Final = re.compile(r"\bnext\b|\bthis time\b|下次|下回|这次")
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
     latin=[
@@ -296,7 +302,7 @@ _DL_TIME: Final = _Patterns.of(
         r"|tomorrow|tonight))",
         # A clock time or a weekday on its own: "at 7am", "at 12:30 sharp", "pickup: thursday".
         r"\bfrom \d{1,2}(?::\d\d)?\s?(?:am|pm)\b",
-        r"\b(?:in|over|round) now\b|"
+        r"\b(?:in|over|round) now\b|\bwhen you (?:check in|arrive|get there|land)\b|\bon arrival\b|"
         rf"\bafter {_CLOCK}|\b{_CLOCK} sharp\b|\bfrom (?:tomorrow|next week|{_WEEKDAY_ANY})"
         r"|\bbefore (?:the|your) \w+ (?:arrives|arrive|starts|start|opens|begins|leaves)\b",
         # Not opening hours ("we open at 9am").
@@ -324,13 +330,13 @@ _DL_VERB: Final = _Patterns.of(
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|file|filed|submitted|lodged|set up|courier(?:ed)?"
-        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round)\b"
+        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b"
         r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b|\bwalk out (?:with|wearing|in)\b|\b(?:locked|booked) in\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
         r"\b(?:you'll|you will|you can|you'd) (?:get|receive|have) (?:it|them|this|that|your \w+|the \w+)\b|\breceive\b",
         r"\bhave (?:it|them|this|that|your \w+|the \w+) (?:ready|done|fixed|repaired|back|delivered|finished|altered"
-        r"|cleaned)\b",
+        r"|cleaned|running|working|going)\b",
         r"\b(?:ready(?! to\b)|done|finish(?:ed|es)?|complete(?:d|s)?|fix(?:ed|es)?|repair(?:ed|s)?|install(?:ed|s|ation)?"
         r"|process(?:ed)?)\b",
         r"\b(?:refund(?:ed|s)?|credited|turnaround|collect(?:ed)?|pick(?:ed)? (?:it |them |you )?up|pick-?up|back in stock"
@@ -343,7 +349,7 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
@@ -475,6 +481,8 @@ _OUTCOME: Final = _Patterns.of(
         r"\b(?:returned|refunded|repaid|paid back) in full\b|\bevery single (?:visit|time|day|session)\b"
         r"|\b(?:that|the|this|your) (?:issue|problem) is (?:solved|fixed|gone|resolved)\b|\bevery (?:beginner|student|customer"
         r"|client|learner) does\b|\bwill keep (?:\w+ ){0,4}(?:for years|forever|for life)\b|\b[a-z]+-free for (?:years|life|ever)\b"
+        r"|\bwill \w+ 100 ?%|\bit's definitely\b|\bdefinitely (?:the|a|your)\b|\bwill fix your (?:\w+ )?problem\b"
+        r"|\bwill stop (?:leaking|smoking|squeaking|dripping|hurting|itching|rattling|creaking)\b"
         r"|\b(?:embassy|consulate|bank|court|council|authorities|authority|university|insurer|examiner|inspector|tax office)"
         r" will (?:accept|approve|grant|pass|allow)\b",
         r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
@@ -488,11 +496,11 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
         r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
         r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|解决)|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
-        r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让",
+        r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让|就不会(?:再)?(?:往|漏|坏|倒|冒|卡|出|掉|疼|痛)",
         r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
@@ -548,7 +556,7 @@ _NEGATION: Final = _Patterns.of(
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
-        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下](?:这种|这样的|这个|任何)?$|不了$|不起$",
+        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下](?:这种|这样的|这个|任何|[\u4e00-\u9fff]{1,3})?$|不了$|不起$",
     ],
 )
 # A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
@@ -697,7 +705,8 @@ def _price_in(clause: _Clause) -> bool:
     if matched and not _negated(text, matched.start(), matched.end()):
         return True  # matching a figure the customer saw is quoting it
     for match in _PRICE.finditer(text):
-        if _CUSTOMER_FIGURE.search(text) or _PAST_PRICE.search(f"{clause.lead} {text}"):
+        past = _PAST_PRICE.search(f"{clause.lead} {text}") and not _NEXT_TIME.search(text)
+        if _CUSTOMER_FIGURE.search(text) or past:
             return False
         if not _negated(text, match.start(), match.end()):
             return True
@@ -801,18 +810,19 @@ _PRICE_GATE: Final = _Gate(
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
             "total", "percent", "per", "grand", "pay", "paying", "charged", "billed", "yours", "tenner", "tenners",
-            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say", "us", "charge",
+            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say", "us", "charge", "an", "labour", "labor", "parts", "ride", "rides", "stay", "stays",
+            "travel", "travels", "eat", "eats", "along", "no",
             "charges",
         }
     ),
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "只要", "只需", "仅需",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
-        r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d|\b(?:is|at) \d"
+        r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d|\b(?:is|at) \d|\b(?:it's|for|only|just) \d+(?:\.\d+)? (?:an?|per) "
     ),
 )
 _DEADLINE_GATE: Final = _Gate(
@@ -822,7 +832,7 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "while-you-wait", "sharp", "now", "after", "from", "before", "mon", "tue", "tues",
+            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "while-you-wait", "sharp", "now", "arrive", "arrival", "check", "land", "after", "from", "before", "mon", "tue", "tues",
             "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "then",
         }
     ),
@@ -847,7 +857,7 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang",
             }
         ),
         chars=None,
@@ -875,12 +885,12 @@ _OUTCOME_GATE: Final = _Gate(
         "so will you", "count on", "rely on", "depend on", "turn out", "come out",
         "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely",
         "in full", "every single", "is solved", "is fixed", "is resolved", "is gone", "does", "will keep", "will accept",
-        "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "perfect fit",
+        "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "will stop", "will fix", "perfect fit",
         "-free", "no further", "no more", "will never", "nothing will", "full responsibility", "recover all", "100%", "100 %",
         "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "就不会", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
