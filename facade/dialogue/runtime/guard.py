@@ -213,8 +213,10 @@ _PRICE: Final = _Patterns.of(
         rf"\b(?:pay|paying|charge|charges|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
         rf"|at only)\s(?:only |just |about |around |a flat |roughly )?(?:\d[\d,]*(?:\.\d+)?|{_EN_MONEY_WORDS}|a (?:tenner|fiver))"
         rf"(?![\d,]*\s*(?:%|days?|hours?|weeks?|months?|years?|minutes?|people|times|items?|pieces?|pages?))",
-        r"\b(?:it's|is|for|at|only|just|costs?|pay|charge) \d+(?:\.\d+)? (?:an?|per) (?:day|night|hour|week|month|person|head"
-        r"|session|lesson|class|visit)\b"
+        r"\b(?:it's|is|for|at|only|just|costs?|pay|charge) \d[\d,]*(?:\.\d+)? (?:an?|per) (?:day|night|hour|week|month|person"
+        r"|head|session|lesson|class|visit|table|guest|kid|child|room|couple)\b"
+        r"|\b(?:is|are|it's) on us\b|\byou(?:'ll| will) pay the same\b|\b\d[\d,]*(?:\.\d+)? (?:total|in total|all in|all-in)\b"
+        r"|\bdone deal\b|\bit's a deal\b"
         r"|\b(?:labou?r|parts|total|price|cost|fee|deposit|rate)s?\s?:\s?\d|^(?:at )?no (?:extra )?(?:charge|cost)$"
         r"|\b(?:rides?|stays?|travels?|eats?|gets? in|comes? along) (?:for )?free\b",
         r"\b(?:a|one|two|three|four|five) (?:tenner|fiver)s?\b|\b(?:tenner|fiver)s?\b",
@@ -254,6 +256,8 @@ _PRICE: Final = _Patterns.of(
         # A rate with a bare figure: "每次一百二", "每人68".
         rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
+        rf"(?:一共|总共|合计)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])|就这么定了|"
+        r"免费(?:寄|送|发)给|不收\S{0,2}费|^免费(?:的)?$|差价我们(?:来)?出|照\S{0,4}价格?付|"
         r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
         rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
         rf"|(?:给(?:您|你))?再?让\s?{_ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
@@ -264,14 +268,17 @@ _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
     r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
-    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
+    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|\bin the past\b|\bshowed\b|\b(?:19|20)\d\d (?:price|prices|list|rate|rates|menu|catalogue)\b"
+    r"|\b(?:sent|emailed|issued) (?:you )?(?:an |the )?invoice\b|\b(?:app|website|site|menu|catalogue) (?:currently )?(?:lists|shows|says)\b"
+    r"|\bcurrently lists\b|\bon (?:the|our) website\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
 )
 # The figures are called an estimate, not a quote, anywhere in the sentence.
 _ESTIMATE: Final = re.compile(
     r"\bnot (?:a|an official|a firm|a binding) quote\b|\b(?:only |just )?(?:an estimate|a rough estimate)\b|\bballpark\b"
     r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
     r"|\b(?:give you|gives|confirm|tell you) the (?:exact|final|actual) price\b|\b(?:exact|actual) price (?:once|after|when)\b"
-    r"|\b(?:only )?a rough guide\b"
+    r"|\b(?:only )?a rough guide\b|\b(?:an|the) exact price\b|\bfinal (?:figure|price) depends\b|\bconfirmed by the owner\b"
+    r"|\bthe owner will confirm the (?:figure|price|amount|cost)\b"
 )
 _NEXT_TIME: Final = re.compile(r"\bnext\b|\bthis time\b|下次|下回|这次")
 # The customer's own figure, not ours.
@@ -304,7 +311,9 @@ _DL_TIME: Final = _Patterns.of(
         r"\bfrom \d{1,2}(?::\d\d)?\s?(?:am|pm)\b",
         r"\b(?:in|over|round) now\b|\bwhen you (?:check in|arrive|get there|land)\b|\bon arrival\b|"
         rf"\bafter {_CLOCK}|\b{_CLOCK} sharp\b|\bfrom (?:tomorrow|next week|{_WEEKDAY_ANY})"
-        r"|\bbefore (?:the|your) \w+ (?:arrives|arrive|starts|start|opens|begins|leaves)\b",
+        r"|\bbefore (?:the|your) \w+ (?:arrives|arrive|starts|start|opens|begins|leaves)\b|\bbefore (?:the|your) (?:\w+'s )?"
+        r"(?:first )?(?:recital|wedding|party|event|opening|trip|exam|meeting|flight|birthday|session|lesson|class|appointment)\b"
+        r"|\b(?:tmrw|tmr|tomoz|2day|2nite|tonite)\b|(?<=arrive )" + _WEEKDAY + r"|(?<=arrives )" + _WEEKDAY,
         # Not opening hours ("we open at 9am").
         rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
         rf"|(?<=: ){_WEEKDAY_ANY}|\b{_WEEKDAY_ANY} (?:at )?{_CLOCK}",
@@ -314,7 +323,7 @@ _DL_TIME: Final = _Patterns.of(
     ],
     chinese=[
         rf"{_ZH_N}\s?(?:个(?:工作日|月|小时|钟头|星期|礼拜)|工作日|天|日|小时|钟头|分钟|周|星期|礼拜)(?:之内|以内|内|之后|以后|后|左右)?",
-        r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天|当场",
+        r"今天|今日|今晚|今早|明天|明日|明早|明晚|后天|当天|当日|次日|隔天|隔日|第二天|当场|寒假|暑假",
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
         rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|开门|午饭|中午|天黑)(?:前|之前)|到时候|届时",
         r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
@@ -330,7 +339,8 @@ _DL_VERB: Final = _Patterns.of(
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|file|filed|submitted|lodged|set up|courier(?:ed)?"
-        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b"
+        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b|\bin and out\b|\bmatched\b|\b(?:lesson|appointment|slot)"
+        r" booked\b|\bland in your\b|\brestored\b|\bget you (?:the|a|your)\b"
         r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b|\bwalk out (?:with|wearing|in)\b|\b(?:locked|booked) in\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
@@ -349,7 +359,7 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫)(?:完|好)|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫|匹配|排)(?:完|好)|落地|到场|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
@@ -386,9 +396,10 @@ _TRAILING_HEDGE: Final = _rx(
 )
 # A clause that only takes back what came before it in the sentence.
 _DISCLAIMER: Final = _rx(
-    r"(?:i |we )?(?:can't|cannot|can not|won't|couldn't|am not able to|'m not able to|are not able to|'re not able to"
-    r"|'m unable to|am unable to) "
-    r"(?:guarantee|promise|confirm|be sure of)(?: (?:it|that|this|anything|the date|the time))?(?: though)?$"
+    r"(?:i |we )?(?:honestly |really |simply )?(?:can't|cannot|can not|won't|couldn't|am not able to|'m not able to|are not able to"
+    r"|'re not able to|'m unable to|am unable to) "
+    r"(?:guarantee|promise|confirm|be sure of)(?: (?:it|that|this|anything|the date|the time))?(?: though)?"
+    r"(?: (?:until|before|till|unless) .*)?$"
     r"|(?:the )?(?:owner|manager|team|shop)(?: will| can| must| has to| needs to)? confirms?\b.*$|no promises$|(?:that's|that is|it's|it is) not (?:guaranteed|a promise)$"
     r"|(?:我|我们)?(?:也|还|并)?(?:无法|不能|不敢|没法|没办法|不)(?:完全)?(?:保证|承诺|确定)(?:的)?$|不一定$"
 )
@@ -409,10 +420,11 @@ _CUSTOMER_SIDE: Final = _Patterns.of(
     ],
 )
 _PAST_OR_ROUTINE: Final = _Patterns.of(
-    latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly)\b"],
+    latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly|we sent|we shipped)\b"],
     chinese=[r"已经|已|刚刚|刚才|昨天|上周|每"],
 )
 _CONDITION: Final = re.compile(r"如果|要是|假如|万一|假设")
+_PAST_DONE: Final = re.compile(r"是[^，,。]{0,12}(?:发出|寄出|送到|送达|做好|完成|到账)的")
 # "every morning at 7:30 sharp", "每天早上七点半准时": a routine with an exact time is still a promise.
 _ON_THE_DOT: Final = re.compile(r"\bsharp\b|\bon the dot\b|\bwithout fail\b|准时|按时")
 # Verb and time further apart than this are not read as one promise.
@@ -483,6 +495,11 @@ _OUTCOME: Final = _Patterns.of(
         r"|client|learner) does\b|\bwill keep (?:\w+ ){0,4}(?:for years|forever|for life)\b|\b[a-z]+-free for (?:years|life|ever)\b"
         r"|\bwill \w+ 100 ?%|\bit's definitely\b|\bdefinitely (?:the|a|your)\b|\bwill fix your (?:\w+ )?problem\b"
         r"|\bwill stop (?:leaking|smoking|squeaking|dripping|hurting|itching|rattling|creaking)\b"
+        r"|\b(?:he|she|they|your \w+)(?:'ll| will) pass\b|\bwhatever the weather\b|\bwe never cancel\b|\bnobody will (?:ever )?"
+        r"(?:know|notice|see|tell)\b|\bwill be (?:reading|speaking|swimming|playing|driving|writing) (?:fluently|confidently|well)\b"
+        r"|\bwon't regret\b|\bfit (?:you )?like a glove\b|\b(?:keys?|noise|smell|stain|mould|mold|damp|crack|rash|symptoms?"
+        r"|issue|fault)s? (?:won't|will not|will never) (?:come back|return|recur)\b|\bwill have the (?:best|greatest|time of)\b"
+        r"|\b(?:get|give) you a (?:full )?refund\b|\bwon't show at all\b|\bwill grow back\b|(?<!choice )(?<!decision )(?<!call )\bis yours\b"
         r"|\b(?:embassy|consulate|bank|court|council|authorities|authority|university|insurer|examiner|inspector|tax office)"
         r" will (?:accept|approve|grant|pass|allow)\b",
         r"\bwill never (?:come back|return|recur)\b|\byou can (?:count|rely|depend) on (?:that|it|this|us)\b",
@@ -496,11 +513,13 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|没了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
         r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
         r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|解决)|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
-        r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让|就不会(?:再)?(?:往|漏|坏|倒|冒|卡|出|掉|疼|痛)",
+        r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让|(?:一点都|完全|根本)看不出|谁都看不出|没人看得出|就会长(?:齐|好|出来)|不管\S{0,6}都|从不取消"
+        r"|照常(?:起飞|营业|进行)|就能流利|能流利地|(?:费用|损失|运费)(?:全部|都)?由我们(?:来)?(?:承担|负责|出)"
+        r"|已经给(?:您|你)(?:撤销|取消|退|免|办好)|是(?:您|你)的了?$|不会被别人|就不会(?:再)?(?:往|漏|坏|倒|冒|卡|出|掉|疼|痛)",
         r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
@@ -562,7 +581,7 @@ _NEGATION: Final = _Patterns.of(
 # A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
 _NEGATION_AFTER: Final = _rx(
     r".{0,30}?(?:\b(?:is|are|was|were)(?: not|n't)\b|\bnot (?:something|possible)\b|\bimpossible\b)"
-    r"|[^,.!?;]{0,8}?(?:不能|无法|没法|不敢|做不了|给不了|办不到|做不到)|不了|不到|不起"
+    r"|[^,.!?;]{0,8}?(?:不能|无法|没法|不敢|做不了|给不了|办不到|做不到|不是我能|说了不算)|不了|不到|不起"
 )
 
 # --- text structure --------------------------------------------------------------------------
@@ -641,7 +660,9 @@ _MENTION: Final = re.compile(
 
 
 # A promise word the customer asked about, echoed as a question: "Guaranteed? I can't say that."
-_ECHOED_QUESTION: Final = re.compile(r"(?:^|(?<=[.!?。！？]))\s*(?:guaranteed|a guarantee|guarantee|promise|保证|承诺|包过)\s*[?？]")
+_ECHOED_QUESTION: Final = re.compile(
+    r"(?:^|(?<=[.!?。！？]))\s*(?:guaranteed|a guarantee|guarantee|promise|保证|承诺|包过|包退包换|包退|包换|退款保证)(?: \w+){0,2}\s*[?？]"
+)
 
 
 def _unquote_mentions(text: str) -> str:
@@ -721,6 +742,8 @@ def _deadline_in(clause: _Clause) -> bool:
     verbs = _DL_VERB.finditer(text)
     if not verbs or clause.disclaimed or _RELAY.search(text):
         return False
+    if _PAST_DONE.search(text):
+        return False  # "您的订单是5月12号发出的": done already, told as a fact
     if _CONDITION.search(text):
         return False  # "如果零件能按时到": a condition, not a promise (a condition in an earlier clause does not count)
     hedged = _HEDGE.search(text) or _HEDGE.search(clause.lead) or _TRAILING_HEDGE.match(clause.tail) is not None
@@ -736,7 +759,7 @@ def _deadline_in(clause: _Clause) -> bool:
             if len(_TOKEN.findall(gap)) > _MAX_DEADLINE_GAP_TOKENS:
                 continue
             before = text[: first.start()]
-            routine = _PAST_OR_ROUTINE.search(f"{before} {gap}") and not _ON_THE_DOT.search(text)
+            routine = _PAST_OR_ROUTINE.search(text[: second.start()]) and not _ON_THE_DOT.search(text)
             if _CUSTOMER_SIDE.search(before) or routine:
                 continue
             if _negated(text, first.start(), second.end()) or _NEGATION.search(_NOT_A_NEGATION.strip(gap)):
@@ -818,11 +841,12 @@ _PRICE_GATE: Final = _Gate(
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "只要", "只需", "仅需",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "差价", "照", "一共", "总共", "合计", "就这么定", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
         r"|(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us)\s?\d|\b(?:is|at) \d|\b(?:it's|for|only|just) \d+(?:\.\d+)? (?:an?|per) "
+        r"|\bon us\b|\bpay the same\b|\d total\b|\d in total\b|\d all[- ]in\b|\bdone deal\b|\ba deal\b"
     ),
 )
 _DEADLINE_GATE: Final = _Gate(
@@ -832,14 +856,16 @@ _DEADLINE_GATE: Final = _Gate(
             "months", "fortnight", "year", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "noon",
             "midnight", "midday", "lunch", "lunchtime", "christmas", "easter", "eod", "business", "time", "thing",
             "away", "immediately", "once", "overnight", "weekend", "monday", "tuesday", "wednesday", "thursday",
-            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "while-you-wait", "sharp", "now", "arrive", "arrival", "check", "land", "after", "from", "before", "mon", "tue", "tues",
+            "friday", "saturday", "sunday", "afternoon", "holiday", "holidays", "jiffy", "flash", "know", "wait", "o'clock", "play", "while-you-wait", "sharp", "now", "arrive", "arrival", "check", "land", "tmrw", "tmr", "tomoz",
+            "2day", "2nite", "tonite", "recital", "wedding", "party", "event", "opening", "trip", "exam", "meeting", "flight",
+            "birthday", "session", "lesson", "class", "appointment", "after", "from", "before", "mon", "tue", "tues",
             "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "then",
         }
     ),
     chars=re.compile(r"[0-9]"),
     chinese=_literals(
         "今天", "今日", "今晚", "今早", "明天", "明日", "明早", "明晚", "后天", "当天", "当日", "次日", "隔天", "隔日", "第二天", "周", "星期", "礼拜",
-        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "当场", "早上", "傍晚", "清早", "一早", "之前", "下班", "关门", "开门", "到时候", "届时", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
+        "月底", "月初", "月中", "月末", "年底", "年末", "年前", "本月", "这个月", "下个月", "节", "当场", "寒假", "暑假", "年内", "月内", "周内", "早上", "傍晚", "清早", "一早", "之前", "下班", "关门", "开门", "到时候", "届时", "午饭", "天黑", "放假", "假期", "开学", "过年", "国庆", "中秋", "端午", "元旦", "圣诞", "五一",
         "十一", "马上", "立刻", "立即", "即刻", "按时", "准时", "如期", "上午", "下午", "晚上", "中午",
     ),
     # A numeral and a unit: "三天", "48小时", "6月", "15号", "八点".
@@ -857,11 +883,11 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang", "matched", "restored", "land",
             }
         ),
         chars=None,
-        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫"),
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫匹排落场"),
     ),
 )
 _OUTCOME_GATE: Final = _Gate(
@@ -885,12 +911,15 @@ _OUTCOME_GATE: Final = _Gate(
         "so will you", "count on", "rely on", "depend on", "turn out", "come out",
         "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely",
         "in full", "every single", "is solved", "is fixed", "is resolved", "is gone", "does", "will keep", "will accept",
-        "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "will stop", "will fix", "perfect fit",
+        "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "will stop", "will fix",
+        "will pass", "weather", "never cancel", "nobody will", "fluently", "confidently", "regret", "glove", "come back",
+        "will have the", "you a refund", "you a full refund", "is yours", "show at all", "grow back", "perfect fit",
         "-free", "no further", "no more", "will never", "nothing will", "full responsibility", "recover all", "100%", "100 %",
         "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "就不会", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "就不会", "看不出", "看得出", "长齐", "长好", "不管", "取消", "照常", "流利", "由我们",
+        "撤销", "是您的", "是你的", "被别人", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
 )
