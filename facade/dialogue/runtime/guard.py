@@ -216,7 +216,7 @@ _PRICE: Final = _Patterns.of(
         r"\b(?:it's|is|for|at|only|just|costs?|pay|charge) \d[\d,]*(?:\.\d+)? (?:an?|per) (?:day|night|hour|week|month|person"
         r"|head|session|lesson|class|visit|table|guest|kid|child|room|couple)\b"
         r"|\b(?:is|are|it's) on us\b|\byou(?:'ll| will) pay the same\b|\b\d[\d,]*(?:\.\d+)? (?:total|in total|all in|all-in)\b"
-        r"|\bdone deal\b|\bit's a deal\b"
+        r"|\bdone deal\b|\bit's a deal\b|\bdiscount of \d+ ?(?:%|percent)"
         r"|\b(?:labou?r|parts|total|price|cost|fee|deposit|rate)s?\s?:\s?\d|^(?:at )?no (?:extra )?(?:charge|cost)$"
         r"|\b(?:rides?|stays?|travels?|eats?|gets? in|comes? along) (?:for )?free\b",
         r"\b(?:a|one|two|three|four|five) (?:tenner|fiver)s?\b|\b(?:tenner|fiver)s?\b",
@@ -257,9 +257,9 @@ _PRICE: Final = _Patterns.of(
         rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
         rf"(?:一共|总共|合计)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])|就这么定了|"
-        r"免费(?:寄|送|发)给|不收\S{0,2}费|^免费(?:的)?$|差价我们(?:来)?出|照\S{0,4}价格?付|"
+        r"免费(?:寄|送|发)给|费(?:用)?我们(?:来)?出|\d+(?:\.\d+)?万落地|不收\S{0,2}费|^免费(?:的)?$|差价我们(?:来)?出|照\S{0,4}价格?付|"
         r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
-        rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
+        rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底|全包|包)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
         rf"|(?:给(?:您|你))?再?让\s?{_ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
         rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])",
     ],
@@ -268,9 +268,9 @@ _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
     r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
-    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|\bin the past\b|\bshowed\b|\b(?:19|20)\d\d (?:price|prices|list|rate|rates|menu|catalogue)\b"
+    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|\bin the past\b|\bused to\b|当时|那时|做过|那年|那会|刚开业|\bshowed\b|\b(?:19|20)\d\d (?:price|prices|list|rate|rates|menu|catalogue)\b"
     r"|\b(?:sent|emailed|issued) (?:you )?(?:an |the )?invoice\b|\b(?:app|website|site|menu|catalogue) (?:currently )?(?:lists|shows|says)\b"
-    r"|\bcurrently lists\b|\bon (?:the|our) website\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年"
+    r"|\bcurrently lists\b|\bon (?:the|our) website\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年(?:时|那时|的时候|的价格|的报价|的发票|\S{0,3}吊牌|\S{0,3}价目)|吊牌上"
 )
 # The figures are called an estimate, not a quote, anywhere in the sentence.
 _ESTIMATE: Final = re.compile(
@@ -278,9 +278,9 @@ _ESTIMATE: Final = re.compile(
     r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
     r"|\b(?:give you|gives|confirm|tell you) the (?:exact|final|actual) price\b|\b(?:exact|actual) price (?:once|after|when)\b"
     r"|\b(?:only )?a rough guide\b|\b(?:an|the) exact price\b|\bfinal (?:figure|price) depends\b|\bconfirmed by the owner\b"
-    r"|\bthe owner will confirm the (?:figure|price|amount|cost)\b"
+    r"|差别很大|差异很大|具体得?由|\bthe owner will confirm the (?:figure|price|amount|cost)\b|\b(?:prices?|rates?) start(?:s|ing)? (?:from|at)\b"
 )
-_NEXT_TIME: Final = re.compile(r"\bnext\b|\bthis time\b|下次|下回|这次")
+_NEXT_TIME: Final = re.compile(r"\bnext\b|\bthis time\b|下次|下回|这次|本次")
 # The customer's own figure, not ours.
 _CUSTOMER_FIGURE: Final = _Patterns.of(
     latin=[
@@ -339,7 +339,8 @@ _DL_VERB: Final = _Patterns.of(
         r"|back)|back with you)\b|\bget (?:\w+ ){1,3}to you\b|\be-?mail(?:s|ed)?\b",
         r"\bhave (?:everything|it all|it|them|all of it) (?:at|in|to) your\b|\b(?:it|they)(?:'ll| will) be back\b|\bback on the road\b"
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|file|filed|submitted|lodged|set up|courier(?:ed)?"
-        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b|\bin and out\b|\bmatched\b|\b(?:lesson|appointment|slot)"
+        r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b|\bin and out\b|\bmatched\b|\bwill be back\b|\b(?:is|are) booked (?:for|on|in)\b|\bbe in (?:the|our) (?:shop|store|office|workshop)\b"
+        r"|\bis confirmed\b|\b(?:lesson|appointment|slot)"
         r" booked\b|\bland in your\b|\brestored\b|\bget you (?:the|a|your)\b"
         r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b|\bwalk out (?:with|wearing|in)\b|\b(?:locked|booked) in\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
@@ -359,7 +360,7 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫|匹配|排)(?:完|好)|落地|到场|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫|匹配|排|收拾)(?:完|好)|落地|到场|交房|交钥匙|约在|给(?:您|你)约|出齐|公布|安排在|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
@@ -376,12 +377,12 @@ _HEDGE: Final = _Patterns.of(
         r"|likely|most|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
         r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance|usual|predict\w*)\b"
-        r"|\bmay\b(?! ?\d)",
+        r"|(?<!\d )\bmay\b(?! ?\d)|\bsome (?:students|customers|clients|people|of our)\b",
         r"\b(?:about|around|approximately|approx|roughly) (?=\d|a |an |one|two|three|four|five|six|seven|ten|noon|midday"
         r"|the end|tomorrow|next|mid)",
     ],
     chinese=[
-        r"一般|通常|正常情况|大概|大约|(?<!预)约(?![好了定见会过到])|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
+        r"一般|通常|正常情况|大概|大约|(?<!预)约(?![好了定见会过到在])|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
         r"(?<!电)视(?!频)|取决于|看情况|要看|得看|以.{0,12}为准|希望|力争|左右|最快|具体(?:几|什么时候|哪天|多久)",
     ],
 )
@@ -420,7 +421,8 @@ _CUSTOMER_SIDE: Final = _Patterns.of(
     ],
 )
 _PAST_OR_ROUTINE: Final = _Patterns.of(
-    latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly|we sent|we shipped)\b"],
+    latin=[r"\b(?:already|has been|have been|was|were|had|last|yesterday|ago|every|each|daily|weekly|we sent|we shipped)\b"
+           r"|(?<!be )\b(?:arrived|landed)\b"],
     chinese=[r"已经|已|刚刚|刚才|昨天|上周|每"],
 )
 _CONDITION: Final = re.compile(r"如果|要是|假如|万一|假设")
@@ -441,7 +443,7 @@ _OUTCOME_VERB = (
 )
 _OUTCOME: Final = _Patterns.of(
     latin=[
-        r"\bguarantee(?:s|d)?\b(?! (?:terms|conditions|policy|period|card|details|certificate|documents?|leaflet))|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
+        r"\bguarantee(?:s|d)?\b(?! (?:terms|conditions|policy|period|card|details|certificate|documents?|leaflet|questions?))|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
         r"\b(?:we|i)(?:'ll| will| can| shall| do)? (?:always )?(?:ensure|make sure|make certain)\b",
         r"\byou have my word\b|\bgive you my word\b|\bmy word (?:on|for) it\b|\btake my word\b|\bno questions asked\b",
         r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
@@ -464,8 +466,13 @@ _OUTCOME: Final = _Patterns.of(
         # "it will cure your back pain for good", "your grades will go up".
         r"\b(?:won't|will not|will never|never) (?:break|leak|crack|fail|fade|peel|rust|come off|fall off|come back|happen"
         r"|drip|squeak|stick) again\b",
-        r"\byou(?:'ll| will)? (?:won't|will not|will never|never) (?:have|get|see|notice|need) (?:any more|anymore|another"
-        r"|any other|any further)\b",
+        r"\b(?:you|he|she|it|they|your \w+)(?:'ll| will)? (?:won't|will not|will never|never) (?:have|get|see|notice|need)"
+        r" (?:any more|anymore|another|any other|any further|a single)\b|\bno (?:\w+ )?problems whatsoever\b"
+        r"|\b(?:will|'ll) absolutely\b|\bno way (?:it|that|this) (?:\w+s|will)\b|\bwill (?:\w+ ){1,2}perfectly\b"
+        r"|\bwill keep (?:\w+ ){0,6}for (?:at least )?(?:\w+ )?(?:years|months|life)\b|\byour (?:child|son|daughter|kid|dog"
+        r"|students?) will (?:reach|get|pass|learn|become|speak|read)\b|\bwill match (?:\w+ ){0,4}exactly\b"
+        r"|\byou(?:'ll| will)? (?:won't|will not|never) need (?:a|another|any)\b|\bwill be completely (?:quiet|silent|dry|clean"
+        r"|safe)\b|\byou won't hear\b|\bwill be (?:removed|fixed|repaired|cleared|restored) (?:completely|fully|entirely)\b",
         r"\b(?:is|are|will be|it's) permanent\b|\bpermanently (?:fix|solve|cure|remove)\w*\b",
         r"\b(?:will|'ll|going to) (?:cure|heal)\b|\bfor good\b(?! (?:reasons?|measure|causes?))",
         r"\byour (?:\w+ )?(?:grades?|marks?|scores?|results?|sales|revenue|rankings?|skin|hair|weight|pain|symptoms?|acne"
@@ -510,17 +517,17 @@ _OUTCOME: Final = _Patterns.of(
         # Not the purpose ("为了保证您的账户安全"), a deposit (保证金) or a request (请确保).
         r"(?<!为)(?<!为了)保证(?!金|书)|承诺(?!书)|(?<![请为])(?<!为了)确保|担保(?!金)|保(?:您|你)满意",
         # Not "must" (一定要), "some" (有一定难度, 一定的) or "please be sure to" (请一定).
-        r"(?<![有请])一定(?!要|的|程度|时间|范围|数量|比例|之)",
+        r"(?<!有)(?<![^申]请)(?<!^请)一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|没了|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|没了|变清|变好|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
-        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛)|绝不会",
-        r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|解决)|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛|发绿|发黄|发霉)|绝不会",
+        r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|修复|解决)|看不出任何|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
         r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让|(?:一点都|完全|根本)看不出|谁都看不出|没人看得出|就会长(?:齐|好|出来)|不管\S{0,6}都|从不取消"
         r"|照常(?:起飞|营业|进行)|就能流利|能流利地|(?:费用|损失|运费)(?:全部|都)?由我们(?:来)?(?:承担|负责|出)"
         r"|已经给(?:您|你)(?:撤销|取消|退|免|办好)|是(?:您|你)的了?$|不会被别人|就不会(?:再)?(?:往|漏|坏|倒|冒|卡|出|掉|疼|痛)",
-        r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿)"
+        r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿|抵扣)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
         r"(?:一次|马上|立刻|很快)就?(?:能|会)好|全额退(?:给|还)?(?:您|你)|(?:绝对|肯定|保证)查不出",
@@ -575,13 +582,13 @@ _NEGATION: Final = _Patterns.of(
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
-        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不[做作给打下](?:这种|这样的|这个|任何|[\u4e00-\u9fff]{1,3})?$|不了$|不起$",
+        r"能不能|会不会|可不可以|是不是|是否|能否|可否|有没有|行不行|(.)不\1|[不没未]$|不好打?$|不对\S{0,8}(?:作|做)(?:任何)?$|不[做作给打下](?:这种|这样的|这个|任何|[\u4e00-\u9fff]{1,3})?$|不了$|不起$",
     ],
 )
 # A refusal right after the promise word: "a guarantee is not something we give", "保证不了".
 _NEGATION_AFTER: Final = _rx(
     r".{0,30}?(?:\b(?:is|are|was|were)(?: not|n't)\b|\bnot (?:something|possible)\b|\bimpossible\b)"
-    r"|[^,.!?;]{0,8}?(?:不能|无法|没法|不敢|做不了|给不了|办不到|做不到|不是我能|说了不算)|不了|不到|不起"
+    r"|[^,.!?;]{0,8}?(?:不能|无法|没法|不敢|做不了|给不了|办不到|做不到|不是我能|说了不算|不行)|不了|不到|不起"
 )
 
 # --- text structure --------------------------------------------------------------------------
@@ -598,7 +605,7 @@ _CONTRAST: Final = _rx(_CONTRAST_LATIN)
 _CONTRAST_ANY: Final = _rx(_CONTRAST_LATIN + r"|但是|但|不过|可是|然而|只是|虽然")
 # Commas (except the thousands separator in "1,200"), brackets, quotes and dashes; a spaced
 # hyphen between figures is a range ("3 - 5 days"), not a break.
-_COMMA: Final = re.compile(r"(?<!\d),|,(?!\d{3})|[()\"\u2014]|(?<!\d) - |(?<=\d) - (?!\d)")
+_COMMA: Final = re.compile(r"(?<!\d),(?! starting (?:on|from)\b)|,(?!\d{3}| starting (?:on|from)\b)|[()\"\u2014]|(?<!\d) - |(?<=\d) - (?!\d)")
 # "..., and we ...": a new subject starts a new clause; "price and delivery" does not.
 _NEW_SUBJECT: Final = _rx(r"\b(?:and|so|then)\s+(?=(?:we|i|it|they|you|he|she|your|our|this|that)\b)")
 _NOT_WORD: Final = bytes(32 if chr(code) in "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~" else code for code in range(256))
@@ -665,6 +672,10 @@ _ECHOED_QUESTION: Final = re.compile(
 )
 
 
+# A word talked about as a word: "保证"这两个字我不能随便说.
+_WORD_MENTION: Final = re.compile(r'"[^"]{1,10}"(?=\s?(?:这两个字|这个词|这几个字|两个字|这个说法|this word|the word))')
+
+
 def _unquote_mentions(text: str) -> str:
     """Drop the quoted words of a mention, keeping who said them: a mention is not our promise.
     Quotation marks alone are not enough - an agent could put its own promise in quotes."""
@@ -672,6 +683,7 @@ def _unquote_mentions(text: str) -> str:
         text = _ECHOED_QUESTION.sub(" ", text)
     if '"' not in text:
         return text
+    text = _WORD_MENTION.sub(" ", text)
     return _MENTION.sub(lambda m: m.group().split('"', 1)[0] + " ", text)
 
 
@@ -841,7 +853,7 @@ _PRICE_GATE: Final = _Gate(
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "差价", "照", "一共", "总共", "合计", "就这么定", "只要", "只需", "仅需",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "差价", "照", "我们出", "我们来出", "全包", "落地", "一共", "总共", "合计", "就这么定", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
@@ -883,11 +895,11 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang", "matched", "restored", "land",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang", "matched", "restored", "land", "confirmed", "shop", "store", "office", "workshop",
             }
         ),
         chars=None,
-        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫匹排落场"),
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫匹排落场房钥约拾齐公排"),
     ),
 )
 _OUTCOME_GATE: Final = _Gate(
@@ -908,7 +920,9 @@ _OUTCOME_GATE: Final = _Gate(
         "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
-        "so will you", "count on", "rely on", "depend on", "turn out", "come out",
+        "so will you", "won't have", "will not have", "never have", "whatsoever", "absolutely", "no way", "will keep", "will reach", "will get", "will learn", "will become",
+        "will speak", "will read", "exactly", "won't need", "will not need", "never need", "won't hear", "be completely",
+        "removed completely", "removed fully", "fixed completely", "repaired completely", "restored completely", "count on", "rely on", "depend on", "turn out", "come out",
         "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely",
         "in full", "every single", "is solved", "is fixed", "is resolved", "is gone", "does", "will keep", "will accept",
         "will approve", "will grant", "will allow", "while-you-wait", "while you wait", "will stop", "will fix",
