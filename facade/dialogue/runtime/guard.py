@@ -224,7 +224,8 @@ _PRICE: Final = _Patterns.of(
         r"\bis \d[\d,]*(?:\.\d+)?(?=,? (?:and that's|all in|flat|fixed|in total|including|included|each|per)\b)"
         r"|\b(?:that's|that is) (?:the |our |a )?(?:final |fixed |firm )?(?:figure|price|amount|cost|fee)\b(?! (?:is|will|depends|varies))",
         r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
-        r"\b(?:get|gets) (?:one|1|the second(?: one)?|another) free\b|\bhalf[- ]price\b",
+        r"\b(?:get|gets) (?:one|1|another|the \w+(?: one)?) free\b|\bhalf[- ]price\b|\byou(?:'ll| will) get (?:it|them|this|one)"
+        r" for \d",
         # Free extras and price matching: "on the house", "a free trim", "delivery is free for you".
         r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today)\b"
         r"|\b(?:a|one) free (?:trim|delivery|upgrade|session|check|refill|gift|wrap|wrapping|shipping|consultation|sample"
@@ -250,25 +251,27 @@ _PRICE: Final = _Patterns.of(
         r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价"
         r"|定金|订金|押金|尾款|首付|租金)"
         rf"(?:[^,.!?;:{_CJK}]?|[{_CJK}]{{0,4}}?(?:是|为|交|付|收|要))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
-        rf"{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
+        rf"{_ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{_CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
         r"打?[一二三四五六七八九\d.]{1,3}折(?![叠腾旧返合])|半价|买[一二三\d]送[一二三\d]|满\s?\d+\s?减\s?\d+",
-        rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{_ZH_AMOUNT}|便宜\s?{_ZH_AMOUNT}",
+        rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{_ZH_AMOUNT}|便宜(?:整整|了)?\s?{_ZH_AMOUNT}|收(?:您|你)\s?{_ZH_AMOUNT}"
+        rf"|按\s?{_ZH_AMOUNT}\s?(?:元|块)?算",
         # A rate with a bare figure: "每次一百二", "每人68".
-        rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块钱起吧呢啊哦了的哈]|左右)",
+        rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{_ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{_CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右)",
         r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
-        rf"(?:一共|总共|合计)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])|就这么定了|"
+        rf"(?:一共|总共|合计)\s?{_ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{_CJK}]|\s*[元块])|就这么定了|"
+        r"(?<![切分拼掰碎剪割成\d])\d{3,}(?:,\d{3})*(?:\.\d+)?\s?块|最低价|给(?:您|你)包干|不会再加钱|不(?:再)?加钱|"
         r"免费(?:寄|送|发)给|费(?:用)?我们(?:来)?出|\d+(?:\.\d+)?万落地|不收\S{0,2}费|^免费(?:的)?$|差价我们(?:来)?出|照\S{0,4}价格?付|"
         r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
         rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底|全包|包)价\s?(?:是|为)?\s?{_ZH_AMOUNT}|立减\s?{_ZH_AMOUNT}"
-        rf"|(?:给(?:您|你))?再?让\s?{_ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
-        rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?![\d,.])(?=$|[^{_CJK}]|[元块])",
+        rf"|(?:给(?:您|你))?再?让\s?{_ZH_AMOUNT}|给(?:您|你)算\s?{_ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
+        rf"|(?:只要|只需|仅需)\s?{_ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{_CJK}]|\s*[元块])",
     ],
 )
 _PRICE_MATCH: Final = re.compile(r"\b(?:we can|we'll|we will|i can|i'll) match (?:the|that|their|this|your) price\b")
 # A figure from the past: an old invoice, last year's repair.
 _PAST_PRICE: Final = re.compile(
     r"\b(?:invoice|receipt)s? (?:from|showed|shows|said|says|dated|listed)\b|以往|以前|上个月|之前|已经收到|已收到|收到了|卖出去了|"
-    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|\bin the past\b|\bused to\b|当时|那时|做过|那年|那会|刚开业|\bshowed\b|\b(?:19|20)\d\d (?:price|prices|list|rate|rates|menu|catalogue)\b"
+    r"\blast (?:year|time|month|visit|season|week)\b|\badvertised\b|\bin the past\b|\bused to\b|\bwe had\b|\bthere was\b|当时|那时|做过|那年|那会|刚开业|\bshowed\b|\b(?:19|20)\d\d (?:price|prices|list|rate|rates|menu|catalogue)\b"
     r"|\b(?:sent|emailed|issued) (?:you )?(?:an |the )?invoice\b|\b(?:app|website|site|menu|catalogue) (?:currently )?(?:lists|shows|says)\b"
     r"|\bcurrently lists\b|\bon (?:the|our) website\b|上一季|上季|往年|\bin (?:19|20)\d\d\b|\bfrom (?:19|20)\d\d\b|去年|上次|(?:发票|收据)(?:上|显示)|已\S{0,3}支付|(?:19|20)\d\d年(?:时|那时|的时候|的价格|的报价|的发票|\S{0,3}吊牌|\S{0,3}价目)|吊牌上"
 )
@@ -278,7 +281,7 @@ _ESTIMATE: Final = re.compile(
     r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
     r"|\b(?:give you|gives|confirm|tell you) the (?:exact|final|actual) price\b|\b(?:exact|actual) price (?:once|after|when)\b"
     r"|\b(?:only )?a rough guide\b|\b(?:an|the) exact price\b|\bfinal (?:figure|price) depends\b|\bconfirmed by the owner\b"
-    r"|差别很大|差异很大|具体得?由|\bthe owner will confirm the (?:figure|price|amount|cost)\b|\b(?:prices?|rates?) start(?:s|ing)? (?:from|at)\b"
+    r"|差别很大|差异很大|具体得?由|不等|\bthe owner will confirm the (?:figure|price|amount|cost)\b|\b(?:prices?|rates?) start(?:s|ing)? (?:from|at)\b"
 )
 _NEXT_TIME: Final = re.compile(r"\bnext\b|\bthis time\b|下次|下回|这次|本次")
 # The customer's own figure, not ours.
@@ -313,7 +316,7 @@ _DL_TIME: Final = _Patterns.of(
         rf"\bafter {_CLOCK}|\b{_CLOCK} sharp\b|\bfrom (?:tomorrow|next week|{_WEEKDAY_ANY})"
         r"|\bbefore (?:the|your) \w+ (?:arrives|arrive|starts|start|opens|begins|leaves)\b|\bbefore (?:the|your) (?:\w+'s )?"
         r"(?:first )?(?:recital|wedding|party|event|opening|trip|exam|meeting|flight|birthday|session|lesson|class|appointment)\b"
-        r"|\b(?:tmrw|tmr|tomoz|2day|2nite|tonite)\b|(?<=arrive )" + _WEEKDAY + r"|(?<=arrives )" + _WEEKDAY,
+        r"|\bbefore you (?:open|leave|arrive|go|start)\b|\b(?:tmrw|tmr|tomoz|2day|2nite|tonite)\b|(?<=arrive )" + _WEEKDAY + r"|(?<=arrives )" + _WEEKDAY,
         # Not opening hours ("we open at 9am").
         rf"(?<!open )(?<!opens )(?<!close )(?<!closes )(?<!closed )(?<!from )(?<!until )\bat {_CLOCK}"
         rf"|(?<=: ){_WEEKDAY_ANY}|\b{_WEEKDAY_ANY} (?:at )?{_CLOCK}",
@@ -327,7 +330,7 @@ _DL_TIME: Final = _Patterns.of(
         r"(?:本|这|下下|下)个?(?:周|星期|礼拜)[一二三四五六日天]?|(?:周|星期|礼拜)[一二三四五六日天]|周末",
         rf"月底|月初|月中|月末|年底|年末|(?<![\d{_ZH_NUMERALS}])年前|本月|这个月|下个月|(?:本|这)?周内|月内|年内|(?:下班|关门|开门|午饭|中午|天黑)(?:前|之前)|到时候|届时",
         r"(?:春节|过年|国庆|中秋|端午|元旦|圣诞|五一|十一|节|放假|假期|开学)(?:节)?(?:前|之前|以前)",
-        rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=前|之前|以前|当天|送|发|到|寄|交|完|给)",
+        rf"{_ZH_N}月{_ZH_N}(?:日|号)|{_ZH_N}(?:日|号)(?=$|前|之前|以前|当天|送|发|到|寄|交|完|给)|\d+\s?h\s?(?:内|以内|之内)",
         rf"{_ZH_N}点(?:钟)?(?:前|之前|以前)|{_ZH_N}点(?:钟|半|{_ZH_N}分)?|早上|傍晚|清早|一早|(?:到|来|开始|出发)之前|马上|立刻|立即|即刻|按时|准时|如期|上午|下午|晚上|中午",
     ],
 )
@@ -341,7 +344,8 @@ _DL_VERB: Final = _Patterns.of(
         r"|\bleave with (?:it|them|your \w+)\b|\b(?:fit|fitted|swapped|replaced|groomed|edited|serviced|file|filed|submitted|lodged|set up|courier(?:ed)?"
         r"|decorated|tuned|cleaned)\b|\b(?:be )?waiting for you\b|\bbe (?:here|round|waiting)\b|\bhang\b|\bin and out\b|\bmatched\b|\bwill be back\b|\b(?:is|are) booked (?:for|on|in)\b|\bbe in (?:the|our) (?:shop|store|office|workshop)\b"
         r"|\bis confirmed\b|\b(?:lesson|appointment|slot)"
-        r" booked\b|\bland in your\b|\brestored\b|\bget you (?:the|a|your)\b"
+        r" booked\b|\bland in your\b|\brestored\b|\bget you (?:the|a|your)\b|\b(?:ride|take|drive|wear) (?:it|them) home\b"
+        r"|\bwe'll see you\b|\bhave (?:the|your) (?:\w+ ){0,2}\w+ in (?:your|the)\b"
         r"|\byou(?:'ll| will) be (?:out|done|finished|ready)\b|\bwalk out (?:with|wearing|in)\b|\b(?:locked|booked) in\b",
         r"\bbe (?:there|with you|at your \w+|at the \w+|live)\b|\bgo(?:es)? (?:out|live)\b|\bin your (?:inbox|hands)\b"
         r"|\bon your doorstep\b",
@@ -360,7 +364,7 @@ _DL_VERB: Final = _Patterns.of(
     chinese=[
         r"送达|送到|送过去|送去|送上门|送货|派送|配送|寄到|寄出|寄过去|寄给|到货|到账|到达|抵达|到手|发货|发出|发走|发给|出货|出库"
         r"|发到|发至|发送|发(?:您|你)",
-        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫|匹配|排|收拾)(?:完|好)|落地|到场|交房|交钥匙|约在|给(?:您|你)约|出齐|公布|安排在|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
+        r"(?:搬|洗|剪|装|拍|印|修|改|剃|补|刷|喷|染|烫|写|译|画|调|换|做|布置|搭|摆|弄|擦|搞|化|裱|扫|匹配|排|收拾)(?:完|好)|落地|到场|交房|交钥匙|约在|给(?:您|你)约|出齐|公布|安排在|打款|留到|保留到|换上|装上|送回|(?<=到时候)见|接(?:您|你)|等(?:您|你)|递交|提交|送交|快递|打扫干净|扫干净|戴上|用上|开课|上课|接回|接走|领回|领走|带回家|取走",
         r"(?<=[午天上点时后])(?:就|能|会|可以)好(?=$|了|啦|[,.!?;])",
         r"完成|完工|竣工|做好|做完|弄好|搞定|修好|修完|处理|办好|办完|办妥|交付|交货|交给|上门|安装|装好|改好|备好|准备好|出来|出结果",
         r"退款|退到|退还|退回|返还|补发|重发|(?:能|会|就|可以|即可)收到|提车|提货|取货",
@@ -436,14 +440,14 @@ _TOKEN: Final = re.compile(rf"[a-z0-9']+|[{_CJK}]")
 # --- outcome ---------------------------------------------------------------------------------
 
 _OUTCOME_VERB = (
-    r"(?:work|works|pass|succeed|win|hold|last|fix|solve|resolve|cure|heal|fit|clear|remove|improve|come out|"
+    r"(?:work|works|pass|succeed|win|hold|last|fix|solve|resolve|cure|heal|fit|clear|remove|improve|help|come out|"
     r"be (?:fine|ok|okay|approved|accepted|granted|fixed|solved|resolved|successful|perfect|returned|refunded|repaid"
     r"|paid back|covered)|"
     r"get (?:a |your |the |full |a full )*(?:refund|money|approval|visa|job|loan|deposit))"
 )
 _OUTCOME: Final = _Patterns.of(
     latin=[
-        r"\bguarantee(?:s|d)?\b(?! (?:terms|conditions|policy|period|card|details|certificate|documents?|leaflet|questions?))|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
+        r"\bguarantee(?:s|d)?\b(?! (?:terms|conditions|policy|period|card|details|certificate|documents?|leaflet|questions?)|(?: on| for) (?:\w+ ){1,3}is (?:the manufacturer|theirs|provided))|\bguaranteeing\b|\bpromise[sd]?\b|\bassure you\b|\btrust me\b",
         r"\b(?:we|i)(?:'ll| will| can| shall| do)? (?:always )?(?:ensure|make sure|make certain)\b",
         r"\byou have my word\b|\bgive you my word\b|\bmy word (?:on|for) it\b|\btake my word\b|\bno questions asked\b",
         r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
@@ -468,12 +472,16 @@ _OUTCOME: Final = _Patterns.of(
         r"|drip|squeak|stick) again\b",
         r"\b(?:you|he|she|it|they|your \w+)(?:'ll| will)? (?:won't|will not|will never|never) (?:have|get|see|notice|need)"
         r" (?:any more|anymore|another|any other|any further|a single)\b|\bno (?:\w+ )?problems whatsoever\b"
-        r"|\b(?:will|'ll) absolutely\b|\bno way (?:it|that|this) (?:\w+s|will)\b|\bwill (?:\w+ ){1,2}perfectly\b"
+        r"|\b(?:hear|see|sleep|walk|run|feel) (?:\w+ ){0,2}(?:clearly|well|normally|properly) again\b|\bwill be fully (?:healed"
+        r"|recovered|restored|cured|fixed)\b|\bwill (?:lift|come out|disappear|go) completely\b|\bwe'll keep coming back until\b"
+        r"|\bthere(?:'ll| will) be no (?:complaints|problems|issues|leaks|delays)\b|\beveryone will (?:love|be)\b|\b(?:insurer"
+        r"|insurance|warranty|manufacturer) will (?:cover|pay|replace|refund)\b"
+        r"|\b(?:we'll|we will|i'll|i will) 100 ?%|\bworks every time\b|\b(?:will|'ll) absolutely\b|\bno way (?:it|that|this) (?:\w+s|will)\b|\bwill (?:\w+ ){1,2}perfectly\b"
         r"|\bwill keep (?:\w+ ){0,6}for (?:at least )?(?:\w+ )?(?:years|months|life)\b|\byour (?:child|son|daughter|kid|dog"
         r"|students?) will (?:reach|get|pass|learn|become|speak|read)\b|\bwill match (?:\w+ ){0,4}exactly\b"
         r"|\byou(?:'ll| will)? (?:won't|will not|never) need (?:a|another|any)\b|\bwill be completely (?:quiet|silent|dry|clean"
         r"|safe)\b|\byou won't hear\b|\bwill be (?:removed|fixed|repaired|cleared|restored) (?:completely|fully|entirely)\b",
-        r"\b(?:is|are|will be|it's) permanent\b|\bpermanently (?:fix|solve|cure|remove)\w*\b",
+        r"\b(?:the (?:fix|repair|result|solution|treatment|change)|it|this|that) (?:is|will be) permanent\b|\bit's permanent\b|\bpermanently (?:fix|solve|cure|remove)\w*\b",
         r"\b(?:will|'ll|going to) (?:cure|heal)\b|\bfor good\b(?! (?:reasons?|measure|causes?))",
         r"\byour (?:\w+ )?(?:grades?|marks?|scores?|results?|sales|revenue|rankings?|skin|hair|weight|pain|symptoms?|acne"
         r"|spots?|wrinkles|english|chinese|fluency|confidence|business) will (?:go up|improve|rise|increase|double|triple"
@@ -483,13 +491,13 @@ _OUTCOME: Final = _Patterns.of(
         r"|happen|drip|squeak|stick|slip|freeze|crash|get stuck|break down|go wrong|play up|wobble|tear|chip|split|hurt|bother you"
         r"|frizz|tangle|shrink|stain) again\b|\bnever (?:have|need) to (?:\w+ ){0,3}again\b|\b(?:leak|problem|crack|damp|pain|fault|noise)s? (?:won't|will not"
         r"|will never) (?:come back|return|recur)\b",
-        r"\bwill (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,3}(?:days|weeks|months|years|decades|life)|forever"
+        r"\b(?:will|'ll) (?:stay|remain|keep|last)(?: \w+){0,2} (?:for (?:\w+ ){0,3}(?:days|weeks|months|years|decades|life)|forever"
         r"|a lifetime)\b|\bwill last (?:you )?(?:the life|a lifetime|forever)\b",
         r"\bwill (?:look|be|feel|seem|turn out|come out) (?:brand new|like new|as good as new|good as new|perfect|flawless)\b",
         r"\bwill come out (?:completely|fully|entirely|100)|\b(?:will be|is|are) (?:completely |totally )?gone (?:after|for good|in)\b"
         r"|\bwill (?:clear up|get rid of|remove|cure|fix|solve)\b.{0,30}\bcompletely\b|\byou(?:'re| are) safe\b"
         r"|\bwill find nothing\b|\bwill pass (?:the |your |its |first )?(?:\w+ ){0,2}(?:inspection|test|exam|audit|check|review)\b",
-        r"\b(?:will|'ll) be (?:completely|totally|perfectly|absolutely) (?:fine|safe|ok|okay|healthy|normal)\b|\byou will too\b"
+        r"\b(?:will|'ll) be (?:completely|totally|perfectly|absolutely) (?:fine|safe|ok|okay|healthy|normal|happy|comfortable)\b|\byou will too\b"
         r"|\b(?:completely|totally|100 ?%) [a-z]+-free\b|\bsafe for (?:your|him|her|them)\b|\bwill \w+ perfectly\b|\b(?:i've|we've|i have|we have) made sure\b|\byou(?:'ll| will) definitely get\b|\bperfect fit\b"
         r"|\bno (?:further|more) (?:adjustments?|repairs?|visits?|treatments?|fittings?) (?:will be )?needed\b",
         r"\bwill never (?:crack|break|leak|fail|fade|rust|tear|shrink|peel)\b|\bnothing will (?:be damaged|be broken|be lost|break"
@@ -520,12 +528,13 @@ _OUTCOME: Final = _Patterns.of(
         r"(?<!有)(?<![^申]请)(?<!^请)一定(?!要|的|程度|时间|范围|数量|比例|之)",
         r"包过|包(?:您|你)(?!的)|包满意|包成功|包通过|包退|包换|包赔|包治|包教包会|包在我身上|包票|稳过|稳赢|稳赚|稳拿|稳了|稳稳的|稳操胜券",
         r"(?:肯定|绝对|必定|必然|(?<![标水批精瞄对基])准|保准|准保|铁定|百分之百|百分百|100%)(?:就|都|也)?"
-        r"(?:好了|没了|变清|变好|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
+        r"(?:好了|没了|变清|变好|改善|提高|提升|见效|看不出|不留|没有任何|打不开|撬不开|弄不坏|不可能|不透光|不透|不漏|不掉色|合身|合适|安全|没事|不含|能|会|可以|没问题|行|成功|通过|过关|到|退|赔|满意|有效|治好|修好|不会|批|拿到|考上|消失|去除|去掉|见效|恢复|痊愈"
         r"|康复|解决|合格|达标)",
-        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛|发绿|发黄|发霉)|绝不会",
+        r"(?:跟|和|像)新的一(?:模一)?样|焕然一新|(?:一辈子|永远|再也|终身|以后都)(?:都|也)?不会(?:再)?|不会再(?:坏|漏|歪|掉|裂|复发|反弹|出现|发生|感染|疼|痛|发绿|发黄|发霉|有)|绝不会",
         r"(?:能|会|可以)?完全(?:去掉|去除|清除|消失|恢复|修好|修复|解决)|看不出任何|不会换人|不换人|(?:几年|多年|终身)都?不会(?:有|再)?"
         r"|保(?:一|两|三|半|\d+)年|坏了(?:直接)?(?:给(?:您|你))?换新|问题已经解决|不会再让|(?:一点都|完全|根本)看不出|谁都看不出|没人看得出|就会长(?:齐|好|出来)|不管\S{0,6}都|从不取消"
-        r"|照常(?:起飞|营业|进行)|就能流利|能流利地|(?:费用|损失|运费)(?:全部|都)?由我们(?:来)?(?:承担|负责|出)"
+        r"|照常(?:起飞|营业|进行)|就能流利|能流利地|(?:会|能)(?:明显|完全|彻底)(?:消失|改善|好转)|一次就能(?:彻底)?(?:去除|去掉|解决|修好|治好)"
+        r"|至少能(?:升|降|省|提高)|[一二三四五六七八九十百千\d几多]+年都不会|绝对(?:纯天然|正品|正宗|原装)|(?:费用|损失|运费)(?:全部|都)?由我们(?:来)?(?:承担|负责|出)"
         r"|已经给(?:您|你)(?:撤销|取消|退|免|办好)|是(?:您|你)的了?$|不会被别人|就不会(?:再)?(?:往|漏|坏|倒|冒|卡|出|掉|疼|痛)",
         r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿|抵扣)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{_ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
@@ -578,7 +587,7 @@ _NEGATION: Final = _Patterns.of(
         r"\b(?:confirm|check|ask|know|see|find out|tell)(?: \w+)? if\b",
     ],
     chinese=[
-        r"不是|并非|不算|不能|不可以|不可能|不会|不敢|不便|不好说|不确定|不一定|不保证|不承诺|不提供|不支持|不清楚|不知道|不了解|不太",
+        r"不代表|并不代表|不是|并非|不算|不能|不可以|不可能|不会|不敢|不便|不好说|不确定|不一定|不保证|不承诺|不提供|不支持|不清楚|不知道|不了解|不太",
         r"无法|无权|没法|没办法|没有办法|没有|没|难以|很难|未必|不见得|说不准|说不好|做不到|给不了|从不|从来不|绝不|决不|并不",
         r"暂不|暂时不|未(?!来)|谁也|谁都|不(?=保证|承诺|包|确保|负责|担保|发|送|寄|到|退|收|完成|处理|上门|安装)",
         # Embedded questions ("能不能明天到，我得问一下") and a bare negator right before the match.
@@ -845,7 +854,7 @@ _PRICE_GATE: Final = _Gate(
             "gbp", "rmb", "cny", "jpy", "hkd", "chf", "yuan", "renminbi", "dollar", "dollars", "bucks", "euro", "euros",
             "quid", "pound", "pounds", "cent", "cents", "yen", "price", "prices", "priced", "fee", "rate", "quote",
             "total", "percent", "per", "grand", "pay", "paying", "charged", "billed", "yours", "tenner", "tenners",
-            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say", "us", "charge", "an", "labour", "labor", "parts", "ride", "rides", "stay", "stays",
+            "fiver", "fivers", "settled", "each", "apiece", "final", "firm", "fixed", "house", "match", "say", "us", "charge", "get", "an", "labour", "labor", "parts", "ride", "rides", "stay", "stays",
             "travel", "travels", "eat", "eats", "along", "no",
             "charges",
         }
@@ -853,7 +862,7 @@ _PRICE_GATE: Final = _Gate(
     phrases=("set you back", "comes to", "come to", "for just", "for only", "at just", "at only"),
     chars=re.compile(r"[$€£¥%]"),
     chinese=_literals(
-        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "差价", "照", "我们出", "我们来出", "全包", "落地", "一共", "总共", "合计", "就这么定", "只要", "只需", "仅需",
+        *"元块镑币价费折送减降每百千万", "美金", "免费", "不收", "优惠", "便宜", "rmb", "定金", "订金", "押金", "尾款", "首付", "租金", "免", "立减", "不收", "买", "免费", "让", "落地", "到手", "成交", "差价", "照", "按", "收您", "收你", "最低价", "包干", "加钱", "算", "我们出", "我们来出", "全包", "落地", "一共", "总共", "合计", "就这么定", "只要", "只需", "仅需",
     ),
     numbered=re.compile(
         r"\d(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollar|buck|euro|quid|pound|cent|yen|percent)"
@@ -895,11 +904,11 @@ _DEADLINE_GATE: Final = _Gate(
                 "picked", "pickup", "restock", "restocked", "sorted", "hand", "handed", "hung", "altered", "printed",
                 "come", "visit", "stop", "drop", "fit", "fitted", "swapped", "replaced", "groomed", "edited",
                 "serviced", "email", "emailed", "emails", "e", "leave", "it'll", "they'll", "filed", "submitted", "tuned", "cleaned",
-                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "running", "working", "going", "hang", "matched", "restored", "land", "confirmed", "shop", "store", "office", "workshop",
+                "lodged", "set", "decorated", "waiting", "here", "round", "out", "file", "courier", "walk", "locked", "booked", "ride", "take", "drive", "wear", "see", "running", "working", "going", "hang", "matched", "restored", "land", "confirmed", "shop", "store", "office", "workshop",
             }
         ),
         chars=None,
-        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫匹排落场房钥约拾齐公排"),
+        chinese=_literals(*"送寄到发出完竣做弄搞修处办交上安装改备退返补重收提取拿批好戴用开课接领带等布搭摆递提扫匹排落场房钥约拾齐公排款留换见"),
     ),
 )
 _OUTCOME_GATE: Final = _Gate(
@@ -920,7 +929,10 @@ _OUTCOME_GATE: Final = _Gate(
         "you will pass", "you'll win", "you will win", "you'll succeed", "you will succeed", "you won't", "you will not",
         "you will never", "you never", "for good", "will go up", "will improve", "will rise", "will increase",
         "will double", "will triple", "will disappear", "will vanish", "will clear up", "will be gone", "you'll never",
-        "so will you", "won't have", "will not have", "never have", "whatsoever", "absolutely", "no way", "will keep", "will reach", "will get", "will learn", "will become",
+        "so will you", "won't have", "will not have", "never have", "whatsoever", "absolutely", "no way", "every time", "he'll pass", "she'll pass", "they'll pass", "clearly again",
+        "well again", "normally again", "properly again", "fully", "keep coming back", "no complaints", "no problems",
+        "no issues", "no leaks", "no delays", "everyone will", "will cover", "will pay", "will replace", "will refund",
+        "'ll stay", "'ll remain", "'ll keep", "'ll last", "will keep", "will reach", "will get", "will learn", "will become",
         "will speak", "will read", "exactly", "won't need", "will not need", "never need", "won't hear", "be completely",
         "removed completely", "removed fully", "fixed completely", "repaired completely", "restored completely", "count on", "rely on", "depend on", "turn out", "come out",
         "gone", "completely", "safe", "find nothing", "will pass", "you will too", "totally", "perfectly", "made sure", "definitely",
@@ -932,7 +944,7 @@ _OUTCOME_GATE: Final = _Gate(
         "is approved", "been approved", "is accepted", "been accepted", "is granted", "been granted", "come back", "return", "recur",
     ),
     chinese=_literals(
-        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "就不会", "看不出", "看得出", "长齐", "长好", "不管", "取消", "照常", "流利", "由我们",
+        *"保包稳必准拍治", "新的", "焕然", "一辈子", "永远", "再也", "终身", "以后都", "不会再", "绝不会", "申请", "给您", "给你", "也不会", "彻底", "完全", "换人", "几年", "多年", "保一", "保两", "保三", "保半", "换新", "问题已经", "不会再", "就不会", "明显", "一次就能", "至少能", "年都不会", "看不出", "看得出", "长齐", "长好", "不管", "取消", "照常", "流利", "由我们",
         "撤销", "是您的", "是你的", "被别人", "赔偿", "全额", "免费", "就能好", "就会好", "能好", "会好", "全额退", "查不出", "承诺", "一定", "肯定", "绝对", "铁定", "百分", "万无一失", "风险", "可能性", "绝无", "不会", "放一百", "跑不", "少不了",
         "药到", "无论如何", "确定", "100",
     ),
