@@ -45,12 +45,12 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any
 import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,46 +66,206 @@ UNLIMITED_RATE = "100000/60"
 # (bar stop words) is in its entry, and the Chinese questions are keywords: with only 50
 # versions every term counts as common to the search, which then wants all of them.
 ENTRIES: list[tuple[str, str, str]] = [
-    ("Parking", "Customers can park in the courtyard behind the workshop; the gate is on Linden Street next to the bakery.", "Where can I park at the workshop?"),
-    ("Wheelchair access", "The shop floor is step-free and the counter has a lowered section for wheelchair users.", "Is there wheelchair access?"),
-    ("Payment methods", "We accept card payments and bank transfer; cash is accepted at the counter too.", "Which payment methods do you accept?"),
-    ("Frame materials", "Our frames are made from oak, ash and walnut wood from certified forests, plus a recycled aluminium range.", "What wood are your frames made from?"),
-    ("Glass options", "We offer standard float glass, anti-reflective glass and museum glass that filters ultraviolet light.", "What glass options are there?"),
-    ("Mount board colours", "Mount boards come in white, ivory, charcoal and black, all acid-free and of conservation grade.", "Which mount board colours are there?"),
-    ("Canvas stretching", "We stretch canvas paintings on kiln-dried pine bars and re-stretch older canvases that have gone slack.", "Can you stretch canvas paintings?"),
-    ("Jigsaw framing", "Finished jigsaw puzzles are glued onto a backing board and framed like a print.", "Can finished jigsaw puzzles be framed?"),
-    ("Sports shirts", "Football and rugby shirts are pinned onto a padded board and framed in a deep box frame.", "Can football shirts be framed?"),
-    ("Medals", "Medals and badges are framed in a shadow box, stitched onto a fabric-covered board.", "How are medals and badges framed?"),
-    ("Mirror frames", "We make mirror frames from any of our mouldings, with a bevelled mirror plate.", "Do you make mirror frames?"),
-    ("Hanging fittings", "Every frame we make will have D-rings and cord; heavy frames also get a security hanging kit.", "What hanging fittings does a frame have?"),
-    ("Photo restoration", "We restore damaged photographs: we scan them, retouch tears and stains digitally and print them on archival paper.", "Can you restore damaged photographs?"),
-    ("Art prints", "We carry limited edition prints by local artists; each print comes with a signed certificate.", "Do you carry prints by local artists?"),
-    ("Gift vouchers", "Gift vouchers are available, printed on card, for framing, prints and workshop classes.", "Are gift vouchers available?"),
-    ("Framing classes", "Our evening classes teach beginners how to cut mounts and assemble a simple frame.", "Do you teach framing classes for beginners?"),
-    ("Class size", "Classes are kept small, with at most six participants at each bench.", "How small are the classes?"),
-    ("Children's art", "Children's drawings are framed in lightweight frames with acrylic glazing, which is safer than glass.", "How are children's drawings framed?"),
-    ("Acrylic glazing", "Acrylic glazing is shatter-resistant and lighter than glass, which suits large frames and public spaces.", "Is acrylic glazing lighter than glass?"),
-    ("Float mounting", "Float mounting shows the whole edge of the artwork by raising it on a hidden spacer above the mount.", "What is float mounting?"),
-    ("Textile framing", "Embroidery, tapestry and lace are framed by lacing them onto a board with cotton thread rather than glue.", "How are embroidery and lace framed?"),
-    ("Conservation framing", "Conservation framing uses only reversible methods and acid-free materials that do not harm the artwork.", "What is conservation framing?"),
-    ("Oversized artwork", "Very large artwork is framed in sections at the workshop and assembled on site.", "Can very large artwork be framed?"),
-    ("Collection from home", "Large or fragile works can be collected from your home by appointment made at the counter.", "Can fragile works be collected from my home?"),
-    ("Gallery walls", "Our team can hang gallery walls and arrange groups of frames on site.", "Does your team hang gallery walls?"),
-    ("Colour matching", "We stain or paint a moulding to match furniture or an existing frame from a sample you bring.", "Can you match the colour of my furniture?"),
-    ("Gilding", "Water gilding and oil gilding are done by hand with gold and silver leaf in our gilding room.", "Do you do gilding with gold leaf?"),
-    ("Antique frames", "Chipped antique frames are mended with traditional gesso and then retouched to blend in.", "Can chipped antique frames be mended?"),
-    ("Diplomas", "A slim black or gold frame with a double mount suits certificates and diplomas best.", "What frame suits diplomas?"),
-    ("Maps and posters", "Maps and posters are dry mounted to keep them flat, unless they are valuable, in which case we hinge them.", "How are maps and posters mounted?"),
-    ("Wood offcuts", "Offcuts of wood are reused for small frames and the rest goes to a local wood recycler.", "Are wood offcuts reused?"),
-    ("Packaging", "Framed works are wrapped in bubble wrap with corner protectors before they leave the workshop.", "How are framed works wrapped?"),
-    ("Cleaning", "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, never straight onto the glass.", "How do I clean a frame?"),
-    ("Sunlight", "Keep framed works out of direct sunlight; even behind UV-filtering glass some pigments fade over the years.", "Does sunlight fade framed works?"),
-    ("Damp rooms", "Do not hang artwork in bathrooms or above radiators: damp and heat make paper ripple.", "Can I hang artwork in bathrooms?"),
-    ("Fine art printing", "We print photographs and artwork on fine art paper with pigment inks on a large-format printer.", "Do you print photographs on fine art paper?"),
-    ("Canvas prints", "Photos are printed on canvas and stretched on a frame with mirrored or coloured edges.", "Can photos be printed on canvas?"),
-    ("Hotels and offices", "Offices and hotels ask us to frame whole series of prints in one matching style.", "Do you frame series of prints for hotels and offices?"),
-    ("Location", "The workshop is on Linden Street, a short walk from the tram stop at the market square.", "Which street is the workshop on?"),
-    ("Opening days", "The shop is open from Tuesday to Saturday; on Sundays and Mondays the workshop is closed.", "Which days is the shop open?"),
+    (
+        "Parking",
+        "Customers can park in the courtyard behind the workshop; the gate is on Linden Street next to the bakery.",
+        "Where can I park at the workshop?",
+    ),
+    (
+        "Wheelchair access",
+        "The shop floor is step-free and the counter has a lowered section for wheelchair users.",
+        "Is there wheelchair access?",
+    ),
+    (
+        "Payment methods",
+        "We accept card payments and bank transfer; cash is accepted at the counter too.",
+        "Which payment methods do you accept?",
+    ),
+    (
+        "Frame materials",
+        "Our frames are made from oak, ash and walnut wood from certified forests, plus a recycled aluminium range.",
+        "What wood are your frames made from?",
+    ),
+    (
+        "Glass options",
+        "We offer standard float glass, anti-reflective glass and museum glass that filters ultraviolet light.",
+        "What glass options are there?",
+    ),
+    (
+        "Mount board colours",
+        "Mount boards come in white, ivory, charcoal and black, all acid-free and of conservation grade.",
+        "Which mount board colours are there?",
+    ),
+    (
+        "Canvas stretching",
+        "We stretch canvas paintings on kiln-dried pine bars and re-stretch older canvases that have gone slack.",
+        "Can you stretch canvas paintings?",
+    ),
+    (
+        "Jigsaw framing",
+        "Finished jigsaw puzzles are glued onto a backing board and framed like a print.",
+        "Can finished jigsaw puzzles be framed?",
+    ),
+    (
+        "Sports shirts",
+        "Football and rugby shirts are pinned onto a padded board and framed in a deep box frame.",
+        "Can football shirts be framed?",
+    ),
+    (
+        "Medals",
+        "Medals and badges are framed in a shadow box, stitched onto a fabric-covered board.",
+        "How are medals and badges framed?",
+    ),
+    (
+        "Mirror frames",
+        "We make mirror frames from any of our mouldings, with a bevelled mirror plate.",
+        "Do you make mirror frames?",
+    ),
+    (
+        "Hanging fittings",
+        "Every frame we make will have D-rings and cord; heavy frames also get a security hanging kit.",
+        "What hanging fittings does a frame have?",
+    ),
+    (
+        "Photo restoration",
+        "We restore damaged photographs: we scan them, retouch tears and stains digitally and print them on archival paper.",
+        "Can you restore damaged photographs?",
+    ),
+    (
+        "Art prints",
+        "We carry limited edition prints by local artists; each print comes with a signed certificate.",
+        "Do you carry prints by local artists?",
+    ),
+    (
+        "Gift vouchers",
+        "Gift vouchers are available, printed on card, for framing, prints and workshop classes.",
+        "Are gift vouchers available?",
+    ),
+    (
+        "Framing classes",
+        "Our evening classes teach beginners how to cut mounts and assemble a simple frame.",
+        "Do you teach framing classes for beginners?",
+    ),
+    (
+        "Class size",
+        "Classes are kept small, with at most six participants at each bench.",
+        "How small are the classes?",
+    ),
+    (
+        "Children's art",
+        "Children's drawings are framed in lightweight frames with acrylic glazing, which is safer than glass.",
+        "How are children's drawings framed?",
+    ),
+    (
+        "Acrylic glazing",
+        "Acrylic glazing is shatter-resistant and lighter than glass, which suits large frames and public spaces.",
+        "Is acrylic glazing lighter than glass?",
+    ),
+    (
+        "Float mounting",
+        "Float mounting shows the whole edge of the artwork by raising it on a hidden spacer above the mount.",
+        "What is float mounting?",
+    ),
+    (
+        "Textile framing",
+        "Embroidery, tapestry and lace are framed by lacing them onto a board with cotton thread rather than glue.",
+        "How are embroidery and lace framed?",
+    ),
+    (
+        "Conservation framing",
+        "Conservation framing uses only reversible methods and acid-free materials that do not harm the artwork.",
+        "What is conservation framing?",
+    ),
+    (
+        "Oversized artwork",
+        "Very large artwork is framed in sections at the workshop and assembled on site.",
+        "Can very large artwork be framed?",
+    ),
+    (
+        "Collection from home",
+        "Large or fragile works can be collected from your home by appointment made at the counter.",
+        "Can fragile works be collected from my home?",
+    ),
+    (
+        "Gallery walls",
+        "Our team can hang gallery walls and arrange groups of frames on site.",
+        "Does your team hang gallery walls?",
+    ),
+    (
+        "Colour matching",
+        "We stain or paint a moulding to match furniture or an existing frame from a sample you bring.",
+        "Can you match the colour of my furniture?",
+    ),
+    (
+        "Gilding",
+        "Water gilding and oil gilding are done by hand with gold and silver leaf in our gilding room.",
+        "Do you do gilding with gold leaf?",
+    ),
+    (
+        "Antique frames",
+        "Chipped antique frames are mended with traditional gesso and then retouched to blend in.",
+        "Can chipped antique frames be mended?",
+    ),
+    (
+        "Diplomas",
+        "A slim black or gold frame with a double mount suits certificates and diplomas best.",
+        "What frame suits diplomas?",
+    ),
+    (
+        "Maps and posters",
+        "Maps and posters are dry mounted to keep them flat, unless they are valuable, in which case we hinge them.",
+        "How are maps and posters mounted?",
+    ),
+    (
+        "Wood offcuts",
+        "Offcuts of wood are reused for small frames and the rest goes to a local wood recycler.",
+        "Are wood offcuts reused?",
+    ),
+    (
+        "Packaging",
+        "Framed works are wrapped in bubble wrap with corner protectors before they leave the workshop.",
+        "How are framed works wrapped?",
+    ),
+    (
+        "Cleaning",
+        "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, never straight onto the glass.",
+        "How do I clean a frame?",
+    ),
+    (
+        "Sunlight",
+        "Keep framed works out of direct sunlight; even behind UV-filtering glass some pigments fade over the years.",
+        "Does sunlight fade framed works?",
+    ),
+    (
+        "Damp rooms",
+        "Do not hang artwork in bathrooms or above radiators: damp and heat make paper ripple.",
+        "Can I hang artwork in bathrooms?",
+    ),
+    (
+        "Fine art printing",
+        "We print photographs and artwork on fine art paper with pigment inks on a large-format printer.",
+        "Do you print photographs on fine art paper?",
+    ),
+    (
+        "Canvas prints",
+        "Photos are printed on canvas and stretched on a frame with mirrored or coloured edges.",
+        "Can photos be printed on canvas?",
+    ),
+    (
+        "Hotels and offices",
+        "Offices and hotels ask us to frame whole series of prints in one matching style.",
+        "Do you frame series of prints for hotels and offices?",
+    ),
+    (
+        "Location",
+        "The workshop is on Linden Street, a short walk from the tram stop at the market square.",
+        "Which street is the workshop on?",
+    ),
+    (
+        "Opening days",
+        "The shop is open from Tuesday to Saturday; on Sundays and Mondays the workshop is closed.",
+        "Which days is the shop open?",
+    ),
     ("停车", "店后面的院子可以停车，入口在椴树街面包店旁边。", "停车？"),
     ("付款方式", "我们接受借记卡、信用卡和银行转账，柜台也收现金。", "付款方式？"),
     ("画框材料", "我们的画框用橡木、白蜡木和胡桃木制作，也有再生铝框系列。", "画框材料？"),
@@ -178,7 +338,10 @@ def seed(sessions: int) -> tuple[list[Seat], dict[str, int]]:
         if guard_check(f"{title}: {body}").blocked:
             raise SystemExit(f"bench entry {title!r} would be blocked by the guard; reword it")
         version = entry_propose(
-            agent=agent, title=title, body=body, actor=actor,
+            agent=agent,
+            title=title,
+            body=body,
+            actor=actor,
             source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref=f"bench-chat#{n}", version="1"),
         )
         if version.status != Status.APPROVED:
@@ -188,7 +351,8 @@ def seed(sessions: int) -> tuple[list[Seat], dict[str, int]]:
         cursor.execute("ANALYZE")
     # The turns are only the intended mix if the questions find what they should (reported).
     found_own = sum(
-        entry_ids[title] in [r.entry_id for r in knowledge_search(agent=agent, query=question, audience=Audience.CUSTOMER, limit=3)]
+        entry_ids[title]
+        in [r.entry_id for r in knowledge_search(agent=agent, query=question, audience=Audience.CUSTOMER, limit=3)]
         for title, _body, question in ENTRIES
     )
     found_none = sum(not knowledge_search(agent=agent, query=q, audience=Audience.CUSTOMER, limit=3) for q in UNKNOWN)
@@ -232,18 +396,20 @@ def free_port() -> int:
 
 def start_server(port: int, log_path: Path, conn_max_age: int | None, pool: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "facade.settings",
-        "DATABASE_URL": os.environ["DATABASE_URL"],
-        "REDIS_URL": REDIS_URL,
-        "FACADE_VAR_DIR": str(BENCH_VAR),  # the same secret key as this process: the cookies verify
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "FACADE_LLM_PROVIDER": "offline",
-        "FACADE_RATE_CUSTOMER": UNLIMITED_RATE,
-        "FACADE_RATE_IP": UNLIMITED_RATE,
-        "FACADE_DAILY_MODEL_CALLS": str(10**9),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "facade.settings",
+            "DATABASE_URL": os.environ["DATABASE_URL"],
+            "REDIS_URL": REDIS_URL,
+            "FACADE_VAR_DIR": str(BENCH_VAR),  # the same secret key as this process: the cookies verify
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "FACADE_LLM_PROVIDER": "offline",
+            "FACADE_RATE_CUSTOMER": UNLIMITED_RATE,
+            "FACADE_RATE_IP": UNLIMITED_RATE,
+            "FACADE_DAILY_MODEL_CALLS": str(10**9),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
+    )
     if conn_max_age is not None:
         env["DB_CONN_MAX_AGE"] = str(conn_max_age)
         pool = 0
@@ -252,7 +418,10 @@ def start_server(port: int, log_path: Path, conn_max_age: int | None, pool: int)
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [str(daphne), "-b", "127.0.0.1", "-p", str(port), "bench.echo_asgi:application"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -340,13 +509,22 @@ class Load:
         return len(self.latencies)
 
 
-async def one_client(url: str, origin: str, cookie: str | None, turns: list[tuple[str, str]], load: Load,
-                     ready: asyncio.Event, go: asyncio.Event, timeout: float) -> None:
+async def one_client(
+    url: str,
+    origin: str,
+    cookie: str | None,
+    turns: list[tuple[str, str]],
+    load: Load,
+    ready: asyncio.Event,
+    go: asyncio.Event,
+    timeout: float,
+) -> None:
     from websockets.asyncio.client import connect
 
     headers = {"Cookie": cookie} if cookie else None
-    async with connect(url, origin=origin, additional_headers=headers, open_timeout=timeout, ping_interval=None,
-                       max_size=2**22) as ws:
+    async with connect(
+        url, origin=origin, additional_headers=headers, open_timeout=timeout, ping_interval=None, max_size=2**22
+    ) as ws:
         if cookie:  # the chat sends the history first
             while json.loads(await asyncio.wait_for(ws.recv(), timeout))["type"] != "history":
                 pass
@@ -380,8 +558,9 @@ async def one_client(url: str, origin: str, cookie: str | None, turns: list[tupl
                     break
 
 
-async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[tuple[str, str]]], timeout: float,
-                   server_pid: int) -> Load:
+async def run_load(
+    mode: str, port: int, seats: list[Seat], scripts: list[list[tuple[str, str]]], timeout: float, server_pid: int
+) -> Load:
     origin = f"http://127.0.0.1:{port}"
     load = Load(mode)
     readies = [asyncio.Event() for _ in scripts]
@@ -407,7 +586,12 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
         failed = [t.exception() for t in done if t is not all_ready and t.exception() is not None]
         raise SystemExit(f"{mode}: not every client connected: {failed[0] if failed else 'timeout'}")
     events0 = await ledger_events()
-    client0, server0, pg0, (busy0, total0) = time.process_time(), cpu_of(server_pid), cpu_of_postgres(), cpu_of_machine()
+    client0, server0, pg0, (busy0, total0) = (
+        time.process_time(),
+        cpu_of(server_pid),
+        cpu_of_postgres(),
+        cpu_of_machine(),
+    )
     started = time.perf_counter()
     go.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -427,6 +611,7 @@ async def run_load(mode: str, port: int, seats: list[Seat], scripts: list[list[t
 
 async def ledger_events() -> int:
     from asgiref.sync import sync_to_async
+
     from ledger.models import LedgerEvent
 
     return int(await sync_to_async(LedgerEvent.objects.count, thread_sensitive=False)())
@@ -452,7 +637,15 @@ def pooled(loads: list[Load]) -> Load:
         out.knowledge_asked += load.knowledge_asked
         for code, n in load.errors.items():
             out.errors[code] = out.errors.get(code, 0) + n
-        for name in ("wall", "client_cpu", "server_cpu", "postgres_cpu", "ledger_events", "machine_busy", "machine_total"):
+        for name in (
+            "wall",
+            "client_cpu",
+            "server_cpu",
+            "postgres_cpu",
+            "ledger_events",
+            "machine_busy",
+            "machine_total",
+        ):
             setattr(out, name, getattr(out, name) + getattr(load, name))
     return out
 
@@ -463,8 +656,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20, help="turns per client, sent one after another")
     parser.add_argument("--rounds", type=int, default=2, help="loads of each kind, interleaved")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for any one frame")
-    parser.add_argument("--conn-max-age", type=int, default=None,
-                        help="DB_CONN_MAX_AGE for the server instead of the pool")
+    parser.add_argument(
+        "--conn-max-age", type=int, default=None, help="DB_CONN_MAX_AGE for the server instead of the pool"
+    )
     parser.add_argument("--pool", type=int, default=8, help="DB_POOL for the server (0: no pool)")
     args = parser.parse_args()
 
@@ -482,9 +676,11 @@ def main() -> None:
     try:
         asyncio.run(_measure(args, seats, facts, port, proc.pid, warm_clients, log_path))
         parts = sum(v for k, v in share.items() if k != "turn")
-        print("  governance inside a turn (in-process, one turn at a time, same database): "
-              + ", ".join(f"{k} {v:.2f} ms" for k, v in share.items() if k != "turn")
-              + f" — {parts:.2f} of {share['turn']:.2f} ms per turn ({100 * parts / share['turn']:.0f}%)")
+        print(
+            "  governance inside a turn (in-process, one turn at a time, same database): "
+            + ", ".join(f"{k} {v:.2f} ms" for k, v in share.items() if k != "turn")
+            + f" — {parts:.2f} of {share['turn']:.2f} ms per turn ({100 * parts / share['turn']:.0f}%)"
+        )
     finally:
         stop_server(proc)
 
@@ -494,8 +690,8 @@ def governance_share(turns: int = 300) -> dict[str, float]:
     the commitment guard, the tool registry's execution checks, the ledger appends (the message's
     and the run's events) and the prompt built per audience.  Returns ms per turn of each and of
     the whole turn, so the share of governance in a turn is measured, not assumed."""
-    from facade.dialogue.runtime import loop, tools
     from facade.dialogue import services
+    from facade.dialogue.runtime import loop, tools
     from facade.dialogue.runtime.loop import turn_handle
     from facade.dialogue.services import session_open
     from facade.tenancy.models import AgentProfile
@@ -511,12 +707,17 @@ def governance_share(turns: int = 300) -> dict[str, float]:
                 return fn(*args, **kwargs)
             finally:
                 spent[name] += time.perf_counter() - started
+
         return wrapper
 
     patches = [
-        (loop, "guard_check", "guard"), (loop, "unsourced_figures", "grounding"), (tools, "may_execute", "tool checks"),
-        (loop, "ledger_append", "ledger appends"), (services, "ledger_append", "ledger appends"),
-        (tools, "ledger_append", "ledger appends"), (loop, "_build_prompt", "prompt"),
+        (loop, "guard_check", "guard"),
+        (loop, "unsourced_figures", "grounding"),
+        (tools, "may_execute", "tool checks"),
+        (loop, "ledger_append", "ledger appends"),
+        (services, "ledger_append", "ledger appends"),
+        (tools, "ledger_append", "ledger appends"),
+        (loop, "_build_prompt", "prompt"),
     ]
     originals = [(module, attr, getattr(module, attr)) for module, attr, _ in patches]
     for module, attr, name in patches:
@@ -542,8 +743,15 @@ def governance_share(turns: int = 300) -> dict[str, float]:
     return out
 
 
-async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str, int], port: int, pid: int,
-                   warm_clients: int, log_path: Path) -> None:
+async def _measure(
+    args: argparse.Namespace,
+    seats: list[Seat],
+    facts: dict[str, int],
+    port: int,
+    pid: int,
+    warm_clients: int,
+    log_path: Path,
+) -> None:
     # Warm both paths (imports, connections, caches) on sessions of their own; not counted.
     warm = [script(10_000 + i, 3) for i in range(warm_clients)]
     await run_load("echo", port, [], warm, args.timeout, pid)
@@ -565,58 +773,86 @@ async def _measure(args: argparse.Namespace, seats: list[Seat], facts: dict[str,
 
     echo, chat, store, ungoverned = (pooled(loads[mode]) for mode in ("echo", "chat", "store", "ungoverned"))
     planned = args.clients * args.turns * args.rounds
-    print(f"chat benchmark on PostgreSQL + Redis: {args.clients} clients x {args.turns} turns, sequential per client, "
-          f"{args.rounds} rounds per consumer (interleaved), offline provider, {facts['entries']} approved entries")
+    print(
+        f"chat benchmark on PostgreSQL + Redis: {args.clients} clients x {args.turns} turns, sequential per client, "
+        f"{args.rounds} rounds per consumer (interleaved), offline provider, {facts['entries']} approved entries"
+    )
     mix = ", ".join(f"{k} {len(v)}" for k, v in sorted(chat.kinds.items()))
     print(f"  turns measured: chat {chat.turns}/{planned} ({mix}), echo {echo.turns}/{planned}")
     print(f"  {'':26}{'p50 ms':>9}{'p95 ms':>9}{'turns/s':>10}")
-    for label, load in (("echo consumer", echo), ("storing echo", store), ("chat, governance off", ungoverned),
-                        ("chat (ChatConsumer)", chat)):
+    for label, load in (
+        ("echo consumer", echo),
+        ("storing echo", store),
+        ("chat, governance off", ungoverned),
+        ("chat (ChatConsumer)", chat),
+    ):
         print(f"  {label:26}{pct(load.latencies, 50):9.1f}{pct(load.latencies, 95):9.1f}{load.turns / load.wall:10.1f}")
     for kind in ("knowledge", "unknown", "greeting"):
         values = chat.kinds.get(kind, [])
         if values:
             print(f"    chat, {kind:19}{pct(values, 50):9.1f}{pct(values, 95):9.1f}")
     if chat.first_delta:
-        print(f"    chat, to first delta     {pct(chat.first_delta, 50):9.1f}{pct(chat.first_delta, 95):9.1f}"
-              "   (the server's work; the rest is the paced streaming of the reply)")
+        print(
+            f"    chat, to first delta     {pct(chat.first_delta, 50):9.1f}{pct(chat.first_delta, 95):9.1f}"
+            "   (the server's work; the rest is the paced streaming of the reply)"
+        )
     for r in range(args.rounds):
         e, c = loads["echo"][r], loads["chat"][r]
-        print(f"    round {r + 1}: echo {e.turns / e.wall:7.1f} turns/s p95 {pct(e.latencies, 95):7.1f} ms | "
-              f"chat {c.turns / c.wall:6.1f} turns/s p95 {pct(c.latencies, 95):7.1f} ms")
+        print(
+            f"    round {r + 1}: echo {e.turns / e.wall:7.1f} turns/s p95 {pct(e.latencies, 95):7.1f} ms | "
+            f"chat {c.turns / c.wall:6.1f} turns/s p95 {pct(c.latencies, 95):7.1f} ms"
+        )
     throughput = (chat.turns / chat.wall) / (echo.turns / echo.wall)
     latency = pct(chat.latencies, 95) / pct(echo.latencies, 95)
-    print(f"  ratio turns/s chat/echo  {throughput:8.3f}   (target >= 0.50: {'met' if throughput >= 0.5 else 'NOT met'})")
+    print(
+        f"  ratio turns/s chat/echo  {throughput:8.3f}   (target >= 0.50: {'met' if throughput >= 0.5 else 'NOT met'})"
+    )
     print(f"  ratio p95 chat/echo      {latency:8.2f}   (target <= 3.00: {'met' if latency <= 3.0 else 'NOT met'})")
-    print(f"  against the storing echo (the same consumer storing message and reply, no agent): turns/s "
-          f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}")
+    print(
+        f"  against the storing echo (the same consumer storing message and reply, no agent): turns/s "
+        f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}"
+    )
     governed = (chat.turns / chat.wall) / (ungoverned.turns / ungoverned.wall)
     governed_p95 = pct(chat.latencies, 95) / pct(ungoverned.latencies, 95)
-    print(f"  against the same chat with its governance taken out (guard, grounding, tool checks, ledger events): turns/s "
-          f"{governed:5.3f} (>= 0.50: {'yes' if governed >= 0.5 else 'no'}), p95 {governed_p95:5.2f} "
-          f"(<= 3.00: {'yes' if governed_p95 <= 3.0 else 'no'})")
-    print(f"  ledger events per turn: chat {chat.ledger_events / max(chat.turns, 1):.2f}, "
-          f"governance off {ungoverned.ledger_events / max(ungoverned.turns, 1):.2f}, "
-          f"storing echo {store.ledger_events / max(store.turns, 1):.2f}")
-    print(f"  search check before the loads: {facts['found_own']}/{len(ENTRIES)} knowledge questions find their entry, "
-          f"{facts['found_none']}/{len(UNKNOWN)} unknown questions find nothing")
+    print(
+        f"  against the same chat with its governance taken out (guard, grounding, tool checks, ledger events): turns/s "
+        f"{governed:5.3f} (>= 0.50: {'yes' if governed >= 0.5 else 'no'}), p95 {governed_p95:5.2f} "
+        f"(<= 3.00: {'yes' if governed_p95 <= 3.0 else 'no'})"
+    )
+    print(
+        f"  ledger events per turn: chat {chat.ledger_events / max(chat.turns, 1):.2f}, "
+        f"governance off {ungoverned.ledger_events / max(ungoverned.turns, 1):.2f}, "
+        f"storing echo {store.ledger_events / max(store.turns, 1):.2f}"
+    )
+    print(
+        f"  search check before the loads: {facts['found_own']}/{len(ENTRIES)} knowledge questions find their entry, "
+        f"{facts['found_none']}/{len(UNKNOWN)} unknown questions find nothing"
+    )
     if chat.knowledge_asked:
         print(f"  knowledge questions answered with citations during the loads: {chat.answered}/{chat.knowledge_asked}")
     for label, load in (("echo", echo), ("store", store), ("ungoverned", ungoverned), ("chat", chat)):
         if load.errors:
             print(f"  {label} errors: {', '.join(f'{k} {v}' for k, v in sorted(load.errors.items()))}")
     cores = os.cpu_count() or 1
-    print(f"  CPU during the loads, % of one core over the load's wall time ({cores} cores; 'other' is Redis, the kernel")
+    print(
+        f"  CPU during the loads, % of one core over the load's wall time ({cores} cores; 'other' is Redis, the kernel"
+    )
     print("  and anything else running on the machine):")
-    print(f"  {'':10}{'client':>8}{'server':>8}{'postgres':>10}{'other':>8}{'server ms/turn':>16}{'postgres ms/turn':>18}")
+    print(
+        f"  {'':10}{'client':>8}{'server':>8}{'postgres':>10}{'other':>8}{'server ms/turn':>16}{'postgres ms/turn':>18}"
+    )
     for label, load in (("echo", echo), ("store", store), ("ungoverned", ungoverned), ("chat", chat)):
         other = load.machine_busy - load.client_cpu - load.server_cpu - load.postgres_cpu
         shares = [100 * s / load.wall for s in (load.client_cpu, load.server_cpu, load.postgres_cpu, max(other, 0.0))]
         per_turn = [1000 * s / max(load.turns, 1) for s in (load.server_cpu, load.postgres_cpu)]
-        print(f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%{per_turn[0]:16.2f}{per_turn[1]:18.2f}")
+        print(
+            f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%{per_turn[0]:16.2f}{per_turn[1]:18.2f}"
+        )
         if shares[0] >= 90:
-            print(f"    NOTE: the client process was at ~100% of a core during the {label} load: "
-                  "its figures are bounded by the client, not the server")
+            print(
+                f"    NOTE: the client process was at ~100% of a core during the {label} load: "
+                "its figures are bounded by the client, not the server"
+            )
     problems = sum(line.count("Traceback") for line in log_path.read_text(errors="replace").splitlines())
     if problems:
         print(f"  the server logged {problems} traceback(s): see {log_path}")

@@ -25,16 +25,14 @@ from contextvars import ContextVar
 from typing import Any
 
 from channels.auth import AuthMiddlewareStack
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.security.websocket import AllowedHostsOriginValidator
-
-from facade.asgi import application as product  # sets Django up before anything else
-
 from channels.db import database_sync_to_async  # noqa: E402
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.routing import URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator
 from django.db import transaction  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from facade.asgi import application as product  # sets Django up before anything else
 from facade.dialogue import services  # noqa: E402
 from facade.dialogue.consumers import ChatConsumer, message_view, reply_view  # noqa: E402
 from facade.dialogue.models import Message  # noqa: E402
@@ -60,6 +58,7 @@ UNGOVERNED = (
 def _switchable(fn: Any, off: Any) -> Any:
     def step(*args: Any, **kwargs: Any) -> Any:
         return off if GOVERNANCE_OFF.get() else fn(*args, **kwargs)
+
     return step
 
 
@@ -71,7 +70,9 @@ class EchoConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "message":
             cid = content.get("client_message_id", "")
-            await self.send_json({"type": "reply", "client_message_id": cid, "reply": {"text": content.get("text", "")}})
+            await self.send_json(
+                {"type": "reply", "client_message_id": cid, "reply": {"text": content.get("text", "")}}
+            )
 
     @classmethod
     async def encode_json(cls, content: Any) -> str:
@@ -83,7 +84,9 @@ class StoringEchoConsumer(ChatConsumer):
         def handle() -> dict[str, Any]:
             session = self._fresh()
             with transaction.atomic():
-                message = Message.objects.create(session=session, role="principal", text=frame.text, client_message_id=frame.client_message_id)
+                message = Message.objects.create(
+                    session=session, role="principal", text=frame.text, client_message_id=frame.client_message_id
+                )
                 reply = Message.objects.create(session=session, role="agent", text=frame.text, reply_to=message)
             return {"message": message_view(message), "reply": reply_view(reply), "request": None, "duplicate": False}
 
@@ -105,10 +108,16 @@ class UngovernedChatConsumer(ChatConsumer):
 
 # The same middleware facade/asgi.py puts in front of the chat's URL router.
 echo = AllowedHostsOriginValidator(AuthMiddlewareStack(EchoConsumer.as_asgi()))
-store = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter([
-    path("ws/echo-store/<uuid:session_id>/", StoringEchoConsumer.as_asgi()),
-    path("ws/ungoverned/<uuid:session_id>/", UngovernedChatConsumer.as_asgi()),
-])))
+store = AllowedHostsOriginValidator(
+    AuthMiddlewareStack(
+        URLRouter(
+            [
+                path("ws/echo-store/<uuid:session_id>/", StoringEchoConsumer.as_asgi()),
+                path("ws/ungoverned/<uuid:session_id>/", UngovernedChatConsumer.as_asgi()),
+            ]
+        )
+    )
+)
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -31,7 +31,9 @@ HANZI = (
 
 
 def _prepare_database() -> None:
-    prepare_database(script="bench/knowledge.py", env_name="FACADE_BENCH_KNOWLEDGE_DB", default_name="facade_bench_knowledge")
+    prepare_database(
+        script="bench/knowledge.py", env_name="FACADE_BENCH_KNOWLEDGE_DB", default_name="facade_bench_knowledge"
+    )
 
 
 class Corpus:
@@ -68,14 +70,30 @@ def populate(agent, corpus: Corpus, start: int, stop: int) -> None:  # type: ign
         rows = [corpus.entry(i) for i in range(low, min(stop, low + batch))]
         with transaction.atomic():
             entries = KnowledgeEntry.objects.bulk_create(
-                [KnowledgeEntry(tenant_id=agent.tenant_id, agent=agent, kind="fact", subject=subject_key(t), latest_number=1) for t, _ in rows]
+                [
+                    KnowledgeEntry(
+                        tenant_id=agent.tenant_id, agent=agent, kind="fact", subject=subject_key(t), latest_number=1
+                    )
+                    for t, _ in rows
+                ]
             )
             versions = EntryVersion.objects.bulk_create(
                 [
                     EntryVersion(
-                        entry=e, agent=agent, number=1, title=t, body=b, source_type="upload", source_ref=f"bench#{i}",
-                        source_version="0" * 64, confidence=1, status=Status.APPROVED, actor_type="platform",
-                        actor_id="bench", search_text=search_text(t, b), served=True,
+                        entry=e,
+                        agent=agent,
+                        number=1,
+                        title=t,
+                        body=b,
+                        source_type="upload",
+                        source_ref=f"bench#{i}",
+                        source_version="0" * 64,
+                        confidence=1,
+                        status=Status.APPROVED,
+                        actor_type="platform",
+                        actor_id="bench",
+                        search_text=search_text(t, b),
+                        served=True,
                     )
                     for e, (t, b), i in zip(entries, rows, range(low, low + batch))
                 ]
@@ -159,8 +177,12 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     actor = Actor.platform("bench")
-    ours = agent_create(tenant=tenant_create(slug="bench", name="Bench", actor=actor), slug="bench-agent", name="Bench", actor=actor)
-    theirs = agent_create(tenant=tenant_create(slug="other", name="Other", actor=actor), slug="other-agent", name="Other", actor=actor)
+    ours = agent_create(
+        tenant=tenant_create(slug="bench", name="Bench", actor=actor), slug="bench-agent", name="Bench", actor=actor
+    )
+    theirs = agent_create(
+        tenant=tenant_create(slug="other", name="Other", actor=actor), slug="other-agent", name="Other", actor=actor
+    )
     corpus = Corpus(seed=7)
     other_corpus = Corpus(seed=7)  # the same text again, in the other tenant
     qs = queries(Corpus(seed=11), args.queries)
@@ -179,7 +201,9 @@ def main() -> None:
         measure(ours, qs[:20], 1)  # warm the caches
         full, bare, found = measure(ours, qs, args.rounds)
         p95[size] = pct(full, 95)
-        print(f"  {size:>7} entries per agent (+{size} in another tenant; filled in {fill:.0f} s), {found}/{len(full)} searches found something")
+        print(
+            f"  {size:>7} entries per agent (+{size} in another tenant; filled in {fill:.0f} s), {found}/{len(full)} searches found something"
+        )
         print(f"    knowledge_search  p50 {pct(full, 50):7.2f} ms   p95 {pct(full, 95):7.2f} ms")
         print(f"    bare SQL          p50 {pct(bare, 50):7.2f} ms   p95 {pct(bare, 95):7.2f} ms")
         print(f"    ratio p95 search/bare   {pct(full, 95) / pct(bare, 95):5.2f}   (target <= 1.30)")

@@ -37,7 +37,9 @@ CREATE TABLE bench_plain (
     id bigserial PRIMARY KEY, chain_id bigint, seq bigint, canonical text, prev_hash bytea, hash bytea, mac bytea
 )
 """
-PLAIN_INSERT = "INSERT INTO bench_plain (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)"
+PLAIN_INSERT = (
+    "INSERT INTO bench_plain (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)"
+)
 
 
 def main() -> None:
@@ -51,10 +53,9 @@ def main() -> None:
     import django
 
     django.setup()
+    import psycopg
     from django.core.management import call_command
     from django.db import connection, transaction
-
-    import psycopg
 
     from ledger.canonical import HASH_PREFIX, canonical_text, chain_hash, event_document, event_mac, utc_text
     from ledger.keys import ledger_keys
@@ -77,11 +78,21 @@ def main() -> None:
     mac_key = ledger_keys().mac_key
     plain_rows, prev = [], GENESIS_HASH
     for i in range(args.events):
-        text = canonical_text(event_document(
-            chain_id=chain, seq=i + 1, event_type="bench.event", entity_type="order", entity_id=str(i),
-            entity_version=1, actor_type="platform", actor_id="bench", caused_by=None, payload=payloads[i],
-            created_at=created,
-        ))
+        text = canonical_text(
+            event_document(
+                chain_id=chain,
+                seq=i + 1,
+                event_type="bench.event",
+                entity_type="order",
+                entity_id=str(i),
+                entity_version=1,
+                actor_type="platform",
+                actor_id="bench",
+                caused_by=None,
+                payload=payloads[i],
+                created_at=created,
+            )
+        )
         digest = chain_hash(prev, text.encode())
         plain_rows.append((chain, i + 1, text, prev, digest, event_mac(mac_key, digest)))
         prev = digest
@@ -94,8 +105,14 @@ def main() -> None:
         for i in rows:
             with transaction.atomic():
                 ledger_append(
-                    chain_id=chain, event_type="bench.event", entity_type="order", entity_id=i,
-                    entity_version=1, actor_type="platform", actor_id="bench", payload=payloads[i],
+                    chain_id=chain,
+                    event_type="bench.event",
+                    entity_type="order",
+                    entity_id=i,
+                    entity_version=1,
+                    actor_type="platform",
+                    actor_id="bench",
+                    payload=payloads[i],
                 )
         append_block = time.perf_counter() - started
         append_s += append_block
@@ -135,7 +152,9 @@ def main() -> None:
     print(f"  append (ledger_append)      {append_rate:10.0f} events/s")
     print(f"  bare insert (plain table)   {bare_rate:10.0f} rows/s")
     print(f"  ratio append/bare           {append_rate / bare_rate:10.2f}   (target >= 0.80)")
-    print(f"  median of {len(paired)} paired blocks    {statistics.median(paired):10.2f}   (robust to one-off stalls of the VM)")
+    print(
+        f"  median of {len(paired)} paired blocks    {statistics.median(paired):10.2f}   (robust to one-off stalls of the VM)"
+    )
     print(f"  verify (fetch + check)      {verify_rate:10.0f} events/s")
     print(f"  hashlib on the same bytes   {raw_rate:10.0f} hashes/s")
     print(f"  ratio verify/hashlib        {verify_rate / raw_rate:10.2f}   (target >= 0.25)")

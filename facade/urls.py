@@ -5,7 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from facade import health, web
 from facade.dialogue.api import views as dialogue
-from facade.tenancy.api import ledger, views as tenancy
+from facade.tenancy.api import ledger
+from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
 
 api = [
@@ -14,7 +15,9 @@ api = [
     path("api/sessions/<uuid:session_id>/messages", dialogue.MessagesView.as_view(), name="message-create"),
     path("api/sessions/<uuid:session_id>/cancel", dialogue.CancelView.as_view(), name="session-cancel"),
     path("api/sessions/<uuid:session_id>/rating", dialogue.RatingView.as_view(), name="session-rating"),
-    path("api/requests/<int:request_id>/transition", dialogue.RequestTransitionView.as_view(), name="request-transition"),
+    path(
+        "api/requests/<int:request_id>/transition", dialogue.RequestTransitionView.as_view(), name="request-transition"
+    ),
     path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),
     path("api/agents/<slug:slug>/peer-keys/<uuid:key_id>", tenancy.PeerKeyDetailView.as_view(), name="peer-key"),
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
@@ -25,15 +28,29 @@ api = [
     path("api/agents/<slug:slug>/knowledge/jobs/<int:job_id>", knowledge.JobView.as_view(), name="knowledge-job"),
     path("api/agents/<slug:slug>/knowledge/search", knowledge.SearchView.as_view(), name="knowledge-search"),
     path("api/agents/<slug:slug>/knowledge/entries", knowledge.EntryListView.as_view(), name="knowledge-entries"),
-    path("api/agents/<slug:slug>/knowledge/entries/<int:entry_id>", knowledge.EntryDetailView.as_view(), name="knowledge-entry"),
+    path(
+        "api/agents/<slug:slug>/knowledge/entries/<int:entry_id>",
+        knowledge.EntryDetailView.as_view(),
+        name="knowledge-entry",
+    ),
     path(
         "api/agents/<slug:slug>/knowledge/entries/<int:entry_id>/restore",
         knowledge.RestoreView.as_view(),
         name="knowledge-restore",
     ),
-    path("api/agents/<slug:slug>/knowledge/regulated-terms", knowledge.RegulatedTermsView.as_view(), name="knowledge-terms"),
-    path("api/agents/<slug:slug>/knowledge/quarantine", knowledge.QuarantineView.as_view(), name="knowledge-quarantine"),
-    path("api/agents/<slug:slug>/knowledge/unquarantine", knowledge.UnquarantineView.as_view(), name="knowledge-unquarantine"),
+    path(
+        "api/agents/<slug:slug>/knowledge/regulated-terms",
+        knowledge.RegulatedTermsView.as_view(),
+        name="knowledge-terms",
+    ),
+    path(
+        "api/agents/<slug:slug>/knowledge/quarantine", knowledge.QuarantineView.as_view(), name="knowledge-quarantine"
+    ),
+    path(
+        "api/agents/<slug:slug>/knowledge/unquarantine",
+        knowledge.UnquarantineView.as_view(),
+        name="knowledge-unquarantine",
+    ),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -80,7 +80,12 @@ def chat_context(agent: AgentProfile, mode: str) -> dict[str, Any]:
         "mode": mode,
         "max_chars": settings.FACADE_MESSAGE_MAX_CHARS,
         "star_choices": [(1, gettext("1 star"))] + [(n, gettext("%(n)d stars") % {"n": n}) for n in range(2, 6)],
-        "chat": {"mode": mode, "agent": agent.slug, "maxChars": settings.FACADE_MESSAGE_MAX_CHARS, "texts": chat_texts()},
+        "chat": {
+            "mode": mode,
+            "agent": agent.slug,
+            "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,
+            "texts": chat_texts(),
+        },
     }
 
 

@@ -634,7 +634,9 @@ def _extract_pdf(title: str, data: bytes) -> tuple[list[Section], bool]:
         if "\n" in body and first_lines[number - 1] not in repeated:
             heading = _pdf_page_heading(first_lines[number - 1])
         sections.append(
-            Section(title=_one_line(heading) if heading else f"{title} — page {number}", body=body, anchor=f"page-{number}")
+            Section(
+                title=_one_line(heading) if heading else f"{title} — page {number}", body=body, anchor=f"page-{number}"
+            )
         )
     if not sections:
         raise ExtractError(
@@ -766,9 +768,7 @@ def _text_sections(title: str, media_type: str, text: str) -> list[Section]:
     return split_plain(title, text)
 
 
-def extract(
-    filename: str, data: bytes, *, declared_type: str | None = None, max_bytes: int = MAX_BYTES
-) -> Extracted:
+def extract(filename: str, data: bytes, *, declared_type: str | None = None, max_bytes: int = MAX_BYTES) -> Extracted:
     """Sections of an uploaded document, or :class:`ExtractError`."""
     title = _doc_title(filename)
     _check_size(title, len(data), max_bytes)  # first: nothing else is done with an oversized upload
@@ -786,7 +786,9 @@ def extract(
         sections = _text_sections(title, media_type, text)
     if not sections:
         raise _no_content(title)
-    return Extracted(sha256=hashlib.sha256(data).hexdigest(), media_type=media_type, sections=sections, doubtful=doubtful)
+    return Extracted(
+        sha256=hashlib.sha256(data).hexdigest(), media_type=media_type, sections=sections, doubtful=doubtful
+    )
 
 
 def extract_text(title: str, text: str, *, max_bytes: int = MAX_BYTES) -> Extracted:

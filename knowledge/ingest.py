@@ -63,7 +63,11 @@ def ingest_material(
         entry = KnowledgeEntry.objects.select_for_update().filter(agent=agent, origin_key=origin_key).first()
         if entry is not None:
             latest = entry.versions.order_by("-number").first()
-            if latest is not None and latest.title == section.title.strip()[:300] and latest.body == section.body.strip():
+            if (
+                latest is not None
+                and latest.title == section.title.strip()[:300]
+                and latest.body == section.body.strip()
+            ):
                 unchanged += 1
                 continue
         created.append(

@@ -74,12 +74,18 @@ def ingest_job_execute(job_id: int) -> str:
         )
     except (KnowledgeError, ExtractError) as exc:
         IngestJob.objects.filter(pk=job_id).update(
-            state=IngestJob.State.FAILED, error_code=exc.code, error_detail=exc.detail[:300], sections=[],
+            state=IngestJob.State.FAILED,
+            error_code=exc.code,
+            error_detail=exc.detail[:300],
+            sections=[],
             finished_at=timezone.now(),
         )
         return "failed"
     IngestJob.objects.filter(pk=job_id).update(
-        state=IngestJob.State.DONE, created=len(outcome.created), unchanged=outcome.unchanged, sections=[],
+        state=IngestJob.State.DONE,
+        created=len(outcome.created),
+        unchanged=outcome.unchanged,
+        sections=[],
         finished_at=timezone.now(),
     )
     return "done"
@@ -103,4 +109,6 @@ def ingest_job_status(job: IngestJob) -> dict[str, Any]:
 def lost_jobs() -> list[int]:
     """Queued jobs whose dispatch seems lost (e.g. the broker was down at commit time)."""
     cutoff = timezone.now() - LOST_AFTER
-    return list(IngestJob.objects.filter(state=IngestJob.State.QUEUED, created_at__lt=cutoff).values_list("pk", flat=True))
+    return list(
+        IngestJob.objects.filter(state=IngestJob.State.QUEUED, created_at__lt=cutoff).values_list("pk", flat=True)
+    )

@@ -86,11 +86,13 @@ def common_terms() -> frozenset[str]:
         if row and row[0]:
             rows = max(float(row[2] or 0), 0.0)
             terms = frozenset(
-                term for term, freq in zip(row[0], row[1])
+                term
+                for term, freq in zip(row[0], row[1])
                 if freq is not None and freq > COMMON_SHARE and freq * rows > COMMON_MIN_ROWS
             )
         _common.update(at=now, terms=terms)
     return _common["terms"]
+
 
 _SQLITE_SQL = f"""
 SELECT {_COLUMNS}
@@ -116,8 +118,12 @@ def search_sql(*, agent_id: int, terms: list[str], audience: Audience, now: dt.d
         # is just one term) the all-terms branch is the whole query.
         either = len(terms) > 1 and bool(rare)
         params = {
-            "all": " & ".join(terms), "any": " | ".join(terms), "agent": agent_id, "now": now,
-            "cap": CANDIDATES, "limit": limit,
+            "all": " & ".join(terms),
+            "any": " | ".join(terms),
+            "agent": agent_id,
+            "now": now,
+            "cap": CANDIDATES,
+            "limit": limit,
         }
         if either:
             params["rare"] = " | ".join(rare)
@@ -135,7 +141,9 @@ def _snippet(body: str, terms: list[str]) -> str:
     return ("…" if start else "") + text + ("…" if start + SNIPPET < len(body) else "")
 
 
-def knowledge_search(*, agent: AgentProfile, query: str, audience: Audience | str, limit: int = 5) -> list[SearchResult]:
+def knowledge_search(
+    *, agent: AgentProfile, query: str, audience: Audience | str, limit: int = 5
+) -> list[SearchResult]:
     """Knowledge of this agent that matches the query, best first (versions holding more of the
     terms, closer together, rank higher).
 
@@ -169,4 +177,6 @@ def knowledge_search(*, agent: AgentProfile, query: str, audience: Audience | st
 def pending_versions(agent: AgentProfile) -> Any:
     from .models import EntryVersion
 
-    return EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")
+    return (
+        EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")
+    )

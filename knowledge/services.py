@@ -180,7 +180,9 @@ def entry_propose(
         actor_id=actor.id,
         search_text=search_text(title, body),
     )
-    seq = _event(version, actor, "knowledge.version_created", {"reasons": version.decision_reasons, "regulated": categories})
+    seq = _event(
+        version, actor, "knowledge.version_created", {"reasons": version.decision_reasons, "regulated": categories}
+    )
     version.caused_by_seq = seq
     version.save(update_fields=["caused_by_seq"])
     if version.status == Status.APPROVED:
@@ -304,7 +306,11 @@ def _quarantine(version: EntryVersion) -> None:
 
 def _release(version: EntryVersion) -> None:
     before = next(
-        (r.removeprefix("quarantined_from_") for r in reversed(version.decision_reasons) if r.startswith("quarantined_from_")),
+        (
+            r.removeprefix("quarantined_from_")
+            for r in reversed(version.decision_reasons)
+            if r.startswith("quarantined_from_")
+        ),
         Status.PENDING,
     )
     version.status = Status.APPROVED if before == Status.APPROVED else Status.PENDING
@@ -364,14 +370,24 @@ def regulated_term_add(*, agent: AgentProfile, term: str, category: str, actor: 
         raise KnowledgeError("invalid_input", "a regulated term needs 1 to 100 characters and a category")
     row, _ = RegulatedTerm.objects.update_or_create(agent=agent, term=term, defaults={"category": category.strip()})
     ledger_append(
-        chain_id=agent.tenant_id, event_type="knowledge.regulated_term_set", entity_type="agent", entity_id=agent.pk,
-        actor_type=actor.type, actor_id=actor.id, payload={"term": term, "category": row.category},
+        chain_id=agent.tenant_id,
+        event_type="knowledge.regulated_term_set",
+        entity_type="agent",
+        entity_id=agent.pk,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload={"term": term, "category": row.category},
     )
     return row
 
 
-def knowledge_hits_record(*, agent: AgentProfile, session_id: Any, versions: list[EntryVersion] | None = None,
-                          version_ids: list[int] | None = None) -> None:
+def knowledge_hits_record(
+    *,
+    agent: AgentProfile,
+    session_id: Any,
+    versions: list[EntryVersion] | None = None,
+    version_ids: list[int] | None = None,
+) -> None:
     """Record the versions a customer reply used (for the knowledge-hit rate): versions, or the
     ids of versions of this agent (only those count; others are ignored)."""
     ids = [v.pk for v in versions or [] if v.agent_id == agent.pk]

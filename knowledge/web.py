@@ -245,7 +245,9 @@ def owner_knowledge(request: HttpRequest, slug: str) -> HttpResponse:
     entry = None
     if "entry" in request.GET:
         entry_id = request.GET["entry"]
-        entry = KnowledgeEntry.objects.filter(agent=agent, pk=int(entry_id)).first() if _ID.fullmatch(entry_id) else None
+        entry = (
+            KnowledgeEntry.objects.filter(agent=agent, pk=int(entry_id)).first() if _ID.fullmatch(entry_id) else None
+        )
         if entry is None:
             raise Http404("no such entry")
 

@@ -48,7 +48,9 @@ def prepare_payload(value: Any) -> tuple[Any, bool]:
 
 # Payload keys that name a secret.  One-time codes, tokens, passwords and keys never enter the
 # ledger; a payload that tries is refused rather than stored.
-_SECRET_KEY = re.compile(r"password|passwd|secret|token|(^|_)otp($|_)|api_?key|private_?key|^key$|^code$", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"password|passwd|secret|token|(^|_)otp($|_)|api_?key|private_?key|^key$|^code$", re.IGNORECASE
+)
 
 
 def _normalise(value: Any, slow: list[bool]) -> Any:
@@ -145,8 +147,7 @@ def _fast_path_ok(value: Any) -> bool:
         return all(_fast_path_ok(item) for item in value)
     if isinstance(value, dict):
         return all(
-            isinstance(key, str) and key.isascii() or (isinstance(key, str) and max(key) <= "\uffff")
-            for key in value
+            isinstance(key, str) and key.isascii() or (isinstance(key, str) and max(key) <= "\uffff") for key in value
         ) and all(_fast_path_ok(item) for item in value.values())
     return False
 

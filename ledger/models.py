@@ -62,9 +62,9 @@ class AppendOnlyQuerySet(models.QuerySet["LedgerEvent"]):
 
     def for_entity(self, chain_id: int, entity_type: str, entity_id: str) -> "AppendOnlyQuerySet":
         """Events about one entity, found through the functional index on the canonical text."""
-        return self.alias(
-            _entity_type=CanonicalField("entity_type"), _entity_id=CanonicalField("entity_id")
-        ).filter(chain_id=chain_id, _entity_type=entity_type, _entity_id=str(entity_id))
+        return self.alias(_entity_type=CanonicalField("entity_type"), _entity_id=CanonicalField("entity_id")).filter(
+            chain_id=chain_id, _entity_type=entity_type, _entity_id=str(entity_id)
+        )
 
 
 class LedgerEvent(models.Model):
@@ -79,7 +79,9 @@ class LedgerEvent(models.Model):
     canonical = models.TextField(help_text="the exact UTF-8 text that was hashed")
     prev_hash = models.BinaryField(max_length=32)
     hash = models.BinaryField(max_length=32)
-    mac = models.BinaryField(max_length=32, help_text="keyed BLAKE2b tag of hash, under a key kept outside the database")
+    mac = models.BinaryField(
+        max_length=32, help_text="keyed BLAKE2b tag of hash, under a key kept outside the database"
+    )
 
     objects = AppendOnlyQuerySet.as_manager()
 
@@ -107,7 +109,9 @@ class LedgerEvent(models.Model):
 
     @property
     def created_at(self) -> dt.datetime:
-        return dt.datetime.strptime(self.document["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
+        return dt.datetime.strptime(self.document["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=dt.timezone.utc
+        )
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # Events are written only by ledger.services.ledger_append; the ORM may never

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db import connections
+from psycopg.types.string import ByteaBinaryLoader
 
 from .canonical import event_mac
-from psycopg.types.string import ByteaBinaryLoader
 
 _BATCH = 1000
 _QUEUE_DEPTH = 4

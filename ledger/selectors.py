@@ -11,8 +11,8 @@ from cryptography.exceptions import InvalidSignature
 from .canonical import HASH_PREFIX
 from .keys import ledger_keys, public_key_from_raw
 from .models import GENESIS_HASH
-from .schemas import Checkpoint, VerifyResult
 from .scan import first_bad_tag, rows
+from .schemas import Checkpoint, VerifyResult
 from .services import CHECKPOINT_PREFIX, load_checkpoints
 
 _FETCH_CHUNK = 5000
@@ -72,8 +72,12 @@ def ledger_verify(
     for checkpoint in sorted(held, key=lambda c: c.size):
         if checkpoint.chain != chain_id or not checkpoint_signature_ok(checkpoint, keys.public_raw):
             return VerifyResult(
-                ok=False, checked=checked, first_bad_seq=first_bad, reason="checkpoint_signature_invalid",
-                checkpoints_checked=len(held), head_hash=prev.hex(),
+                ok=False,
+                checked=checked,
+                first_bad_seq=first_bad,
+                reason="checkpoint_signature_invalid",
+                checkpoints_checked=len(held),
+                head_hash=prev.hex(),
             )
         if checkpoint.size == 0:
             continue
@@ -90,6 +94,10 @@ def ledger_verify(
         if checkpoint.size <= checked:
             good_until = checkpoint.size
     return VerifyResult(
-        ok=reason is None, checked=checked, first_bad_seq=first_bad, reason=reason,
-        checkpoints_checked=len(held), head_hash=prev.hex(),
+        ok=reason is None,
+        checked=checked,
+        first_bad_seq=first_bad,
+        reason=reason,
+        checkpoints_checked=len(held),
+        head_hash=prev.hex(),
     )

@@ -111,7 +111,9 @@ def ledger_append(
     chain = int(chain_id)
     event_type, entity_type, entity_id = str(event_type), str(entity_type), str(entity_id)
     actor_id = "" if actor_id is None else str(actor_id)
-    if not (0 < len(event_type) <= 64 and 0 < len(entity_type) <= 64 and 0 < len(entity_id) <= 64 and len(actor_id) <= 64):
+    if not (
+        0 < len(event_type) <= 64 and 0 < len(entity_type) <= 64 and 0 < len(entity_id) <= 64 and len(actor_id) <= 64
+    ):
         raise LedgerError("event_type, entity_type and entity_id need 1 to 64 characters, actor_id at most 64")
     document = event_document(
         chain_id=chain,
@@ -200,7 +202,9 @@ def load_checkpoints(chain_id: int) -> list[Checkpoint]:
     path = checkpoint_path(chain_id)
     if not path.exists():
         return []
-    return [Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def checkpoint_issue(

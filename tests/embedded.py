@@ -15,7 +15,9 @@ def manage(var: Path, *args: str, check: bool = True, **env: str) -> subprocess.
     embedded default's own configuration applies."""
     clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
     clean.update(FACADE_VAR_DIR=str(var), **env)
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
     if check:
         assert done.returncode == 0, done.stderr
     return done

@@ -129,7 +129,9 @@ def hang(seconds: float = 30.0, then: Canned | None = None) -> Canned:
 
 
 def garbage_reply() -> Canned:
-    return Canned(status=200, headers={"Content-Type": "text/html"}, body=b"<html><body>Bad gateway, maybe</body></html>")
+    return Canned(
+        status=200, headers={"Content-Type": "text/html"}, body=b"<html><body>Bad gateway, maybe</body></html>"
+    )
 
 
 # -- the server ------------------------------------------------------------------------------

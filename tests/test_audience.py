@@ -98,16 +98,12 @@ SPOOFS: list[Any] = [
     pytest.param(_json({"items": [{"x": 1}, {"Audience": "owner"}]}), id="json-in-list"),
     pytest.param(lambda client, url: client.post(url, data={"audience": "owner"}), id="multipart-default"),
     pytest.param(
-        lambda client, url: client.post(
-            url, data="audience=owner", content_type="application/x-www-form-urlencoded"
-        ),
+        lambda client, url: client.post(url, data="audience=owner", content_type="application/x-www-form-urlencoded"),
         id="form-urlencoded",
     ),
     pytest.param(lambda client, url: client.post(url + "?audience=owner", {}, format="json"), id="query-audience"),
     pytest.param(lambda client, url: client.post(url + "?Audience=peer", {}, format="json"), id="query-Audience"),
-    pytest.param(
-        lambda client, url: client.post(url, {}, format="json", HTTP_AUDIENCE="owner"), id="header-Audience"
-    ),
+    pytest.param(lambda client, url: client.post(url, {}, format="json", HTTP_AUDIENCE="owner"), id="header-Audience"),
     pytest.param(
         lambda client, url: client.post(url, {}, format="json", HTTP_X_AUDIENCE="owner"), id="header-X-Audience"
     ),
@@ -297,7 +293,9 @@ def _bad_authorization(kind: str, world_a: Any, world_b: Any) -> str:
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["malformed", "malformed-empty-secret", "unknown", "wrong-secret", "revoked", "other-agent"])
+@pytest.mark.parametrize(
+    "kind", ["malformed", "malformed-empty-secret", "unknown", "wrong-secret", "revoked", "other-agent"]
+)
 @pytest.mark.parametrize("also_owner", [False, True], ids=["anonymous", "with-owner-login"])
 def test_a_key_that_does_not_work_is_401_and_opens_nothing(
     world_a: Any, world_b: Any, api: Any, kind: str, also_owner: bool
@@ -365,7 +363,10 @@ def _remove_by_membership_revoke(world: Any) -> None:
 
 @pytest.mark.parametrize(
     "remove",
-    [pytest.param(_remove_by_agent_owner_remove, id="agent_owner_remove"), pytest.param(_remove_by_membership_revoke, id="membership_revoke")],
+    [
+        pytest.param(_remove_by_agent_owner_remove, id="agent_owner_remove"),
+        pytest.param(_remove_by_membership_revoke, id="membership_revoke"),
+    ],
 )
 def test_an_owner_session_stays_owner_after_the_owner_is_removed(world_a: Any, api: Any, remove: Any) -> None:
     api.force_login(world_a.owner)
@@ -445,9 +446,7 @@ def test_a_customer_session_is_not_found_for_anyone_else(
     assert Message.objects.count() == messages
 
 
-def test_a_peer_request_is_matched_by_its_key_not_by_the_customer_cookie(
-    world_a: Any, make_api: Any
-) -> None:
+def test_a_peer_request_is_matched_by_its_key_not_by_the_customer_cookie(world_a: Any, make_api: Any) -> None:
     """The same client holding a customer cookie, once it sends a peer key, is the peer only."""
     client = make_api()
     mine = open_ok(client, world_a.agent.slug)
@@ -457,7 +456,9 @@ def test_a_peer_request_is_matched_by_its_key_not_by_the_customer_cookie(
     assert_not_found(client.get(session_url(mine["id"])))
 
 
-def test_an_owner_session_is_not_found_for_another_owner_of_the_same_agent(world_a: Any, api: Any, make_api: Any) -> None:
+def test_an_owner_session_is_not_found_for_another_owner_of_the_same_agent(
+    world_a: Any, api: Any, make_api: Any
+) -> None:
     second, _ = user_ensure(email="second-owner@alpha.test", password="pw")
     membership_grant(tenant=world_a.tenant, user=second, role=Role.OWNER, actor=ACTOR)
     agent_owner_add(agent=world_a.agent, user=second, actor=ACTOR)
@@ -514,7 +515,9 @@ def own_session(request: Any, world_a: Any, api: Any) -> tuple[Any, dict[str, An
 def test_the_principal_posts_a_message(own_session: Any) -> None:
     client, session = own_session
 
-    response = client.post(messages_url(session["id"]), {"text": "hello there", "client_message_id": "c-1"}, format="json")
+    response = client.post(
+        messages_url(session["id"]), {"text": "hello there", "client_message_id": "c-1"}, format="json"
+    )
 
     assert response.status_code == 201, response.content
     body = response.json()

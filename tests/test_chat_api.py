@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.utils import timezone
+from llm_server import LLMServer, completion
 
 from facade.dialogue.models import CustomerRequest, DialogueSession, Message, Rating, Run, SessionStatus
 from facade.dialogue.services import sessions_expire
@@ -19,7 +20,6 @@ from facade.tenancy.schemas import Actor
 from knowledge.schemas import SourceIn
 from knowledge.services import entry_propose
 from ledger.models import LedgerEvent
-from llm_server import LLMServer, completion
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +40,13 @@ def post(client: Any, session_id: str, text: str, cid: str = "") -> Any:
 
 
 def teach(world: Any, title: str, body: str) -> Any:
-    return entry_propose(agent=world.agent, title=title, body=body, actor=Actor.human(world.owner.pk),
-                         source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"))
+    return entry_propose(
+        agent=world.agent,
+        title=title,
+        body=body,
+        actor=Actor.human(world.owner.pk),
+        source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"),
+    )
 
 
 def test_a_message_gets_the_reply_with_citations_and_the_history_keeps_both(api: Any, world_a: Any) -> None:
@@ -52,7 +57,11 @@ def test_a_message_gets_the_reply_with_citations_and_the_history_keeps_both(api:
     body = response.json()
     assert set(body) == {"message", "duplicate", "reply", "request"}
     assert body["reply"]["citations"] == [{"entry_id": version.entry_id, "version": 1, "title": "Gift wrapping"}]
-    assert "available for every order" in body["reply"]["text"] and body["reply"]["stop_reason"] == "" and body["request"] is None
+    assert (
+        "available for every order" in body["reply"]["text"]
+        and body["reply"]["stop_reason"] == ""
+        and body["request"] is None
+    )
     history = api.get(f"/api/sessions/{sid}/messages").json()
     assert [(m["role"], m["client_message_id"]) for m in history["messages"]] == [("principal", "c-1"), ("agent", "")]
     assert history["messages"][1]["citations"] == body["reply"]["citations"]
@@ -60,7 +69,9 @@ def test_a_message_gets_the_reply_with_citations_and_the_history_keeps_both(api:
 
 def test_a_price_request_is_registered_and_the_owner_moves_it_along(api: Any, make_api: Any, world_a: Any) -> None:
     sid = open_customer(api, world_a)
-    assert world_a.agent.boundary("en") in post(api, sid, "What is the price of a wedding cake?").json()["reply"]["text"]
+    assert (
+        world_a.agent.boundary("en") in post(api, sid, "What is the price of a wedding cake?").json()["reply"]["text"]
+    )
     post(api, sid, "yes")
     post(api, sid, "in June")
     registered = post(api, sid, "ana@example.com").json()["request"]
@@ -134,11 +145,23 @@ def test_a_turn_through_the_openai_compatible_provider(api: Any, world_a: Any, s
         seen.append(body)
         if len(seen) == 1:
             calls = [
-                {"id": "a", "type": "function", "function": {"name": "search_knowledge", "arguments": json.dumps({"query": "parking"})}},
-                {"id": "b", "type": "function", "function": {"name": "ingest_material", "arguments": json.dumps({"title": "x", "text": "y"})}},
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "search_knowledge", "arguments": json.dumps({"query": "parking"})},
+                },
+                {
+                    "id": "b",
+                    "type": "function",
+                    "function": {"name": "ingest_material", "arguments": json.dumps({"title": "x", "text": "y"})},
+                },
             ]
             return 200, {}, completion(tool_calls=calls, prompt_tokens=50, completion_tokens=10)
-        return 200, {}, completion(text="You can park in the yard behind the shop.", prompt_tokens=80, completion_tokens=12)
+        return (
+            200,
+            {},
+            completion(text="You can park in the yard behind the shop.", prompt_tokens=80, completion_tokens=12),
+        )
 
     with LLMServer(responder=respond) as server:
         settings.FACADE_LLM_PROVIDER = "openai"

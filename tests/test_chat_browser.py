@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import PHONE, TIMEOUT_MS  # noqa: E402  (its fixtures are a plugin of the root conftest)
 from django.conf import settings
 from django.core.management import call_command
 from playwright.sync_api import expect
 
 from conftest import TenantWorld
-
-from browser_support import PHONE, TIMEOUT_MS  # noqa: E402  (its fixtures are a plugin of the root conftest)
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER_MS = 20_000  # a turn: model, tools, the ledger, then a streamed reply
@@ -73,7 +72,11 @@ def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "facade.asgi:application"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + 30
@@ -182,30 +185,56 @@ def rate(page: Any, words: dict[str, str]) -> None:
 
 
 ENGLISH = {
-    "log": "Conversation", "textbox": "Your message", "question": "When is the shop open?",
-    "answer": "Monday to Saturday", "sources": "Sources:", "citation": r"^Opening hours \(entry \d+, version 1\)$",
+    "log": "Conversation",
+    "textbox": "Your message",
+    "question": "When is the shop open?",
+    "answer": "Monday to Saturday",
+    "sources": "Sources:",
+    "citation": r"^Opening hours \(entry \d+, version 1\)$",
     "searching": "Searching knowledge…",
     "price": "How much does a custom cake cost?",
     "boundary": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
-    "yes": "yes", "ask_when": "By when would you like it?", "when": "next month",
-    "ask_contact": "How can the owner reach you", "contact": "ana@example.com",
-    "registered": "I've registered your request #", "requests": "Your requests",
-    "state": "State: Submitted", "next": "Who acts next: the business",
-    "rating": "How did we do?", "four": "4 stars", "comment": "Comment (optional)", "said": "Clear answers.",
-    "rate": "Submit rating", "thanks": "Thank you for your rating.",
+    "yes": "yes",
+    "ask_when": "By when would you like it?",
+    "when": "next month",
+    "ask_contact": "How can the owner reach you",
+    "contact": "ana@example.com",
+    "registered": "I've registered your request #",
+    "requests": "Your requests",
+    "state": "State: Submitted",
+    "next": "Who acts next: the business",
+    "rating": "How did we do?",
+    "four": "4 stars",
+    "comment": "Comment (optional)",
+    "said": "Clear answers.",
+    "rate": "Submit rating",
+    "thanks": "Thank you for your rating.",
 }
 CHINESE = {
-    "log": "对话", "textbox": "您的留言", "question": "营业时间是几点？",
-    "answer": "周一至周六营业", "sources": "来源：", "citation": r"^营业时间（条目 \d+，版本 1）$",
+    "log": "对话",
+    "textbox": "您的留言",
+    "question": "营业时间是几点？",
+    "answer": "周一至周六营业",
+    "sources": "来源：",
+    "citation": r"^营业时间（条目 \d+，版本 1）$",
     "searching": "正在查找知识…",
     "price": "定制蛋糕多少钱？",
     "boundary": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
-    "yes": "好的", "ask_when": "您希望什么时候完成？", "when": "下个月",
-    "ask_contact": "店主怎么联系您", "contact": "电话 13800000000",
-    "registered": "已为您登记请求 #", "requests": "您的请求",
-    "state": "状态：已提交", "next": "下一步由谁处理：商家",
-    "rating": "我们做得怎么样？", "four": "4 星", "comment": "评论（可选）", "said": "回答很清楚。",
-    "rate": "提交评分", "thanks": "感谢您的评分。",
+    "yes": "好的",
+    "ask_when": "您希望什么时候完成？",
+    "when": "下个月",
+    "ask_contact": "店主怎么联系您",
+    "contact": "电话 13800000000",
+    "registered": "已为您登记请求 #",
+    "requests": "您的请求",
+    "state": "状态：已提交",
+    "next": "下一步由谁处理：商家",
+    "rating": "我们做得怎么样？",
+    "four": "4 星",
+    "comment": "评论（可选）",
+    "said": "回答很清楚。",
+    "rate": "提交评分",
+    "thanks": "感谢您的评分。",
 }
 
 
@@ -225,7 +254,9 @@ def stored() -> tuple[int, int, int, int]:
 
 
 @pytest.mark.browser
-def test_a_customer_is_answered_meets_the_boundary_registers_a_request_resumes_and_rates(page: Any, demo: dict[str, str]) -> None:
+def test_a_customer_is_answered_meets_the_boundary_registers_a_request_resumes_and_rates(
+    page: Any, demo: dict[str, str]
+) -> None:
     from facade.dialogue.models import Rating
 
     open_chat(page, demo["site"])
@@ -333,15 +364,21 @@ def test_the_owner_chats_with_the_owner_face(page: Any, demo: dict[str, str]) ->
 def test_stop_ends_a_running_turn(page: Any, demo: dict[str, str], tmp_path: Path) -> None:
     """A slow model (a local OpenAI-compatible server that takes its time): Stop shows while the
     turn runs, and pressing it ends the turn before its tool runs."""
-    from facade.dialogue.models import Run, Span
-
     from llm_server import LLMServer, hang, text_reply, tool_call, tool_call_reply
 
+    from facade.dialogue.models import Run, Span
+
     thinking = hang(3.0, then=tool_call_reply(tool_call("c1", "search_knowledge", {"query": "opening hours"})))
-    with LLMServer([thinking, text_reply("never said")]) as model, daphne(
-        tmp_path, FACADE_LLM_PROVIDER="openai", FACADE_LLM_BASE_URL=model.url, FACADE_LLM_MODEL="test-model",
-        FACADE_LLM_MAX_RETRIES="0",
-    ) as site:
+    with (
+        LLMServer([thinking, text_reply("never said")]) as model,
+        daphne(
+            tmp_path,
+            FACADE_LLM_PROVIDER="openai",
+            FACADE_LLM_BASE_URL=model.url,
+            FACADE_LLM_MODEL="test-model",
+            FACADE_LLM_MAX_RETRIES="0",
+        ) as site,
+    ):
         open_chat(page, site)
         textbox = page.get_by_role("textbox", name="Your message")
         textbox.fill("When is the shop open?")
@@ -383,7 +420,9 @@ def test_the_customer_page_carries_its_texts_in_the_visitors_language(client: An
     import json
 
     page = client.get(f"/c/{world_a.agent.slug}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
-    config = json.loads(re.search(r'<script id="chat-config" type="application/json">(.*?)</script>', page, re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="chat-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert config["mode"] == "customer" and config["agent"] == world_a.agent.slug
     assert config["texts"]["progress"]["searching_knowledge"] == "正在查找知识…"
     assert config["texts"]["progress"]["registering_request"] == "正在登记您的请求…"
@@ -398,5 +437,7 @@ def test_seed_demo_adds_its_knowledge_once() -> None:
     call_command("seed_demo", stdout=io.StringIO())
     call_command("seed_demo", stdout=io.StringIO())
     versions = EntryVersion.objects.filter(agent__slug="demo-shop")
-    assert sorted(versions.values_list("title", flat=True)) == sorted(["Opening hours", "Custom cakes", "营业时间", "定制蛋糕"])
+    assert sorted(versions.values_list("title", flat=True)) == sorted(
+        ["Opening hours", "Custom cakes", "营业时间", "定制蛋糕"]
+    )
     assert set(versions.values_list("status", "source_type")) == {("approved", "owner_dialogue")}

@@ -30,10 +30,24 @@ def test_seed_demo_is_idempotent_and_prints_passwords_once() -> None:
     assert re.search(r"owner\s+owner@demo\.test\s+password: \S{8,}", first)
     assert re.search(r"auditor\s+auditor@demo\.test\s+password: \S{8,}", first)
     assert "/c/demo-shop/" in first
-    counts = (Tenant.objects.count(), AgentProfile.objects.count(), get_user_model().objects.count(), Membership.objects.count())
+    counts = (
+        Tenant.objects.count(),
+        AgentProfile.objects.count(),
+        get_user_model().objects.count(),
+        Membership.objects.count(),
+    )
     second = run("seed_demo")
     assert "password:" not in second and "exists" in second
-    assert counts == (Tenant.objects.count(), AgentProfile.objects.count(), get_user_model().objects.count(), Membership.objects.count()) == (1, 1, 2, 2)
+    assert (
+        counts
+        == (
+            Tenant.objects.count(),
+            AgentProfile.objects.count(),
+            get_user_model().objects.count(),
+            Membership.objects.count(),
+        )
+        == (1, 1, 2, 2)
+    )
     agent = AgentProfile.objects.get(slug="demo-shop")
     owner = get_user_model().objects.get(username="owner@demo.test")
     assert list(agent.owners.all()) == [owner]
@@ -91,7 +105,10 @@ def test_ledger_verify_signs_a_checkpoint_and_fails_loudly_on_tampering(tmp_path
     assert exit_info.value.code == 1
     failed = json.loads(out.getvalue())
     assert (failed["ok"], failed["first_bad_seq"], failed["reason"], failed["checkpoint"]) == (
-        False, report["checked"], "truncated", None,
+        False,
+        report["checked"],
+        "truncated",
+        None,
     )
     assert len(load_checkpoints(tenant.pk)) == 1  # nothing new was signed
     with pytest.raises(CommandError, match="no tenant"):

@@ -92,7 +92,10 @@ def owner_session(world: TenantWorld) -> tuple[DialogueSession, str]:
 
 def teach(world: TenantWorld, title: str, body: str) -> Any:
     return entry_propose(
-        agent=world.agent, title=title, body=body, actor=Actor.human(world.owner.pk),
+        agent=world.agent,
+        title=title,
+        body=body,
+        actor=Actor.human(world.owner.pk),
         source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"),
     )
 
@@ -102,7 +105,11 @@ def say(text: str) -> ModelReply:
 
 
 def call(name: str, arguments: dict[str, Any]) -> ModelReply:
-    return ModelReply(tool_calls=[ToolCall(id=f"c-{name}", name=name, arguments=json.dumps(arguments))], prompt_tokens=10, completion_tokens=5)
+    return ModelReply(
+        tool_calls=[ToolCall(id=f"c-{name}", name=name, arguments=json.dumps(arguments))],
+        prompt_tokens=10,
+        completion_tokens=5,
+    )
 
 
 class Chat:
@@ -172,7 +179,9 @@ def test_only_the_principal_connects(world_a: TenantWorld, world_b: TenantWorld)
     _, other_cookie = customer_of(world_a)
     _, foreign_tenant_cookie = customer_of(world_b)
     issued = peer_key_create(agent=world_a.agent, name="partner", actor=Actor.human(world_a.owner.pk))
-    peer = session_open(agent=world_a.agent, audience=Audience.PEER, peer=PeerCredential.objects.get(pk=issued.credential_id))
+    peer = session_open(
+        agent=world_a.agent, audience=Audience.PEER, peer=PeerCredential.objects.get(pk=issued.credential_id)
+    )
     member_cookie = signed_in(world_a.member)
     other_owner_cookie = signed_in(world_b.owner)
 
@@ -207,9 +216,17 @@ def test_connecting_sends_the_history(world_a: TenantWorld) -> None:
         history = await chat.open()
         assert history["type"] == "history" and history["audience"] == "customer" and history["status"] == "open"
         assert [(m["role"], m["client_message_id"]) for m in history["messages"]] == [
-            ("principal", "m-1"), ("agent", ""), ("principal", "m-2"), ("agent", ""),
+            ("principal", "m-1"),
+            ("agent", ""),
+            ("principal", "m-2"),
+            ("agent", ""),
         ]
-        assert [m["id"] for m in history["messages"]] == [first.message.pk, first.reply.pk, second.message.pk, second.reply.pk]
+        assert [m["id"] for m in history["messages"]] == [
+            first.message.pk,
+            first.reply.pk,
+            second.message.pk,
+            second.reply.pk,
+        ]
         assert history["requests"] == [second.request] and history["rated"] is False
         await chat.close()
 
@@ -219,8 +236,12 @@ def test_connecting_sends_the_history(world_a: TenantWorld) -> None:
 # --- a turn -------------------------------------------------------------------------------
 
 
-def test_a_question_is_answered_from_approved_knowledge_with_progress_deltas_and_citations(world_a: TenantWorld) -> None:
-    entry = teach(world_a, "Opening hours", "The shop is open Monday to Saturday, nine in the morning to six in the evening.")
+def test_a_question_is_answered_from_approved_knowledge_with_progress_deltas_and_citations(
+    world_a: TenantWorld,
+) -> None:
+    entry = teach(
+        world_a, "Opening hours", "The shop is open Monday to Saturday, nine in the morning to six in the evening."
+    )
     session, cookie = customer_session(world_a)
 
     async def scenario() -> None:
@@ -238,7 +259,9 @@ def test_a_question_is_answered_from_approved_knowledge_with_progress_deltas_and
         assert len(deltas) >= 2 and all(d["client_message_id"] == "q-1" for d in deltas)
         assert "".join(d["text"] for d in deltas) == reply["reply"]["text"]
         assert "Monday to Saturday" in reply["reply"]["text"]
-        assert reply["reply"]["citations"] == [{"entry_id": entry.entry_id, "version": entry.number, "title": "Opening hours"}]
+        assert reply["reply"]["citations"] == [
+            {"entry_id": entry.entry_id, "version": entry.number, "title": "Opening hours"}
+        ]
         assert reply["reply"]["stop_reason"] == ""
         await chat.close()
 
@@ -255,7 +278,9 @@ def test_a_question_is_answered_from_approved_knowledge_with_progress_deltas_and
     assert stored.citations[0]["entry_id"] == entry.entry_id
 
 
-def test_a_repeated_client_message_id_returns_the_stored_reply_without_a_second_run(world_a: TenantWorld, monkeypatch: Any) -> None:
+def test_a_repeated_client_message_id_returns_the_stored_reply_without_a_second_run(
+    world_a: TenantWorld, monkeypatch: Any
+) -> None:
     provider = ScriptedProvider.of(say("We are a small bakery."))
     monkeypatch.setattr(consumers, "provider_factory", lambda agent: provider)
     session, cookie = customer_session(world_a)
@@ -276,7 +301,9 @@ def test_a_repeated_client_message_id_returns_the_stored_reply_without_a_second_
     assert Message.objects.filter(session=session).count() == 2
 
 
-def test_a_duplicate_sent_while_the_first_turn_still_runs_waits_for_its_reply(world_a: TenantWorld, monkeypatch: Any) -> None:
+def test_a_duplicate_sent_while_the_first_turn_still_runs_waits_for_its_reply(
+    world_a: TenantWorld, monkeypatch: Any
+) -> None:
     """After a reconnect the page re-sends what was not acknowledged; if the first connection's
     turn is still running, the new connection waits for that reply instead of starting another."""
     release = threading.Event()
@@ -320,9 +347,18 @@ def test_malformed_frames_are_answered_and_the_connection_keeps_working(world_a:
     async def scenario() -> None:
         chat = Chat(session.pk, cookie)
         await chat.open()
-        for bad in ("not json", "[1, 2]", '"message"', "null", {"type": "dance"}, {"text": "no type"},
-                    {"type": "message", "text": 5}, {"type": "message"}, {"type": "rate", "stars": "5"},
-                    {"type": "message", "text": "hi", "client_message_id": 7}):
+        for bad in (
+            "not json",
+            "[1, 2]",
+            '"message"',
+            "null",
+            {"type": "dance"},
+            {"text": "no type"},
+            {"type": "message", "text": 5},
+            {"type": "message"},
+            {"type": "rate", "stars": "5"},
+            {"type": "message", "text": "hi", "client_message_id": 7},
+        ):
             await chat.send(bad)
             error = await chat.next()
             assert error["type"] == "error" and error["code"] == "malformed_frame", (bad, error)
@@ -337,18 +373,27 @@ def test_malformed_frames_are_answered_and_the_connection_keeps_working(world_a:
     assert Message.objects.filter(session=session).count() == 2
 
 
-def test_empty_and_over_long_messages_are_refused_with_the_services_codes(world_a: TenantWorld, settings: Any, monkeypatch: Any) -> None:
+def test_empty_and_over_long_messages_are_refused_with_the_services_codes(
+    world_a: TenantWorld, settings: Any, monkeypatch: Any
+) -> None:
     monkeypatch.setattr(consumers, "provider_factory", lambda agent: ScriptedProvider.of(say("Fine.")))
     session, cookie = customer_session(world_a)
 
     async def scenario() -> None:
         chat = Chat(session.pk, cookie)
         await chat.open()
-        for text, code in (("", "empty_message"), ("  \n\t ", "empty_message"),
-                           ("x" * (settings.FACADE_MESSAGE_MAX_CHARS + 1), "message_too_long")):
+        for text, code in (
+            ("", "empty_message"),
+            ("  \n\t ", "empty_message"),
+            ("x" * (settings.FACADE_MESSAGE_MAX_CHARS + 1), "message_too_long"),
+        ):
             await chat.send({"type": "message", "text": text, "client_message_id": f"bad-{code}-{len(text)}"})
             error = await chat.next()
-            assert (error["type"], error["code"], error["client_message_id"]) == ("error", code, f"bad-{code}-{len(text)}")
+            assert (error["type"], error["code"], error["client_message_id"]) == (
+                "error",
+                code,
+                f"bad-{code}-{len(text)}",
+            )
         await chat.send({"type": "message", "text": "ok", "client_message_id": "x" * 65})
         assert (await chat.next())["code"] == "invalid_client_message_id"
         assert (await chat.ask("x" * settings.FACADE_MESSAGE_MAX_CHARS, "longest"))[-1]["reply"]["text"] == "Fine."
@@ -358,7 +403,9 @@ def test_empty_and_over_long_messages_are_refused_with_the_services_codes(world_
     assert Message.objects.filter(session=session).count() == 2
 
 
-def test_the_customer_rate_limit_answers_with_retry_after_and_lowers_trust(world_a: TenantWorld, settings: Any, monkeypatch: Any) -> None:
+def test_the_customer_rate_limit_answers_with_retry_after_and_lowers_trust(
+    world_a: TenantWorld, settings: Any, monkeypatch: Any
+) -> None:
     settings.FACADE_RATE_CUSTOMER = "2/3600"  # an hour: the window never turns over mid-test
     monkeypatch.setattr(consumers, "provider_factory", lambda agent: ScriptedProvider.of(say("Yes."), repeat_last=True))
     session, cookie = customer_session(world_a)
@@ -379,7 +426,9 @@ def test_the_customer_rate_limit_answers_with_retry_after_and_lowers_trust(world
 
     run(scenario)
     assert not Message.objects.filter(session=session, text="question 3").exists()
-    assert list(TrustChange.objects.filter(customer_id=session.customer_id).values_list("reason", flat=True)) == ["rate_limited"]
+    assert list(TrustChange.objects.filter(customer_id=session.customer_id).values_list("reason", flat=True)) == [
+        "rate_limited"
+    ]
 
 
 def test_an_expired_session_refuses_messages(world_a: TenantWorld, settings: Any) -> None:
@@ -451,7 +500,9 @@ def test_an_owner_removed_while_connected_is_refused_at_the_next_message(world_a
         chat = Chat(session.pk, cookie)
         assert (await chat.open())["audience"] == "owner"
         assert (await chat.ask("inbox", "o-1"))[-1]["reply"]["text"].startswith("Waiting for you")
-        await database_sync_to_async(agent_owner_remove)(agent=world_a.agent, user=world_a.owner, actor=Actor.platform("t"))
+        await database_sync_to_async(agent_owner_remove)(
+            agent=world_a.agent, user=world_a.owner, actor=Actor.platform("t")
+        )
         await chat.send({"type": "message", "text": "inbox", "client_message_id": "o-2"})
         error = await chat.next()
         assert (error["type"], error["code"], error["client_message_id"]) == ("error", "no_longer_owner", "o-2")
@@ -494,8 +545,11 @@ def test_a_customer_rates_once_and_owners_not_at_all(world_a: TenantWorld) -> No
     async def scenario() -> None:
         chat = Chat(session.pk, cookie)
         await chat.open()
-        for frame, code in (({"type": "rate", "stars": 0}, "invalid_rating"), ({"type": "rate", "stars": 6}, "invalid_rating"),
-                            ({"type": "rate", "stars": 3, "comment": "x" * 2001}, "invalid_rating")):
+        for frame, code in (
+            ({"type": "rate", "stars": 0}, "invalid_rating"),
+            ({"type": "rate", "stars": 6}, "invalid_rating"),
+            ({"type": "rate", "stars": 3, "comment": "x" * 2001}, "invalid_rating"),
+        ):
             await chat.send(frame)
             assert (await chat.next())["code"] == code
         await chat.send({"type": "rate", "stars": 4, "comment": "Quick and clear."})
@@ -533,4 +587,3 @@ def test_frames_of_a_turn_are_json_objects_with_a_type(world_a: TenantWorld) -> 
         await chat.close()
 
     run(scenario)
-

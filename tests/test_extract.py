@@ -26,8 +26,8 @@ from knowledge.extract import (
     MAX_DOCX_UNCOMPRESSED,
     PDF,
     PLAIN,
-    ExtractError,
     Extracted,
+    ExtractError,
     Section,
     detect_type,
     extract,
@@ -416,7 +416,9 @@ def test_markdown_without_headings_is_windowed_as_plain_text() -> None:
     text = "First **bold** paragraph.\n\nSecond paragraph.\n"
     result = extract("notes.md", text.encode())
     assert result.media_type == MARKDOWN
-    assert result.sections == [Section(title="notes.md", body="First bold paragraph.\n\nSecond paragraph.", anchor="para-1-2")]
+    assert result.sections == [
+        Section(title="notes.md", body="First bold paragraph.\n\nSecond paragraph.", anchor="para-1-2")
+    ]
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,43 +10,51 @@ import pytest
 from facade.dialogue.runtime.grounding import numbers_in, unsourced_figures
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1,200.50 and 3", {Decimal("1200.5"), Decimal(3)}),
-    ("forty-five minutes", {Decimal(45)}),
-    ("a hundred and twenty", {Decimal(120), Decimal(100), Decimal(20)}),
-    ("三百五", {Decimal(350)}),
-    ("一千二", {Decimal(1200)}),
-    ("两万", {Decimal(20000)}),
-    ("十五", {Decimal(15)}),
-    ("一万二", {Decimal(12000)}),
-    ("二零二六", {Decimal(2026)}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1,200.50 and 3", {Decimal("1200.5"), Decimal(3)}),
+        ("forty-five minutes", {Decimal(45)}),
+        ("a hundred and twenty", {Decimal(120), Decimal(100), Decimal(20)}),
+        ("三百五", {Decimal(350)}),
+        ("一千二", {Decimal(1200)}),
+        ("两万", {Decimal(20000)}),
+        ("十五", {Decimal(15)}),
+        ("一万二", {Decimal(12000)}),
+        ("二零二六", {Decimal(2026)}),
+    ],
+)
 def test_numbers_are_read_in_digits_english_words_and_chinese_numerals(text: str, expected: set[Decimal]) -> None:
     assert expected <= numbers_in(text)
 
 
-@pytest.mark.parametrize("reply, given, unsourced", [
-    ("It costs €40.", [], {40}),
-    ("It costs €40.", ["Prices start at 40 euros."], set()),
-    ("Delivery takes 3 days.", [], {3}),
-    ("Delivery takes 3 days.", ["Delivery takes three days."], set()),
-    ("We're open from 9am to 6pm.", ["open from nine in the morning to six in the evening"], set()),
-    ("Ready at 12:30.", [], {12}),
-    ("Ready at 12:30.", ["half past twelve"], set()),
-    ("换屏幕三百五块。", [], {350}),
-    ("换屏幕350元。", ["屏幕价格三百五"], set()),
-    ("三天内送达。", [], {3}),
-    ("三天内送达。", ["配送一般需要3天"], set()),
-    ("a hundred and twenty dollars", [], {120}),
-    ("a hundred and twenty dollars", ["120"], set()),
-    ("You'll only pay 30 for the check-up.", [], {30}),
-    ("The fee is 150, final.", ["Fees: 150 for a filing."], set()),
-    ("这次只要两百。", [], {200}),
-    ("这次只要两百。", ["清洗费用200元"], set()),
-    # Not figures: counts without a unit, list numbers, 0 and 1.
-    ("I found 2 entries about parking.", [], set()),
-    ("1. Bring the bike 2. We look at it", [], set()),
-    ("It takes 1 day.", [], set()),
-])
-def test_only_money_and_time_figures_the_model_was_not_given_count(reply: str, given: list[str], unsourced: set[int]) -> None:
+@pytest.mark.parametrize(
+    "reply, given, unsourced",
+    [
+        ("It costs €40.", [], {40}),
+        ("It costs €40.", ["Prices start at 40 euros."], set()),
+        ("Delivery takes 3 days.", [], {3}),
+        ("Delivery takes 3 days.", ["Delivery takes three days."], set()),
+        ("We're open from 9am to 6pm.", ["open from nine in the morning to six in the evening"], set()),
+        ("Ready at 12:30.", [], {12}),
+        ("Ready at 12:30.", ["half past twelve"], set()),
+        ("换屏幕三百五块。", [], {350}),
+        ("换屏幕350元。", ["屏幕价格三百五"], set()),
+        ("三天内送达。", [], {3}),
+        ("三天内送达。", ["配送一般需要3天"], set()),
+        ("a hundred and twenty dollars", [], {120}),
+        ("a hundred and twenty dollars", ["120"], set()),
+        ("You'll only pay 30 for the check-up.", [], {30}),
+        ("The fee is 150, final.", ["Fees: 150 for a filing."], set()),
+        ("这次只要两百。", [], {200}),
+        ("这次只要两百。", ["清洗费用200元"], set()),
+        # Not figures: counts without a unit, list numbers, 0 and 1.
+        ("I found 2 entries about parking.", [], set()),
+        ("1. Bring the bike 2. We look at it", [], set()),
+        ("It takes 1 day.", [], set()),
+    ],
+)
+def test_only_money_and_time_figures_the_model_was_not_given_count(
+    reply: str, given: list[str], unsourced: set[int]
+) -> None:
     assert unsourced_figures(reply, given) == {Decimal(n) for n in unsourced}

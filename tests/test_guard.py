@@ -71,7 +71,9 @@ def test_corpus_figures() -> None:
         if verdict.blocked and verdict.category is not None and verdict.category is not label
     ]
     false_blocks = [
-        (verdict.category.value if verdict.category else None, text) for text, verdict in harmless_verdicts if verdict.blocked
+        (verdict.category.value if verdict.category else None, text)
+        for text, verdict in harmless_verdicts
+        if verdict.blocked
     ]
 
     true_blocks = len(COMMITMENTS) - len(missed)
@@ -108,17 +110,43 @@ def test_corpus_figures() -> None:
 
 # The brief's own examples, kept out of the corpus so the corpus stays our writing.
 BRIEF_EXAMPLES = [
-    ("it costs €40", PRICE), ("only ¥99", PRICE), ("the price is 30 dollars", PRICE), ("we'll do it for $200", PRICE),
-    ("价格是100元", PRICE), ("只要99元", PRICE), ("收费500块", PRICE), ("报价是两千", PRICE),
-    ("delivered within 3 days", DEADLINE), ("ready by Friday", DEADLINE), ("we will ship tomorrow", DEADLINE),
-    ("三天内送达", DEADLINE), ("明天发货", DEADLINE), ("下周一前完成", DEADLINE), ("48小时内到", DEADLINE),
-    ("we guarantee", OUTCOME), ("guaranteed to pass", OUTCOME), ("100% sure it will work", OUTCOME),
-    ("you will definitely get a refund", OUTCOME), ("保证", OUTCOME), ("承诺", OUTCOME), ("一定能", OUTCOME),
-    ("包过", OUTCOME), ("肯定没问题", OUTCOME), ("绝对可以", OUTCOME),
-    ("prices vary by region", None), ("I can't quote a price here", None), ("we cannot guarantee delivery dates", None),
-    ("我们无法保证", None), ("不能承诺具体时间", None), ("价格因地区而异", None), ("I don't know the price yet", None),
-    ("the owner will confirm the price", None), ("delivery times depend on the carrier", None),
-    ("our shop opens at 9", None), ("we ship to Germany", None), ("returns are accepted within the law's window", None),
+    ("it costs €40", PRICE),
+    ("only ¥99", PRICE),
+    ("the price is 30 dollars", PRICE),
+    ("we'll do it for $200", PRICE),
+    ("价格是100元", PRICE),
+    ("只要99元", PRICE),
+    ("收费500块", PRICE),
+    ("报价是两千", PRICE),
+    ("delivered within 3 days", DEADLINE),
+    ("ready by Friday", DEADLINE),
+    ("we will ship tomorrow", DEADLINE),
+    ("三天内送达", DEADLINE),
+    ("明天发货", DEADLINE),
+    ("下周一前完成", DEADLINE),
+    ("48小时内到", DEADLINE),
+    ("we guarantee", OUTCOME),
+    ("guaranteed to pass", OUTCOME),
+    ("100% sure it will work", OUTCOME),
+    ("you will definitely get a refund", OUTCOME),
+    ("保证", OUTCOME),
+    ("承诺", OUTCOME),
+    ("一定能", OUTCOME),
+    ("包过", OUTCOME),
+    ("肯定没问题", OUTCOME),
+    ("绝对可以", OUTCOME),
+    ("prices vary by region", None),
+    ("I can't quote a price here", None),
+    ("we cannot guarantee delivery dates", None),
+    ("我们无法保证", None),
+    ("不能承诺具体时间", None),
+    ("价格因地区而异", None),
+    ("I don't know the price yet", None),
+    ("the owner will confirm the price", None),
+    ("delivery times depend on the carrier", None),
+    ("our shop opens at 9", None),
+    ("we ship to Germany", None),
+    ("returns are accepted within the law's window", None),
 ]
 NEGATION_SCOPE = [
     ("We cannot guarantee delivery dates.", None),
@@ -230,7 +258,14 @@ GLUED_AND_ODD = [
     ("   ", None),
 ]
 TABLES = (
-    BRIEF_EXAMPLES + NEGATION_SCOPE + MIXED_CLAUSES + PRECEDENCE + FULL_WIDTH + CHINESE_NUMERALS + NOT_PROMISES + GLUED_AND_ODD
+    BRIEF_EXAMPLES
+    + NEGATION_SCOPE
+    + MIXED_CLAUSES
+    + PRECEDENCE
+    + FULL_WIDTH
+    + CHINESE_NUMERALS
+    + NOT_PROMISES
+    + GLUED_AND_ODD
 )
 
 

@@ -17,6 +17,7 @@ def test_every_catalogued_string_has_a_chinese_translation() -> None:
 
     entries = PO.read_text(encoding="utf-8").split("\n\n")[1:]
     assert entries, "the catalogue is empty"
+
     def msgstr(entry: str) -> str:
         return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', entry.split("\nmsgstr ", 1)[1]))
 

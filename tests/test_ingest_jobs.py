@@ -32,7 +32,9 @@ MARKDOWN = "# Delivery\nWe deliver within 3 days in Germany.\n\n# Pickup\nPickup
 
 
 @pytest.mark.django_db
-def test_upload_queues_after_commit_and_reports_progress(api: Any, world_a: Any, django_capture_on_commit_callbacks: Any) -> None:
+def test_upload_queues_after_commit_and_reports_progress(
+    api: Any, world_a: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     api.force_login(world_a.owner)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = upload(api, world_a.agent, "shop.md", MARKDOWN)
@@ -64,7 +66,9 @@ def test_upload_queues_after_commit_and_reports_progress(api: Any, world_a: Any,
         ("broken.docx", b"PK\x03\x04 not really a zip", 422, "corrupt_file"),
     ],
 )
-def test_bad_uploads_are_refused_and_queue_nothing(api: Any, world_a: Any, name: str, data: bytes, status_code: int, code: str) -> None:
+def test_bad_uploads_are_refused_and_queue_nothing(
+    api: Any, world_a: Any, name: str, data: bytes, status_code: int, code: str
+) -> None:
     api.force_login(world_a.owner)
     response = upload(api, world_a.agent, name, data)
     assert response.status_code == status_code and response.json()["error"] == code
@@ -95,9 +99,28 @@ def test_a_real_worker_ingests_the_upload(api: Any, world_a: Any) -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "facade.test_settings"}
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "facade", "worker", "--pool", "solo", "--loglevel", "INFO",
-         "--without-gossip", "--without-mingle", "--hostname", f"test-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "facade",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     try:
         api.force_login(world_a.owner)

@@ -164,7 +164,9 @@ def test_owner_of_a_cannot_read_or_post_in_a_b_session(a_owner: Any, b_session: 
     assert b_session["client"].get(f"/api/sessions/{b_session['id']}").status_code == 200
 
 
-def test_owner_of_b_cannot_read_b_customer_sessions_either(world_b: Any, make_api: Any, b_session: dict[str, Any]) -> None:
+def test_owner_of_b_cannot_read_b_customer_sessions_either(
+    world_b: Any, make_api: Any, b_session: dict[str, Any]
+) -> None:
     """Sessions are bound to their principal, not to the tenant's staff."""
     client = make_api()
     client.force_login(world_b.owner)
@@ -222,7 +224,9 @@ def test_a_customer_cookie_is_not_valid_across_tenants(world_a: Any, world_b: An
 
     # And A's customer cannot read its A session through B's cookie.
     stranger = type(api)()
-    stranger.cookies[f"facade_customer_{world_a.tenant.pk}"] = in_b.cookies[f"facade_customer_{world_b.tenant.pk}"].value
+    stranger.cookies[f"facade_customer_{world_a.tenant.pk}"] = in_b.cookies[
+        f"facade_customer_{world_b.tenant.pk}"
+    ].value
     assert_not_found(stranger.get(f"/api/sessions/{in_a.json()['id']}"))
 
 
@@ -302,14 +306,17 @@ def test_a_peer_key_does_not_open_the_ledger(world_a: Any, world_b: Any, api: An
     assert snapshot() == before
 
 
-def test_ledger_export_holds_only_the_tenants_own_chain(world_a: Any, world_b: Any, make_api: Any, b_session: Any) -> None:
+def test_ledger_export_holds_only_the_tenants_own_chain(
+    world_a: Any, world_b: Any, make_api: Any, b_session: Any
+) -> None:
     # Give both chains some traffic so that a leak would show.
     customer = make_api()
     opened = customer.post(f"/api/agents/{world_a.agent.slug}/sessions", {}, format="json").json()
     assert customer.post(f"/api/sessions/{opened['id']}/messages", {"text": "hi"}, format="json").status_code == 201
-    assert b_session["client"].post(
-        f"/api/sessions/{b_session['id']}/messages", {"text": "hi"}, format="json"
-    ).status_code == 201
+    assert (
+        b_session["client"].post(f"/api/sessions/{b_session['id']}/messages", {"text": "hi"}, format="json").status_code
+        == 201
+    )
     assert LedgerEvent.objects.filter(chain_id=world_b.tenant.pk).exists()
 
     client = make_api()
@@ -367,7 +374,9 @@ def test_foreign_agent_and_key_look_like_missing_ones(world_a: Any, world_b: Any
 
 
 @pytest.mark.parametrize(("method", "url"), LEDGER_ENDPOINTS)
-def test_foreign_ledger_looks_like_a_missing_tenant(world_a: Any, world_b: Any, a_owner: Any, method: str, url: str) -> None:
+def test_foreign_ledger_looks_like_a_missing_tenant(
+    world_a: Any, world_b: Any, a_owner: Any, method: str, url: str
+) -> None:
     _same_404(call(a_owner, method, f"{url}?tenant=bravo"), call(a_owner, method, f"{url}?tenant=no-such-tenant"))
 
 

@@ -57,15 +57,47 @@ T = Decimal("0.7")
         (rules.Origin.OWNER, True, False, Decimal("1"), False, False, rules.L1Result.PENDING, ("no_source_version",)),
         (rules.Origin.OWNER, True, True, Decimal("1"), True, False, rules.L1Result.PENDING, ("regulated",)),
         (rules.Origin.OWNER, True, True, Decimal("1"), False, True, rules.L1Result.PENDING, ("contradicts_approved",)),
-        (rules.Origin.CUSTOMER, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("customer_candidate",)),
+        (
+            rules.Origin.CUSTOMER,
+            True,
+            True,
+            Decimal("1"),
+            False,
+            False,
+            rules.L1Result.PENDING,
+            ("customer_candidate",),
+        ),
         (rules.Origin.REVIEW, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("from_review",)),
         (rules.Origin.OBSERVE, True, True, Decimal("1"), False, False, rules.L1Result.PENDING, ("from_observe",)),
-        (rules.Origin.CUSTOMER, False, False, Decimal("0"), True, True, rules.L1Result.PENDING,
-         ("customer_candidate", "no_source", "no_source_version", "low_confidence", "regulated", "contradicts_approved")),
+        (
+            rules.Origin.CUSTOMER,
+            False,
+            False,
+            Decimal("0"),
+            True,
+            True,
+            rules.L1Result.PENDING,
+            (
+                "customer_candidate",
+                "no_source",
+                "no_source_version",
+                "low_confidence",
+                "regulated",
+                "contradicts_approved",
+            ),
+        ),
     ],
 )
-def test_l1_rule(origin: rules.Origin, source: bool, version: bool, confidence: Decimal, regulated: bool,
-                 contradicts: bool, expected: rules.L1Result, reasons: tuple[str, ...]) -> None:
+def test_l1_rule(
+    origin: rules.Origin,
+    source: bool,
+    version: bool,
+    confidence: Decimal,
+    regulated: bool,
+    contradicts: bool,
+    expected: rules.L1Result,
+    reasons: tuple[str, ...],
+) -> None:
     decision = rules.l1_decide(rules.EntryFacts(origin, source, version, confidence, T, regulated, contradicts))
     assert decision.result is expected and decision.reasons == reasons
 
@@ -106,14 +138,24 @@ def test_owner_material_is_approved_and_served(world_a: Any) -> None:
     version = propose(world_a.agent, "Shipping to Germany", "We ship to Germany from our Hamburg warehouse.")
     assert (version.status, version.decision_reasons) == (Status.APPROVED, ["l1_auto_approved"])
     [hit] = knowledge_search(agent=world_a.agent, query="ship germany", audience="customer")
-    assert (hit.entry_id, hit.version, hit.source) == (version.entry_id, 1, {"type": "owner_dialogue", "ref": "chat:1", "version": "1"})
+    assert (hit.entry_id, hit.version, hit.source) == (
+        version.entry_id,
+        1,
+        {"type": "owner_dialogue", "ref": "chat:1", "version": "1"},
+    )
     assert "Hamburg" in hit.snippet
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("confidence", ["0", "0.5", "0.9", "1"])
 def test_customer_content_only_ever_creates_pending_candidates(world_a: Any, confidence: str) -> None:
-    version = propose(world_a.agent, "Opening hours", "We open on Sundays.", source=src("customer_candidate", "session:x"), confidence=confidence)
+    version = propose(
+        world_a.agent,
+        "Opening hours",
+        "We open on Sundays.",
+        source=src("customer_candidate", "session:x"),
+        confidence=confidence,
+    )
     assert version.status == Status.PENDING and "customer_candidate" in version.decision_reasons
     assert knowledge_search(agent=world_a.agent, query="sundays", audience="customer") == []
     assert KnowledgeEntry.objects.get(pk=version.entry_id).current_version is None
@@ -134,7 +176,9 @@ def test_regulated_and_contradicting_material_waits(world_a: Any) -> None:
     regulated = propose(world_a.agent, "VAT", "Prices include 19% VAT.")
     assert regulated.status == Status.PENDING and "regulated" in regulated.decision_reasons
     propose(world_a.agent, "Return window", "Returns are accepted within 14 days.", source=src(ref="chat:2"))
-    contradiction = propose(world_a.agent, "Return window", "Returns are accepted within 30 days.", source=src(ref="chat:3"))
+    contradiction = propose(
+        world_a.agent, "Return window", "Returns are accepted within 30 days.", source=src(ref="chat:3")
+    )
     assert contradiction.status == Status.PENDING and contradiction.decision_reasons == ["contradicts_approved"]
     [served] = knowledge_search(agent=world_a.agent, query="returns accepted", audience="customer")
     assert "14 days" in served.snippet
@@ -158,8 +202,12 @@ def test_every_served_result_has_a_source_and_version(world_a: Any) -> None:
 def test_chinese_content_and_queries(world_a: Any) -> None:
     propose(world_a.agent, "退货政策", "收到货物七天内可以无理由退货。")
     propose(world_a.agent, "发货时间", "工作日下午四点前的订单当天发货。", source=src(ref="chat:2"))
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="怎么退货？", audience="customer")] == ["退货政策"]
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="什么时候发货", audience="customer")] == ["发货时间"]
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="怎么退货？", audience="customer")] == [
+        "退货政策"
+    ]
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="什么时候发货", audience="customer")] == [
+        "发货时间"
+    ]
     assert knowledge_search(agent=world_a.agent, query="保修", audience="customer") == []
 
 
@@ -168,20 +216,36 @@ def test_identical_text_in_two_tenants_never_crosses(world_a: Any, world_b: Any)
     a = propose(world_a.agent, "Secret discount code policy", "Loyal customers get free gift wrapping.")
     b = propose(world_b.agent, "Secret discount code policy", "Loyal customers get free gift wrapping.")
     for audience in ("customer", "peer", "owner"):
-        assert [r.entry_id for r in knowledge_search(agent=world_a.agent, query="gift wrapping", audience=audience)] == [a.entry_id]
-        assert [r.entry_id for r in knowledge_search(agent=world_b.agent, query="gift wrapping", audience=audience)] == [b.entry_id]
+        assert [
+            r.entry_id for r in knowledge_search(agent=world_a.agent, query="gift wrapping", audience=audience)
+        ] == [a.entry_id]
+        assert [
+            r.entry_id for r in knowledge_search(agent=world_b.agent, query="gift wrapping", audience=audience)
+        ] == [b.entry_id]
 
 
 @pytest.mark.django_db
 def test_expired_entries_are_never_served(world_a: Any) -> None:
     now = timezone.now()
-    soon = propose(world_a.agent, "Winter sale", "The winter sale runs until Sunday.", valid_until=now + dt.timedelta(hours=1))
-    later = propose(world_a.agent, "Spring sale", "The spring sale starts next month.", valid_from=now + dt.timedelta(days=30), source=src(ref="chat:2"))
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == ["Winter sale"]
+    soon = propose(
+        world_a.agent, "Winter sale", "The winter sale runs until Sunday.", valid_until=now + dt.timedelta(hours=1)
+    )
+    later = propose(
+        world_a.agent,
+        "Spring sale",
+        "The spring sale starts next month.",
+        valid_from=now + dt.timedelta(days=30),
+        source=src(ref="chat:2"),
+    )
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == [
+        "Winter sale"
+    ]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(timezone, "now", lambda: now + dt.timedelta(days=31))
         # Past valid_until before any job ran: not served; the spring sale has started.
-        assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == ["Spring sale"]
+        assert [r.title for r in knowledge_search(agent=world_a.agent, query="sale", audience="customer")] == [
+            "Spring sale"
+        ]
         assert knowledge_expire() == 1
     soon.refresh_from_db()
     later.refresh_from_db()
@@ -193,7 +257,14 @@ def test_expired_entries_are_never_served(world_a: Any) -> None:
 def test_restore_makes_a_new_version(world_a: Any) -> None:
     v1 = propose(world_a.agent, "Gift wrap", "Gift wrapping costs nothing.")
     entry = KnowledgeEntry.objects.get(pk=v1.entry_id)
-    v2 = entry_propose(agent=world_a.agent, title="Gift wrap", body="Gift wrapping is available in red.", source=src(ref="chat:2", version="2"), actor=OWNER, entry=entry)
+    v2 = entry_propose(
+        agent=world_a.agent,
+        title="Gift wrap",
+        body="Gift wrapping is available in red.",
+        source=src(ref="chat:2", version="2"),
+        actor=OWNER,
+        entry=entry,
+    )
     assert v2.status == Status.APPROVED and KnowledgeEntry.objects.get(pk=entry.pk).current_version_id == v2.pk
     v3 = entry_restore(entry=entry, number=1, actor=OWNER)
     v2.refresh_from_db()
@@ -208,10 +279,19 @@ def test_restore_makes_a_new_version(world_a: Any) -> None:
 @pytest.mark.django_db
 def test_quarantine_by_source_and_release(world_a: Any) -> None:
     good = propose(world_a.agent, "Store hours", "Open nine to five.", source=src("upload", "good.md#s1", "aaa"))
-    bad = propose(world_a.agent, "Store hours extra", "Open all night for crypto payments.", source=src("upload", "poisoned.md#s1", "bbb"))
-    bad2 = propose(world_a.agent, "Payment", "Send gift cards to this address.", source=src("upload", "poisoned.md#s2", "bbb"))
+    bad = propose(
+        world_a.agent,
+        "Store hours extra",
+        "Open all night for crypto payments.",
+        source=src("upload", "poisoned.md#s1", "bbb"),
+    )
+    bad2 = propose(
+        world_a.agent, "Payment", "Send gift cards to this address.", source=src("upload", "poisoned.md#s2", "bbb")
+    )
     assert knowledge_quarantine(agent=world_a.agent, actor=OWNER, source_version="bbb") == 2
-    assert [r.entry_id for r in knowledge_search(agent=world_a.agent, query="open", audience="customer")] == [good.entry_id]
+    assert [r.entry_id for r in knowledge_search(agent=world_a.agent, query="open", audience="customer")] == [
+        good.entry_id
+    ]
     assert knowledge_search(agent=world_a.agent, query="gift cards", audience="owner") == []
     with pytest.raises(KnowledgeError):
         knowledge_quarantine(agent=world_a.agent, actor=OWNER)
@@ -238,10 +318,17 @@ def test_hits_misses_and_the_ledger(world_a: Any) -> None:
 
 @pytest.mark.django_db
 def test_misses_keep_only_a_topic_key(world_a: Any, api: Any) -> None:
-    response = api.get(f"/api/agents/{world_a.agent.slug}/knowledge/search", {"q": "Do you deliver to Mars, my friend Bob?"})
+    response = api.get(
+        f"/api/agents/{world_a.agent.slug}/knowledge/search", {"q": "Do you deliver to Mars, my friend Bob?"}
+    )
     assert response.status_code == 200 and response.json() == {"results": []}
     [miss] = KnowledgeMiss.objects.all()
-    assert miss.topic_key == "deliver friend mars bob" or set(miss.topic_key.split()) <= {"deliver", "friend", "mars", "bob"}
+    assert miss.topic_key == "deliver friend mars bob" or set(miss.topic_key.split()) <= {
+        "deliver",
+        "friend",
+        "mars",
+        "bob",
+    }
     assert "Do you" not in miss.topic_key
 
 
@@ -256,11 +343,22 @@ def test_very_common_terms_do_not_collect_candidates_alone(world_a: Any, monkeyp
     propose(world_a.agent, "Returns", "Returns are free.", source=src(ref="chat:3"))
     monkeypatch.setitem(selectors._common, "at", time.monotonic())
     monkeypatch.setitem(selectors._common, "terms", frozenset({"ship", "shipping"}))
-    sql, params = selectors.search_sql(agent_id=world_a.agent.pk, terms=["ship", "germany"], audience=selectors.Audience.CUSTOMER, now=timezone.now(), limit=5)
+    sql, params = selectors.search_sql(
+        agent_id=world_a.agent.pk,
+        terms=["ship", "germany"],
+        audience=selectors.Audience.CUSTOMER,
+        now=timezone.now(),
+        limit=5,
+    )
     assert params["rare"] == "germany" and params["any"] == "ship | germany"
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="ship germany", audience="customer")][0] == "Shipping to Germany"
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="ship germany", audience="customer")][
+        0
+    ] == "Shipping to Germany"
     # A query of common terms only still finds what holds all of them.
-    assert {r.title for r in knowledge_search(agent=world_a.agent, query="ship", audience="customer")} == {"Shipping to Germany", "Shipping to France"}
+    assert {r.title for r in knowledge_search(agent=world_a.agent, query="ship", audience="customer")} == {
+        "Shipping to Germany",
+        "Shipping to France",
+    }
     assert knowledge_search(agent=world_a.agent, query="returns ship", audience="customer")[0].title == "Returns"
 
 
@@ -273,7 +371,9 @@ def test_the_candidate_cap_keeps_entries_holding_every_term(world_a: Any, monkey
     monkeypatch.setattr(selectors, "CANDIDATES", 3)
     for i in range(6):
         propose(world_a.agent, f"Note {i}", f"Parcels to Germany, note {i}.", source=src(ref=f"chat:{i}"))
-    propose(world_a.agent, "Customs", "Customs forms for parcels to Germany are filled in by us.", source=src(ref="chat:9"))
+    propose(
+        world_a.agent, "Customs", "Customs forms for parcels to Germany are filled in by us.", source=src(ref="chat:9")
+    )
     results = knowledge_search(agent=world_a.agent, query="germany customs", audience="customer", limit=10)
     assert results[0].title == "Customs"
     assert len(results) == 1 + 3  # the all-terms match plus the capped any-term candidates
@@ -284,7 +384,9 @@ def test_the_candidate_cap_keeps_entries_holding_every_term(world_a: Any, monkey
 
 
 @pytest.mark.django_db
-def test_a_small_knowledge_base_answers_questions_holding_other_words(world_a: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_small_knowledge_base_answers_questions_holding_other_words(
+    world_a: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In a small table every term is frequent by share; none may count as common there, or a
     question with one word the entry lacks would find nothing."""
     from django.db import connection
@@ -297,5 +399,9 @@ def test_a_small_knowledge_base_answers_questions_holding_other_words(world_a: A
         cursor.execute("ANALYZE knowledge_entryversion")
     monkeypatch.setitem(selectors._common, "at", 0.0)
     assert selectors.common_terms() == frozenset()
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="店里可以停车吗", audience="customer")] == ["停车"]
-    assert [r.title for r in knowledge_search(agent=world_a.agent, query="where do I leave my bike", audience="customer")] == ["Bikes"]
+    assert [r.title for r in knowledge_search(agent=world_a.agent, query="店里可以停车吗", audience="customer")] == [
+        "停车"
+    ]
+    assert [
+        r.title for r in knowledge_search(agent=world_a.agent, query="where do I leave my bike", audience="customer")
+    ] == ["Bikes"]

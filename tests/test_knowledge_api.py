@@ -26,7 +26,12 @@ def ingest_text(api: Any, agent: Any, title: str, text: str, **extra: Any) -> An
 
 def test_json_ingest_then_search_for_each_audience(api: Any, make_api: Any, world_a: Any) -> None:
     api.force_login(world_a.owner)
-    response = ingest_text(api, world_a.agent, "Shipping", "# Germany\nWe ship to Germany in 3 to 5 working days.\n\n# VAT\nPrices include 19% VAT.")
+    response = ingest_text(
+        api,
+        world_a.agent,
+        "Shipping",
+        "# Germany\nWe ship to Germany in 3 to 5 working days.\n\n# VAT\nPrices include 19% VAT.",
+    )
     assert response.status_code == 201, response.content
     created = response.json()["created"]
     assert [(c["title"], c["status"]) for c in created] == [("Germany", "approved"), ("VAT", "pending")]
@@ -43,10 +48,17 @@ def test_json_ingest_then_search_for_each_audience(api: Any, make_api: Any, worl
     peer = make_api()
     key = peer_key_create(agent=world_a.agent, name="partner", actor=Actor.platform("t")).key
     peer.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    assert [r["title"] for r in peer.get(url(world_a.agent, "search"), {"q": "germany"}).json()["results"]] == ["Germany"]
+    assert [r["title"] for r in peer.get(url(world_a.agent, "search"), {"q": "germany"}).json()["results"]] == [
+        "Germany"
+    ]
     assert peer.get(url(world_a.agent, "search"), {"q": "VAT"}).json()["results"] == []
 
-    again = ingest_text(api, world_a.agent, "Shipping", "# Germany\nWe ship to Germany in 3 to 5 working days.\n\n# VAT\nPrices include 19% VAT.")
+    again = ingest_text(
+        api,
+        world_a.agent,
+        "Shipping",
+        "# Germany\nWe ship to Germany in 3 to 5 working days.\n\n# VAT\nPrices include 19% VAT.",
+    )
     assert again.status_code == 201 and again.json()["created"] == [] and again.json()["unchanged"] == 2
     assert EntryVersion.objects.count() == 2
 
@@ -69,7 +81,11 @@ def test_search_input_errors(api: Any, world_a: Any) -> None:
 def test_history_restore_and_quarantine_over_http(api: Any, world_a: Any) -> None:
     api.force_login(world_a.owner)
     first = ingest_text(api, world_a.agent, "Hours", "We open at nine.").json()["created"][0]
-    changed = api.post(url(world_a.agent, "ingest"), {"title": "Hours", "text": "We open at ten.", "source": {"type": "owner_dialogue", "ref": "chat:42"}}, format="json")
+    changed = api.post(
+        url(world_a.agent, "ingest"),
+        {"title": "Hours", "text": "We open at ten.", "source": {"type": "owner_dialogue", "ref": "chat:42"}},
+        format="json",
+    )
     assert changed.json()["created"][0]["entry_id"] == first["entry_id"]
     assert changed.json()["created"][0]["version"] == 2
     history = api.get(url(world_a.agent, f"entries/{first['entry_id']}")).json()
@@ -83,7 +99,9 @@ def test_history_restore_and_quarantine_over_http(api: Any, world_a: Any) -> Non
     quarantined = api.post(url(world_a.agent, "quarantine"), {"source_type": "owner_dialogue"}, format="json")
     assert quarantined.json() == {"versions": 2}  # v1 (superseded, still approved) and v3
     assert api.get(url(world_a.agent, "search"), {"q": "open"}).json()["results"] == []
-    assert api.post(url(world_a.agent, "unquarantine"), {"source_type": "owner_dialogue"}, format="json").json() == {"versions": 2}
+    assert api.post(url(world_a.agent, "unquarantine"), {"source_type": "owner_dialogue"}, format="json").json() == {
+        "versions": 2
+    }
     assert [r["version"] for r in api.get(url(world_a.agent, "search"), {"q": "open"}).json()["results"]] == [3]
 
 
@@ -92,7 +110,11 @@ def test_another_tenants_knowledge_answers_404(api: Any, world_a: Any, world_b: 
     entry = ingest_text(api, world_b.agent, "B only", "Bravo's private note.").json()["created"][0]["entry_id"]
     api.force_login(world_a.owner)
     for method, path, body in [
-        ("post", url(world_b.agent, "ingest"), {"title": "x", "text": "y", "source": {"type": "owner_dialogue", "ref": "r"}}),
+        (
+            "post",
+            url(world_b.agent, "ingest"),
+            {"title": "x", "text": "y", "source": {"type": "owner_dialogue", "ref": "r"}},
+        ),
         ("get", url(world_b.agent, "entries"), None),
         ("get", url(world_b.agent, f"entries/{entry}"), None),
         ("get", url(world_a.agent, f"entries/{entry}"), None),
@@ -128,7 +150,10 @@ def test_real_pdf_and_docx_files_are_ingested_and_found(api: Any, world_a: Any) 
 
     api.force_login(world_a.owner)
     pdf = FPDF()
-    for text in ("Warranty: every kettle carries a two year warranty.", "Spare parts: lids and filters ship within a week."):
+    for text in (
+        "Warranty: every kettle carries a two year warranty.",
+        "Spare parts: lids and filters ship within a week.",
+    ):
         pdf.add_page()
         pdf.set_font("Helvetica", size=12)
         pdf.multi_cell(0, 8, text)
@@ -137,7 +162,9 @@ def test_real_pdf_and_docx_files_are_ingested_and_found(api: Any, world_a: Any) 
     response = api.post(url(world_a.agent, "ingest"), {"file": pdf_file}, format="multipart")
     assert response.status_code == 201, response.content
     assert [c["source"]["ref"] for c in response.json()["created"]] == ["kettles.pdf#page-1", "kettles.pdf#page-2"]
-    assert [r["source"]["ref"] for r in api.get(url(world_a.agent, "search"), {"q": "kettle warranty"}).json()["results"]][0] == "kettles.pdf#page-1"
+    assert [
+        r["source"]["ref"] for r in api.get(url(world_a.agent, "search"), {"q": "kettle warranty"}).json()["results"]
+    ][0] == "kettles.pdf#page-1"
 
     document = docx.Document()
     document.add_heading("Care instructions", level=1)
@@ -150,7 +177,9 @@ def test_real_pdf_and_docx_files_are_ingested_and_found(api: Any, world_a: Any) 
     docx_file.name = "care.docx"
     response = api.post(url(world_a.agent, "ingest"), {"file": docx_file}, format="multipart")
     assert response.status_code == 201 and len(response.json()["created"]) == 2
-    assert [r["title"] for r in api.get(url(world_a.agent, "search"), {"q": "柠檬酸除垢"}).json()["results"]] == ["保养说明"]
+    assert [r["title"] for r in api.get(url(world_a.agent, "search"), {"q": "柠檬酸除垢"}).json()["results"]] == [
+        "保养说明"
+    ]
     assert "citric" in api.get(url(world_a.agent, "search"), {"q": "descale"}).json()["results"][0]["snippet"]
 
     # The same file again creates nothing; a changed one makes new versions of its entries.
@@ -167,7 +196,10 @@ def test_real_pdf_and_docx_files_are_ingested_and_found(api: Any, world_a: Any) 
 
 def test_owners_extend_the_regulated_terms(api: Any, world_a: Any) -> None:
     api.force_login(world_a.owner)
-    assert api.post(url(world_a.agent, "regulated-terms"), {"term": "Pfand", "category": "law"}, format="json").status_code == 201
+    assert (
+        api.post(url(world_a.agent, "regulated-terms"), {"term": "Pfand", "category": "law"}, format="json").status_code
+        == 201
+    )
     assert api.get(url(world_a.agent, "regulated-terms")).json() == [{"term": "Pfand", "category": "law"}]
     created = ingest_text(api, world_a.agent, "Deposit", "The Pfand on bottles is 25 cents.").json()["created"]
     assert created[0]["status"] == "pending" and created[0]["reasons"] == ["regulated"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
 
-from ledger.canonical import CanonicalError, HASH_PREFIX, canonical_bytes, chain_hash, event_document
+from ledger.canonical import HASH_PREFIX, CanonicalError, canonical_bytes, chain_hash, event_document
 from ledger.models import AppendOnlyError, Chain, LedgerEvent
 from ledger.selectors import ledger_verify, load_checkpoints
 from ledger.services import LedgerError, checkpoint_issue, ledger_append
@@ -24,8 +24,13 @@ def append(n: int, chain: int = CHAIN, **extra: Any) -> None:
     for i in range(n):
         with transaction.atomic():
             ledger_append(
-                chain_id=chain, event_type="test.event", entity_type="thing", entity_id=i,
-                actor_type="platform", actor_id="tests", payload={"i": i, "amount": "1.50", **extra},
+                chain_id=chain,
+                event_type="test.event",
+                entity_type="thing",
+                entity_id=i,
+                actor_type="platform",
+                actor_id="tests",
+                payload={"i": i, "amount": "1.50", **extra},
             )
 
 
@@ -80,14 +85,30 @@ def test_hash_is_sha256_over_prefix_prev_and_bytes() -> None:
 @pytest.mark.parametrize("payload", [{"amount": 1.5}, {"nested": {"list": [1, 2.0]}}, {"x": float("nan")}])
 def test_floats_are_refused_and_nothing_is_written(payload: dict[str, Any]) -> None:
     with pytest.raises(CanonicalError, match="float"), transaction.atomic():
-        ledger_append(chain_id=CHAIN, event_type="t", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", payload=payload)
+        ledger_append(
+            chain_id=CHAIN,
+            event_type="t",
+            entity_type="e",
+            entity_id=1,
+            actor_type="platform",
+            actor_id="x",
+            payload=payload,
+        )
     assert not LedgerEvent.objects.filter(chain_id=CHAIN).exists()
 
 
 @pytest.mark.django_db
 def test_decimals_become_strings() -> None:
     with transaction.atomic():
-        ledger_append(chain_id=CHAIN, event_type="t", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", payload={"amount": Decimal("12.30")})
+        ledger_append(
+            chain_id=CHAIN,
+            event_type="t",
+            entity_type="e",
+            entity_id=1,
+            actor_type="platform",
+            actor_id="x",
+            payload={"amount": Decimal("12.30")},
+        )
     assert json.loads(row(1)["canonical"])["payload"] == {"amount": "12.30"}
     assert LedgerEvent.objects.get(chain_id=CHAIN, seq=1).payload == {"amount": "12.30"}
 
@@ -101,18 +122,55 @@ def test_append_outside_a_transaction_is_refused() -> None:
 @pytest.mark.django_db
 def test_columns_are_what_the_hashed_bytes_say() -> None:
     with transaction.atomic():
-        first = ledger_append(chain_id=CHAIN, event_type="a.b", entity_type="order", entity_id="o-1", entity_version=3, actor_type="human", actor_id="user:7", payload={"k": "v"})
-        ledger_append(chain_id=CHAIN, event_type="a.c", entity_type="order", entity_id="o-1", actor_type="agent", actor_id="agent:x", caused_by=first.seq)
+        first = ledger_append(
+            chain_id=CHAIN,
+            event_type="a.b",
+            entity_type="order",
+            entity_id="o-1",
+            entity_version=3,
+            actor_type="human",
+            actor_id="user:7",
+            payload={"k": "v"},
+        )
+        ledger_append(
+            chain_id=CHAIN,
+            event_type="a.c",
+            entity_type="order",
+            entity_id="o-1",
+            actor_type="agent",
+            actor_id="agent:x",
+            caused_by=first.seq,
+        )
     event = LedgerEvent.objects.get(chain_id=CHAIN, seq=2)
     doc = json.loads(event.canonical)
-    assert (event.event_type, event.entity_type, event.entity_id, event.actor_type, event.actor_id, event.caused_by) == (
-        "a.c", "order", "o-1", "agent", "agent:x", 1,
+    assert (
+        event.event_type,
+        event.entity_type,
+        event.entity_id,
+        event.actor_type,
+        event.actor_id,
+        event.caused_by,
+    ) == (
+        "a.c",
+        "order",
+        "o-1",
+        "agent",
+        "agent:x",
+        1,
     )
     assert doc["created_at"] == event.created_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert LedgerEvent.objects.get(chain_id=CHAIN, seq=1).entity_version == 3
     assert bytes(event.prev_hash) == bytes(LedgerEvent.objects.get(chain_id=CHAIN, seq=1).hash)
     with pytest.raises(LedgerError, match="caused_by"), transaction.atomic():
-        ledger_append(chain_id=CHAIN, event_type="a", entity_type="e", entity_id=1, actor_type="platform", actor_id="x", caused_by=3)
+        ledger_append(
+            chain_id=CHAIN,
+            event_type="a",
+            entity_type="e",
+            entity_id=1,
+            actor_type="platform",
+            actor_id="x",
+            caused_by=3,
+        )
 
 
 # --- append-only ---------------------------------------------------------------------------
@@ -156,7 +214,9 @@ def test_a_rolled_back_business_transaction_leaves_no_event() -> None:
     append(3)
     with pytest.raises(RuntimeError), transaction.atomic():
         Tenant.objects.create(slug="ghost", name="Ghost")
-        ledger_append(chain_id=CHAIN, event_type="ghost", entity_type="e", entity_id=1, actor_type="platform", actor_id="x")
+        ledger_append(
+            chain_id=CHAIN, event_type="ghost", entity_type="e", entity_id=1, actor_type="platform", actor_id="x"
+        )
         raise RuntimeError("business failure")
     assert not Tenant.objects.filter(slug="ghost").exists()
     assert not LedgerEvent.objects.of_type("ghost").exists()
@@ -174,7 +234,15 @@ def test_eight_threads_appending_leave_one_gapless_valid_chain() -> None:
         try:
             for i in range(500):
                 with transaction.atomic():
-                    ledger_append(chain_id=CHAIN, event_type="t", entity_type="worker", entity_id=n, actor_type="platform", actor_id=f"w{n}", payload={"i": i})
+                    ledger_append(
+                        chain_id=CHAIN,
+                        event_type="t",
+                        entity_type="worker",
+                        entity_id=n,
+                        actor_type="platform",
+                        actor_id=f"w{n}",
+                        payload={"i": i},
+                    )
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:
@@ -237,8 +305,13 @@ def test_fields_are_read_from_the_hashed_text(chain10: None) -> None:
 )
 def test_a_changed_field_is_found_at_its_seq(chain10: None, field: str, value: Any) -> None:
     # These fields exist only inside the hashed text, so changing one changes the text.
-    sql("UPDATE ledger_event SET canonical = %s WHERE chain_id = %s AND seq = 4", [rewritten_canonical(4, **{field: value}), CHAIN])
-    assert getattr(LedgerEvent.objects.get(chain_id=CHAIN, seq=4), field) != getattr(LedgerEvent.objects.get(chain_id=CHAIN, seq=3), field) or field in ("event_type", "entity_type", "actor_type", "actor_id", "caused_by")
+    sql(
+        "UPDATE ledger_event SET canonical = %s WHERE chain_id = %s AND seq = 4",
+        [rewritten_canonical(4, **{field: value}), CHAIN],
+    )
+    assert getattr(LedgerEvent.objects.get(chain_id=CHAIN, seq=4), field) != getattr(
+        LedgerEvent.objects.get(chain_id=CHAIN, seq=3), field
+    ) or field in ("event_type", "entity_type", "actor_type", "actor_id", "caused_by")
     assert verdict() == (False, 4, "hash_mismatch")
 
 
@@ -260,7 +333,10 @@ def test_a_changed_tag_in_the_unsealed_tail_blocks_the_next_checkpoint(chain10: 
 
 
 def test_changed_bytes_are_found(chain10: None) -> None:
-    sql("UPDATE ledger_event SET canonical = %s WHERE chain_id = %s AND seq = 4", [rewritten_canonical(4, actor_id="user:999"), CHAIN])
+    sql(
+        "UPDATE ledger_event SET canonical = %s WHERE chain_id = %s AND seq = 4",
+        [rewritten_canonical(4, actor_id="user:999"), CHAIN],
+    )
     assert verdict() == (False, 4, "hash_mismatch")
 
 
@@ -336,7 +412,10 @@ def test_a_rewritten_chain_with_recomputed_hashes_is_found_by_the_checkpoint(cha
         body = canonical_bytes(doc).decode()
         digest = chain_hash(prev, body.encode())
         # The attacker knows the hash rule but not the key, so keeps the old tags.
-        sql("UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s", [body, prev, digest, old["id"]])
+        sql(
+            "UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s",
+            [body, prev, digest, old["id"]],
+        )
         prev = digest
     sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
     assert ledger_verify(chain_id=CHAIN, checkpoints=[]).ok  # internally consistent
@@ -353,8 +432,17 @@ def test_a_forged_checkpoint_is_refused(chain10: None) -> None:
 
 def test_document_form_is_stable() -> None:
     doc = event_document(
-        chain_id=1, seq=2, event_type="e", entity_type="t", entity_id="9", entity_version=None,
-        actor_type="platform", actor_id="p", caused_by=None, payload={"b": 1, "a": "x"}, created_at="2026-01-01T00:00:00.000000Z",
+        chain_id=1,
+        seq=2,
+        event_type="e",
+        entity_type="t",
+        entity_id="9",
+        entity_version=None,
+        actor_type="platform",
+        actor_id="p",
+        caused_by=None,
+        payload={"b": 1, "a": "x"},
+        created_at="2026-01-01T00:00:00.000000Z",
     )
     assert canonical_bytes(doc) == (
         b'{"actor_id":"p","actor_type":"platform","caused_by":null,"chain":1,"created_at":"2026-01-01T00:00:00.000000Z",'
@@ -372,7 +460,10 @@ def test_a_checkpoint_is_never_signed_over_a_rewritten_tail(chain10: None) -> No
         old = row(seq)
         body = rewritten_canonical(seq, actor_id="user:forger")
         digest = chain_hash(prev, body.encode())
-        sql("UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s", [body, prev, digest, old["id"]])
+        sql(
+            "UPDATE ledger_event SET canonical = %s, prev_hash = %s, hash = %s WHERE id = %s",
+            [body, prev, digest, old["id"]],
+        )
         prev = digest
     sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
     assert ledger_verify(chain_id=CHAIN).ok  # nothing sealed covers seq 11..13 yet
@@ -385,7 +476,7 @@ def test_a_checkpoint_is_never_signed_over_a_rewritten_tail(chain10: None) -> No
     "document",
     [
         {"b": 1, "a": [True, False, None], "é": "ü", "\u00ff": {"z": "", "": "x"}},
-        {"ctrl": "\x00\x01\x1f\t\n\r\b\f\"\\/", "quote": '"', "unicode": "汉字 ✓ \u2028 \ufeff"},
+        {"ctrl": '\x00\x01\x1f\t\n\r\b\f"\\/', "quote": '"', "unicode": "汉字 ✓ \u2028 \ufeff"},
         {"emoji key 😀": 1, "\ufb01": 2, "a": 3},  # non-BMP key: JCS orders by UTF-16 code units
         {"big": 2**53 - 1, "neg": -(2**53 - 1), "zero": 0, "nested": [[{"k": [1, {"j": "v"}]}]]},
     ],
@@ -406,7 +497,10 @@ def test_lone_surrogates_are_refused() -> None:
         canonical_bytes({"s": "\ud800"})
 
 
-@pytest.mark.parametrize("key", ["token", "one_time_token", "otp", "otp_code", "password", "client_secret", "api_key", "apiKey", "code", "key"])
+@pytest.mark.parametrize(
+    "key",
+    ["token", "one_time_token", "otp", "otp_code", "password", "client_secret", "api_key", "apiKey", "code", "key"],
+)
 def test_payload_keys_naming_secrets_are_refused(key: str) -> None:
     from ledger.canonical import normalise
 

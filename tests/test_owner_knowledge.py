@@ -111,8 +111,18 @@ def test_another_agents_entry_is_not_found(client: Any, world_a: TenantWorld, wo
 
 @pytest.mark.django_db
 def test_the_owner_sees_the_latest_version_of_each_entry(client: Any, world_a: TenantWorld) -> None:
-    first = propose(world_a, "Delivery", "We deliver in 3 days.", source_type="upload", ref="shop.md#delivery", version=SHA)
-    propose(world_a, "Delivery", "We deliver in 2 days.", entry=first.entry, source_type="upload", ref="shop.md#delivery", version=SHA)
+    first = propose(
+        world_a, "Delivery", "We deliver in 3 days.", source_type="upload", ref="shop.md#delivery", version=SHA
+    )
+    propose(
+        world_a,
+        "Delivery",
+        "We deliver in 2 days.",
+        entry=first.entry,
+        source_type="upload",
+        ref="shop.md#delivery",
+        version=SHA,
+    )
     propose(world_a, "Prices", "Prices include VAT.")
     client.force_login(world_a.owner)
     page = client.get(url(world_a), HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -124,7 +134,7 @@ def test_the_owner_sees_the_latest_version_of_each_entry(client: Any, world_a: T
     assert re.search(r'data-label="Version">2<', delivery)  # the latest version, not the first
     assert '<span class="badge badge-approved">Approved</span>' in delivery
     assert "Upload" in delivery and "shop.md#delivery" in delivery
-    assert f"<code title=\"{SHA}\">{SHA[:12]}…</code>" in delivery  # the source version, shortened
+    assert f'<code title="{SHA}">{SHA[:12]}…</code>' in delivery  # the source version, shortened
     assert "Fact" in delivery
     prices = re.search(r'<tr[^>]*>\s*<th scope="row"[^>]*><a [^>]*>Prices</a>.*?</tr>', entries, re.S).group(0)
     assert '<span class="badge badge-pending">Pending</span>' in prices
@@ -142,13 +152,20 @@ def test_filters_by_status_and_source_type(client: Any, world_a: TenantWorld) ->
     client.force_login(world_a.owner)
 
     assert sorted(table_titles(client.get(url(world_a)).content.decode())) == [
-        "Gift wrap", "Import duties", "Opening hours", "Returns",
+        "Gift wrap",
+        "Import duties",
+        "Opening hours",
+        "Returns",
     ]
     pending = client.get(url(world_a), {"status": "pending"}).content.decode()
     assert sorted(table_titles(pending)) == ["Gift wrap", "Import duties"]
     assert '<option value="pending" selected>' in pending
-    assert table_titles(client.get(url(world_a), {"status": "approved", "source_type": "upload"}).content.decode()) == ["Returns"]
-    assert table_titles(client.get(url(world_a), {"source_type": "customer_candidate"}).content.decode()) == ["Gift wrap"]
+    assert table_titles(client.get(url(world_a), {"status": "approved", "source_type": "upload"}).content.decode()) == [
+        "Returns"
+    ]
+    assert table_titles(client.get(url(world_a), {"source_type": "customer_candidate"}).content.decode()) == [
+        "Gift wrap"
+    ]
     empty = client.get(url(world_a), {"status": "quarantined"}).content.decode()
     assert table_titles(empty) == [] and "No entries match these filters." in empty
     # Nonsense filter values mean "any" rather than an error.
@@ -162,7 +179,9 @@ def test_filters_by_status_and_source_type(client: Any, world_a: TenantWorld) ->
 def test_history_shows_versions_newest_first_with_a_diff(client: Any, world_a: TenantWorld) -> None:
     v1 = propose(world_a, "Delivery", "We deliver within 3 days in Germany.")
     propose(world_a, "Delivery times", "We deliver within 5 days in Germany and Austria.", entry=v1.entry)
-    v3 = propose(world_a, "Delivery times", "We deliver within 5 days in Germany and Austria. VAT is included.", entry=v1.entry)
+    v3 = propose(
+        world_a, "Delivery times", "We deliver within 5 days in Germany and Austria. VAT is included.", entry=v1.entry
+    )
     assert v3.status == Status.PENDING
     client.force_login(world_a.owner)
     page = client.get(url(world_a), {"entry": v1.entry_id}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -270,9 +289,29 @@ def worker(world: TenantWorld) -> Iterator[None]:
     previous_routes = app.conf.task_routes
     app.conf.update(task_routes={"knowledge.tasks.ingest_job_run": {"queue": queue}})
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "facade", "worker", "--pool", "solo", "--loglevel", "INFO",
-         "--without-gossip", "--without-mingle", "-Q", queue, "--hostname", f"{queue}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "facade",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "-Q",
+            queue,
+            "--hostname",
+            f"{queue}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         yield
@@ -410,10 +449,26 @@ def test_the_page_fits_a_phone(browser: Any, site: str, world: TenantWorld, tmp_
     from playwright.sync_api import expect
 
     long_ref = "handbook-for-shipping-and-returns-2026-edition.md#section-" + "x" * 60
-    v1 = propose(world, "Delivery", "We deliver within 3 days in Germany.", source_type="upload", ref=long_ref, version=SHA)
-    propose(world, "Delivery", "We deliver within 5 days in Germany and Austria.", entry=v1.entry, source_type="upload", ref=long_ref, version=SHA)
+    v1 = propose(
+        world, "Delivery", "We deliver within 3 days in Germany.", source_type="upload", ref=long_ref, version=SHA
+    )
+    propose(
+        world,
+        "Delivery",
+        "We deliver within 5 days in Germany and Austria.",
+        entry=v1.entry,
+        source_type="upload",
+        ref=long_ref,
+        version=SHA,
+    )
     propose(world, "Prices", "All prices include VAT and customs duty.")
-    propose(world, "Gift wrap", "Customers keep asking for gift wrap at Christmas.", source_type="customer_candidate", ref="session:7")
+    propose(
+        world,
+        "Gift wrap",
+        "Customers keep asking for gift wrap at Christmas.",
+        source_type="customer_candidate",
+        ref="session:7",
+    )
 
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     context.set_default_timeout(TIMEOUT_MS)
@@ -426,8 +481,12 @@ def test_the_page_fits_a_phone(browser: Any, site: str, world: TenantWorld, tmp_
             .filter(el => el.getBoundingClientRect().right > 375.5)
             .map(el => el.tagName + '.' + el.className + '#' + el.id + ' ' + Math.round(el.getBoundingClientRect().right))""")
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], wide
-        for control in (page.get_by_label("Document", exact=True), page.get_by_role("button", name="Upload"),
-                        page.get_by_role("button", name="Filter"), page.get_by_label("Status", exact=True)):
+        for control in (
+            page.get_by_label("Document", exact=True),
+            page.get_by_role("button", name="Upload"),
+            page.get_by_role("button", name="Filter"),
+            page.get_by_label("Status", exact=True),
+        ):
             box = control.bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
 

@@ -97,7 +97,11 @@ def test_tool_calls_parsed_and_request_carries_tools_model_and_key(llm_server: L
     assert request.json["tools"] == [
         {
             "type": "function",
-            "function": {"name": "search_knowledge", "description": SEARCH.description, "parameters": SEARCH.parameters},
+            "function": {
+                "name": "search_knowledge",
+                "description": SEARCH.description,
+                "parameters": SEARCH.parameters,
+            },
         }
     ]
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
@@ -125,7 +129,9 @@ def test_arguments_sent_as_an_object_are_encoded_and_missing_usage_counts_zero(l
     with make(llm_server) as provider:
         reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64)
     assert reply.text == "Let me look."
-    assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [("c9", "search_knowledge", {"query": "π"})]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("c9", "search_knowledge", {"query": "π"})
+    ]
     assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)
 
 
@@ -196,7 +202,9 @@ def test_timeouts_are_retried(llm_server: LLMServer) -> None:
 
 
 def test_connection_refused_is_unreachable(closed_port: int) -> None:
-    provider = OpenAICompatibleProvider(f"http://127.0.0.1:{closed_port}/v1/", "m", api_key=API_KEY, max_retries=1, backoff=0)
+    provider = OpenAICompatibleProvider(
+        f"http://127.0.0.1:{closed_port}/v1/", "m", api_key=API_KEY, max_retries=1, backoff=0
+    )
     with provider:
         error = failure(provider)
     assert error.reason == "unreachable"
@@ -223,7 +231,15 @@ def test_garbage_body_is_bad_response(llm_server: LLMServer) -> None:
         {"choices": [{"message": {"content": None, "tool_calls": [{"id": "x", "function": {"arguments": "{}"}}]}}]},
         [1, 2, 3],
     ],
-    ids=["no-choices", "error-object", "message-not-object", "content-number", "tool-calls-not-list", "no-name", "array"],
+    ids=[
+        "no-choices",
+        "error-object",
+        "message-not-object",
+        "content-number",
+        "tool-calls-not-list",
+        "no-name",
+        "array",
+    ],
 )
 def test_wrong_shapes_are_bad_response(llm_server: LLMServer, body: object) -> None:
     llm_server.push(Canned(body=json.dumps(body).encode()))
@@ -236,7 +252,9 @@ def test_api_key_and_prompt_never_in_errors(llm_server: LLMServer, closed_port: 
     errors = []
     with make(llm_server, timeout=0.5, max_retries=0) as provider:
         errors += [failure(provider, [SEARCH]) for _ in range(4)]
-    with OpenAICompatibleProvider(f"http://127.0.0.1:{closed_port}/v1", "m", api_key=API_KEY, max_retries=0) as provider:
+    with OpenAICompatibleProvider(
+        f"http://127.0.0.1:{closed_port}/v1", "m", api_key=API_KEY, max_retries=0
+    ) as provider:
         errors.append(failure(provider))
     assert [e.reason for e in errors] == ["http_401", "bad_response", "timeout", "http_503", "unreachable"]
     for error in errors:

@@ -36,9 +36,17 @@ def test_derive_audience(peer: bool, authenticated: bool, owner: bool, operator:
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("audience", True), ("Audience", True), ("AUDIENCE", True), ("X-Audience", True),
-        ("x_facade_audience", True), ("meta[audience]", True), ("aud-ience", True),
-        ("audit", False), ("text", False), ("client_message_id", False), ("", False),
+        ("audience", True),
+        ("Audience", True),
+        ("AUDIENCE", True),
+        ("X-Audience", True),
+        ("x_facade_audience", True),
+        ("meta[audience]", True),
+        ("aud-ience", True),
+        ("audit", False),
+        ("text", False),
+        ("client_message_id", False),
+        ("", False),
     ],
 )
 def test_names_audience(name: str, expected: bool) -> None:

@@ -31,8 +31,12 @@ OWNER_TOOLS = ["read_owner_inbox", "ingest_material", "remember_lesson", "propos
 
 def teach(world: Any, title: str, body: str, ref: str = "chat:1", **extra: Any) -> Any:
     return entry_propose(
-        agent=world.agent, title=title, body=body, actor=Actor.human(world.owner.pk),
-        source=SourceIn(type=extra.pop("source_type", "owner_dialogue"), ref=ref, version="1"), **extra,
+        agent=world.agent,
+        title=title,
+        body=body,
+        actor=Actor.human(world.owner.pk),
+        source=SourceIn(type=extra.pop("source_type", "owner_dialogue"), ref=ref, version="1"),
+        **extra,
     )
 
 
@@ -45,7 +49,9 @@ def peer_session(world: Any) -> Any:
     issued = peer_key_create(agent=world.agent, name="partner", actor=Actor.human(world.owner.pk))
     from facade.tenancy.models import PeerCredential
 
-    return session_open(agent=world.agent, audience=Audience.PEER, peer=PeerCredential.objects.get(pk=issued.credential_id))
+    return session_open(
+        agent=world.agent, audience=Audience.PEER, peer=PeerCredential.objects.get(pk=issued.credential_id)
+    )
 
 
 def owner_session(world: Any) -> Any:
@@ -54,7 +60,9 @@ def owner_session(world: Any) -> Any:
 
 def call(name: str, arguments: Any = None, raw: str | None = None) -> ModelReply:
     args = raw if raw is not None else json.dumps(arguments or {})
-    return ModelReply(tool_calls=[ToolCall(id=f"c-{name}", name=name, arguments=args)], prompt_tokens=10, completion_tokens=5)
+    return ModelReply(
+        tool_calls=[ToolCall(id=f"c-{name}", name=name, arguments=args)], prompt_tokens=10, completion_tokens=5
+    )
 
 
 def say(text: str) -> ModelReply:
@@ -77,10 +85,18 @@ def test_a_question_is_answered_from_approved_knowledge_with_its_citation(world_
     assert result.reply.citations == [{"entry_id": entry.entry_id, "version": entry.number, "title": "Opening hours"}]
     assert "Pending material" not in result.reply.text
     run = Run.objects.get(message=result.message)
-    assert (run.status, run.stop_reason, run.step_index, run.llm_call_count, run.tool_call_count) == (RunStatus.COMPLETED, "", 1, 2, 1)
+    assert (run.status, run.stop_reason, run.step_index, run.llm_call_count, run.tool_call_count) == (
+        RunStatus.COMPLETED,
+        "",
+        1,
+        2,
+        1,
+    )
     assert len(run.context_hash) == 64
     assert [(s.kind, s.name, s.outcome) for s in Span.objects.filter(run=run).order_by("pk")] == [
-        ("model", "offline", "tool_calls"), ("tool", "search_knowledge", "ok"), ("model", "offline", "text"),
+        ("model", "offline", "tool_calls"),
+        ("tool", "search_knowledge", "ok"),
+        ("model", "offline", "text"),
     ]
     assert KnowledgeHit.objects.filter(session_id=session.pk, version_id=entry.pk).count() == 1
     [finished] = events("run.finished")
@@ -103,21 +119,34 @@ def test_an_unknown_question_is_an_honest_miss(world_a: Any) -> None:
         ("zh-hans", "定制蛋糕多少钱？", "好的", "下个月", "13800000000"),
     ],
 )
-def test_a_price_question_gets_the_boundary_then_a_registered_request(world_a: Any, language: str, ask: str, yes: str, when: str, contact: str) -> None:
+def test_a_price_question_gets_the_boundary_then_a_registered_request(
+    world_a: Any, language: str, ask: str, yes: str, when: str, contact: str
+) -> None:
     session = customer_session(world_a)
     first = turn_handle(session=session, text=ask)
     assert first.reply is not None and first.reply.text.startswith(world_a.agent.boundary(language))
     assert Run.objects.get(message=first.message).needs_input
     second = turn_handle(session=session, text=yes)
-    assert second.reply is not None and second.request is None and second.run is not None and second.run.status == RunStatus.WAITING_INPUT
+    assert (
+        second.reply is not None
+        and second.request is None
+        and second.run is not None
+        and second.run.status == RunStatus.WAITING_INPUT
+    )
     third = turn_handle(session=session, text=when)
     assert third.request is None
     fourth = turn_handle(session=session, text=contact)
-    assert fourth.request is not None and fourth.request["state"] == "submitted" and fourth.request["next_actor"] == "owner"
+    assert (
+        fourth.request is not None
+        and fourth.request["state"] == "submitted"
+        and fourth.request["next_actor"] == "owner"
+    )
     request = CustomerRequest.objects.get(pk=fourth.request["id"])
     assert request.details == {"need": ask, "when": when, "contact": contact}
     assert f"#{request.pk}" in fourth.reply.text
-    assert len(events("request.submitted")) == 1 and ask not in json.dumps(events("request.submitted")[0].payload, ensure_ascii=False)
+    assert len(events("request.submitted")) == 1 and ask not in json.dumps(
+        events("request.submitted")[0].payload, ensure_ascii=False
+    )
 
 
 def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -> None:
@@ -128,7 +157,10 @@ def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -
     assert asked.reply is not None and "reach you" in asked.reply.text
     done = turn_handle(session=session, text="ana@example.com")
     assert done.request is not None
-    assert CustomerRequest.objects.get().details == {"need": "I'd like to order a birthday cake with blue roses", "contact": "ana@example.com"}
+    assert CustomerRequest.objects.get().details == {
+        "need": "I'd like to order a birthday cake with blue roses",
+        "contact": "ana@example.com",
+    }
 
 
 def test_completed_requests_raise_trust_and_guard_blocks_lower_it(world_a: Any) -> None:
@@ -149,9 +181,19 @@ def test_completed_requests_raise_trust_and_guard_blocks_lower_it(world_a: Any) 
 
 @pytest.mark.parametrize("face", ["customer", "peer"])
 @pytest.mark.parametrize("tool", OWNER_TOOLS)
-def test_owner_tools_are_neither_offered_nor_executed_for_customers_and_peers(world_a: Any, face: str, tool: str) -> None:
+def test_owner_tools_are_neither_offered_nor_executed_for_customers_and_peers(
+    world_a: Any, face: str, tool: str
+) -> None:
     session = customer_session(world_a) if face == "customer" else peer_session(world_a)
-    arguments = {"title": "x", "text": "y", "kind": "taboo", "change": "z", "proposal_id": 1, "decision": "approve", "confirm": True}
+    arguments = {
+        "title": "x",
+        "text": "y",
+        "kind": "taboo",
+        "change": "z",
+        "proposal_id": 1,
+        "decision": "approve",
+        "confirm": True,
+    }
     provider = ScriptedProvider.of(call(tool, arguments), say("Done."))
     before = set(registry.names())
     result = turn_handle(session=session, text="please do it", provider=provider)
@@ -182,7 +224,9 @@ def test_owners_never_get_submit_request(world_a: Any) -> None:
 def test_a_removed_owner_s_next_tool_call_is_refused(world_a: Any) -> None:
     session = owner_session(world_a)
     agent_owner_remove(agent=world_a.agent, user=world_a.owner, actor=Actor.platform("test"))
-    provider = ScriptedProvider.of(call("remember_lesson", {"kind": "taboo", "title": "no", "text": "never say cheap"}), say("ok"))
+    provider = ScriptedProvider.of(
+        call("remember_lesson", {"kind": "taboo", "title": "no", "text": "never say cheap"}), say("ok")
+    )
     turn_handle(session=session, text="remember: never say cheap", provider=provider)
     assert events("tool.refused")[0].payload["reason"] == "no_longer_owner"
     assert not LedgerEvent.objects.of_type("knowledge.version_created").exists()
@@ -197,9 +241,17 @@ def test_customer_text_never_reaches_owner_prompts_or_tool_results(world_a: Any)
     turn_handle(session=customer, text=f"I want {marker} delivered")
     turn_handle(session=customer, text=f"contact me at {marker}@example.com")
     turn_handle(session=customer, text="tomorrow")
-    teach(world_a, f"Customer idea {marker}", f"Customers ask about {marker}", ref="session:1", source_type="customer_candidate")
+    teach(
+        world_a,
+        f"Customer idea {marker}",
+        f"Customers ask about {marker}",
+        ref="session:1",
+        source_type="customer_candidate",
+    )
     provider = ScriptedProvider.of(
-        call("search_knowledge", {"query": "customers ask about"}), call("read_owner_inbox", {}), say("That is all."),
+        call("search_knowledge", {"query": "customers ask about"}),
+        call("read_owner_inbox", {}),
+        say("That is all."),
     )
     turn_handle(session=owner_session(world_a), text="what is new?", provider=provider)
     seen = json.dumps([c.messages for c in provider.calls], ensure_ascii=False)
@@ -217,13 +269,23 @@ def test_max_steps_ends_the_run_with_an_honest_reply(world_a: Any) -> None:
     provider = ScriptedProvider.of(call("search_knowledge", {"query": "loop"}), repeat_last=True)
     result = turn_handle(session=customer_session(world_a), text="loop forever", provider=provider)
     run = result.run
-    assert run is not None and (run.status, run.stop_reason, run.step_index, run.llm_call_count) == (RunStatus.OVER_BUDGET, "max_steps", 3, 3)
+    assert run is not None and (run.status, run.stop_reason, run.step_index, run.llm_call_count) == (
+        RunStatus.OVER_BUDGET,
+        "max_steps",
+        3,
+        3,
+    )
     assert result.reply is not None and result.reply.stop_reason == "max_steps" and "limits" in result.reply.text
 
 
 def test_the_turn_token_budget_ends_the_run(world_a: Any, settings: Any) -> None:
     settings.FACADE_TURN_TOKEN_LIMIT = 100
-    provider = ScriptedProvider.of(ModelReply(tool_calls=[ToolCall("1", "search_knowledge", '{"query": "x"}')], prompt_tokens=90, completion_tokens=20), say("never"))
+    provider = ScriptedProvider.of(
+        ModelReply(
+            tool_calls=[ToolCall("1", "search_knowledge", '{"query": "x"}')], prompt_tokens=90, completion_tokens=20
+        ),
+        say("never"),
+    )
     result = turn_handle(session=customer_session(world_a), text="a long question", provider=provider)
     assert result.run is not None and result.run.stop_reason == "token_budget" and len(provider.calls) == 1
     assert result.reply is not None and result.reply.text
@@ -247,7 +309,9 @@ def test_the_daily_model_call_budget_is_per_tenant(world_a: Any, world_b: Any, s
 def test_the_daily_budget_counts_every_model_call_of_a_run(world_a: Any, settings: Any) -> None:
     # The first call is counted with the message, the later ones each in their own transaction.
     settings.FACADE_DAILY_MODEL_CALLS = 2
-    provider = ScriptedProvider.of(call("search_knowledge", {"query": "a"}), call("search_knowledge", {"query": "b"}), say("never"))
+    provider = ScriptedProvider.of(
+        call("search_knowledge", {"query": "a"}), call("search_knowledge", {"query": "b"}), say("never")
+    )
     result = turn_handle(session=customer_session(world_a), text="a long task", provider=provider)
     run = result.run
     assert run is not None and (run.stop_reason, run.llm_call_count) == ("daily_budget", 2) and len(provider.calls) == 2
@@ -280,42 +344,70 @@ def test_cancel_stops_further_model_and_tool_calls(world_a: Any) -> None:
     provider = ScriptedProvider.of(cancel_now, say("never"))
     result = turn_handle(session=session, text="start", provider=provider)
     run = result.run
-    assert run is not None and (run.status, run.stop_reason, run.llm_call_count, run.tool_call_count) == (RunStatus.CANCELLED, "cancelled", 1, 0)
+    assert run is not None and (run.status, run.stop_reason, run.llm_call_count, run.tool_call_count) == (
+        RunStatus.CANCELLED,
+        "cancelled",
+        1,
+        0,
+    )
     assert len(provider.calls) == 1 and not Span.objects.filter(run=run, kind="tool").exists()
 
 
 def test_a_provider_failure_is_a_stop_reason_and_an_honest_reply(world_a: Any) -> None:
-    result = turn_handle(session=customer_session(world_a), text="hello?", provider=ScriptedProvider.of(ProviderError("timeout")))
-    assert result.run is not None and (result.run.status, result.run.stop_reason) == (RunStatus.FAILED, "provider_error")
+    result = turn_handle(
+        session=customer_session(world_a), text="hello?", provider=ScriptedProvider.of(ProviderError("timeout"))
+    )
+    assert result.run is not None and (result.run.status, result.run.stop_reason) == (
+        RunStatus.FAILED,
+        "provider_error",
+    )
     assert result.reply is not None and "technical problem" in result.reply.text
     assert Span.objects.get(run=result.run).outcome == "timeout"
 
 
 def test_invalid_arguments_get_one_repair_round_then_the_run_stops(world_a: Any) -> None:
-    repaired = ScriptedProvider.of(call("search_knowledge", raw="{not json"), call("search_knowledge", {"query": "ok"}), say("fine"))
+    repaired = ScriptedProvider.of(
+        call("search_knowledge", raw="{not json"), call("search_knowledge", {"query": "ok"}), say("fine")
+    )
     result = turn_handle(session=customer_session(world_a), text="first", provider=repaired)
     assert result.run is not None and result.run.status == RunStatus.COMPLETED and result.run.llm_call_count == 3
-    stubborn = ScriptedProvider.of(call("search_knowledge", {"query": 5, "extra": 1}), call("search_knowledge", raw="[]"), say("never"))
+    stubborn = ScriptedProvider.of(
+        call("search_knowledge", {"query": 5, "extra": 1}), call("search_knowledge", raw="[]"), say("never")
+    )
     stopped = turn_handle(session=customer_session(world_a), text="second", provider=stubborn)
-    assert stopped.run is not None and (stopped.run.status, stopped.run.stop_reason) == (RunStatus.FAILED, "invalid_tool_arguments")
+    assert stopped.run is not None and (stopped.run.status, stopped.run.stop_reason) == (
+        RunStatus.FAILED,
+        "invalid_tool_arguments",
+    )
     assert len(stubborn.calls) == 2
 
 
 # --- the commitment guard on every outgoing reply --------------------------------------------
 
 
-@pytest.mark.parametrize("promise", ["It costs only ¥99, order now!", "We guarantee delivery within 3 days.", "价格是100元，三天内送达。"])
+@pytest.mark.parametrize(
+    "promise", ["It costs only ¥99, order now!", "We guarantee delivery within 3 days.", "价格是100元，三天内送达。"]
+)
 def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(world_a: Any, promise: str) -> None:
     session = customer_session(world_a)
     result = turn_handle(session=session, text="how much and when?", provider=ScriptedProvider.of(say(promise)))
     assert result.reply is not None and promise not in result.reply.text
     assert result.reply.text.startswith(world_a.agent.boundary("en"))
     [blocked] = events("guard.blocked")
-    assert blocked.payload["category"] in {"price", "deadline", "outcome"} and promise not in json.dumps(blocked.payload, ensure_ascii=False)
+    assert blocked.payload["category"] in {"price", "deadline", "outcome"} and promise not in json.dumps(
+        blocked.payload, ensure_ascii=False
+    )
     assert Run.objects.get(pk=result.run.pk).guard_category == blocked.payload["category"]
 
 
-@pytest.mark.parametrize("reply", ["It'll take our carpenter 4 days.", "做一张这样的桌子，师傅要花4天。", "Our tuner needs 2 hours for a grand piano."])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "It'll take our carpenter 4 days.",
+        "做一张这样的桌子，师傅要花4天。",
+        "Our tuner needs 2 hours for a grand piano.",
+    ],
+)
 def test_a_figure_the_model_was_not_given_is_not_sent_whatever_the_wording(world_a: Any, reply: str) -> None:
     # Worded so that the pattern guard lets it pass; the grounding check stops it all the same.
     from facade.dialogue.runtime.guard import guard_check
@@ -325,28 +417,39 @@ def test_a_figure_the_model_was_not_given_is_not_sent_whatever_the_wording(world
     result = turn_handle(session=session, text="how long?", provider=ScriptedProvider.of(say(reply)))
     assert result.reply is not None and result.reply.text.startswith(world_a.agent.boundary("en"))
     [blocked] = events("guard.blocked")
-    assert blocked.payload["category"] == "unsourced_figure" and reply not in json.dumps(blocked.payload, ensure_ascii=False)
+    assert blocked.payload["category"] == "unsourced_figure" and reply not in json.dumps(
+        blocked.payload, ensure_ascii=False
+    )
     assert Run.objects.get(pk=result.run.pk).guard_category == "unsourced_figure"
 
 
 def test_a_figure_from_approved_knowledge_the_run_searched_is_sent(world_a: Any) -> None:
     teach(world_a, "Tables", "A dining table takes our carpenter four days of work.")
-    provider = ScriptedProvider.of(call("search_knowledge", {"query": "dining table carpenter"}), say("It'll take our carpenter 4 days."))
+    provider = ScriptedProvider.of(
+        call("search_knowledge", {"query": "dining table carpenter"}), say("It'll take our carpenter 4 days.")
+    )
     result = turn_handle(session=customer_session(world_a), text="how long for a table?", provider=provider)
     assert result.reply is not None and result.reply.text == "It'll take our carpenter 4 days."
     assert events("guard.blocked") == []
 
 
 def test_a_figure_the_customer_gave_may_be_repeated(world_a: Any) -> None:
-    result = turn_handle(session=customer_session(world_a), text="I need it within 10 days, is that something to ask?",
-                         provider=ScriptedProvider.of(say("I've noted that you need it within 10 days; the owner will confirm.")))
+    result = turn_handle(
+        session=customer_session(world_a),
+        text="I need it within 10 days, is that something to ask?",
+        provider=ScriptedProvider.of(say("I've noted that you need it within 10 days; the owner will confirm.")),
+    )
     assert result.reply is not None and "10 days" in result.reply.text
 
 
 def test_peers_replies_are_guarded_too_and_owner_replies_are_not(world_a: Any) -> None:
-    peer = turn_handle(session=peer_session(world_a), text="quote?", provider=ScriptedProvider.of(say("It costs $500.")))
+    peer = turn_handle(
+        session=peer_session(world_a), text="quote?", provider=ScriptedProvider.of(say("It costs $500."))
+    )
     assert peer.reply is not None and "$500" not in peer.reply.text
-    owner = turn_handle(session=owner_session(world_a), text="what do we charge?", provider=ScriptedProvider.of(say("It costs $500.")))
+    owner = turn_handle(
+        session=owner_session(world_a), text="what do we charge?", provider=ScriptedProvider.of(say("It costs $500."))
+    )
     assert owner.reply is not None and owner.reply.text == "It costs $500."
 
 
@@ -365,10 +468,13 @@ def test_the_offline_provider_is_deterministic(world_a: Any) -> None:
     teach(world_a, "Delivery area", "We deliver in Berlin and Potsdam.")
     texts = []
     for _ in range(2):
-        result = turn_handle(session=customer_session(world_a), text="Do you deliver in Potsdam?", provider=OfflineProvider(world_a.agent))
+        result = turn_handle(
+            session=customer_session(world_a),
+            text="Do you deliver in Potsdam?",
+            provider=OfflineProvider(world_a.agent),
+        )
         texts.append(result.reply.text if result.reply else "")
     assert texts[0] == texts[1] and "Potsdam" in texts[0]
-
 
 
 # --- the model never authorises anything ------------------------------------------------------
@@ -398,7 +504,9 @@ def test_the_owner_face_model_cannot_approve_or_mark_anything_automatic(world_a:
 def test_a_tool_name_made_of_customer_text_is_not_recorded(world_a: Any) -> None:
     """The model writes tool names; spans and ledger events keep only name-shaped ones."""
     leaked = "my card number is 4111 1111 1111 1111"
-    result = turn_handle(session=customer_session(world_a), text="hi", provider=ScriptedProvider.of(call(leaked, {}), say("ok")))
+    result = turn_handle(
+        session=customer_session(world_a), text="hi", provider=ScriptedProvider.of(call(leaked, {}), say("ok"))
+    )
     [refused] = events("tool.refused")
     assert refused.payload["tool"] == "(not a tool name)" and refused.payload["reason"] == "unknown_tool"
     assert Span.objects.get(run=result.run, kind="tool").name == "(not a tool name)"

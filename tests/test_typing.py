@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_apps_type_check() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "facade", "knowledge", "ledger", "rsi", "approvals"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -15,9 +15,9 @@ by a `reply` frame.  Messages of one connection run one after another, in the or
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,8 +40,17 @@ from .ratelimit import message_rate_check
 from .runtime.loop import TurnResult, run_cancel, turn_handle
 from .runtime.providers import Provider
 from .schemas import (
-    CancelAckOut, CancelFrame, DeltaOut, ErrorOut, HistoryOut, MessageFrame, ProgressOut, RatedOut, RateFrame,
-    ReplyOut, in_frame,
+    CancelAckOut,
+    CancelFrame,
+    DeltaOut,
+    ErrorOut,
+    HistoryOut,
+    MessageFrame,
+    ProgressOut,
+    RatedOut,
+    RateFrame,
+    ReplyOut,
+    in_frame,
 )
 from .selectors import session_for_caller, session_history
 from .services import DialogueError, rating_record, trust_adjust
@@ -118,8 +127,11 @@ def reply_view(reply: Message | None) -> dict[str, Any] | None:
 
 def message_view(message: Message) -> dict[str, Any]:
     return {
-        "id": message.pk, "role": message.role, "text": message.text,
-        "client_message_id": message.client_message_id, "created_at": message.created_at.isoformat(),
+        "id": message.pk,
+        "role": message.role,
+        "text": message.text,
+        "client_message_id": message.client_message_id,
+        "created_at": message.created_at.isoformat(),
     }
 
 
@@ -133,7 +145,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.queue: asyncio.Queue[MessageFrame | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         self.cancel_event: threading.Event | None = None
-        session, refusal = await database_sync_to_async(session_for_scope)(self.scope, self.scope["url_route"]["kwargs"]["session_id"])
+        session, refusal = await database_sync_to_async(session_for_scope)(
+            self.scope, self.scope["url_route"]["kwargs"]["session_id"]
+        )
         await self.accept()
         if session is None:
             self.closed = True
@@ -171,7 +185,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             frame = in_frame.validate_python(raw)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'frame'}: {e['msg']}" for e in exc.errors()[:3])
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'frame'}: {e['msg']}" for e in exc.errors()[:3]
+            )
             await self._error("malformed_frame", problems[:300], client_message_id=_cid(raw))
             return
         if isinstance(frame, MessageFrame):
@@ -210,14 +226,21 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         session = self._fresh()
         self.session = session
         decision = may_post(
-            audience=session.audience, status=session.status,
+            audience=session.audience,
+            status=session.status,
             caller_still_owner=session.audience == Audience.OWNER and self._still_owner(),
         )
         cid = frame.client_message_id
         if decision == PostDecision.NO_LONGER_OWNER:
-            return ErrorOut(code="no_longer_owner", detail="you are no longer an owner of this agent", client_message_id=cid)
+            return ErrorOut(
+                code="no_longer_owner", detail="you are no longer an owner of this agent", client_message_id=cid
+            )
         if decision == PostDecision.SESSION_NOT_OPEN:
-            return ErrorOut(code=f"session_{session.status}", detail="this session does not accept messages any more; open a new one", client_message_id=cid)
+            return ErrorOut(
+                code=f"session_{session.status}",
+                detail="this session does not accept messages any more; open a new one",
+                client_message_id=cid,
+            )
         if decision != PostDecision.ALLOWED:
             return ErrorOut(code=decision.value, detail="this session does not accept messages", client_message_id=cid)
         limited = message_rate_check(customer_id=str(session.customer_id) if session.customer_id else None, ip=self.ip)
@@ -225,8 +248,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return None
         if session.customer_id is not None:
             trust_adjust(customer_id=session.customer_id, reason="rate_limited")
-        return ErrorOut(code="rate_limited", detail=f"too many messages; try again in {limited.retry_after} s",
-                        client_message_id=cid, retry_after=limited.retry_after)
+        return ErrorOut(
+            code="rate_limited",
+            detail=f"too many messages; try again in {limited.retry_after} s",
+            client_message_id=cid,
+            retry_after=limited.retry_after,
+        )
 
     def _rate(self, frame: RateFrame) -> int:
         return rating_record(session=self._fresh(), stars=frame.stars, comment=frame.comment).stars
@@ -247,7 +274,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self._error(exc.code, exc.detail, client_message_id=frame.client_message_id)
             except Exception:  # one broken turn must not end the connection
                 log.exception("chat turn failed", extra={"session": str(self.session.pk)})
-                await self._error("internal_error", "something went wrong; please try again", client_message_id=frame.client_message_id)
+                await self._error(
+                    "internal_error",
+                    "something went wrong; please try again",
+                    client_message_id=frame.client_message_id,
+                )
             finally:
                 self.cancel_event = None
 
@@ -258,7 +289,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         def progress(state: str) -> None:  # runs in the turn's thread
             if cancel.is_set():
                 run_cancel(session=self.session)
-            future = asyncio.run_coroutine_threadsafe(self._send(ProgressOut(client_message_id=cid, state=state).frame()), loop)
+            future = asyncio.run_coroutine_threadsafe(
+                self._send(ProgressOut(client_message_id=cid, state=state).frame()), loop
+            )
             try:
                 future.result(timeout=SEND_WAIT)
             except Exception:  # a slow or gone browser never holds the turn up
@@ -269,7 +302,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             # in the queue is re-checked under the session's lock when its message is stored).
             session = self.session
             result = turn_handle(
-                session=session, text=frame.text, client_message_id=cid,
+                session=session,
+                text=frame.text,
+                client_message_id=cid,
                 provider=provider_factory(session.agent) if provider_factory is not None else None,
                 progress=progress,
                 still_owner=self._still_owner if session.audience == Audience.OWNER else None,
@@ -306,8 +341,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
 def _result_view(result: TurnResult) -> dict[str, Any]:
     return {
-        "message": message_view(result.message), "reply": reply_view(result.reply),
-        "request": result.request, "duplicate": result.duplicate,
+        "message": message_view(result.message),
+        "reply": reply_view(result.reply),
+        "request": result.request,
+        "duplicate": result.duplicate,
     }
 
 

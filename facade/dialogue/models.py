@@ -81,7 +81,11 @@ class RunStatus(models.TextChoices):
 
 
 FINISHED_RUN_STATES = (
-    RunStatus.WAITING_INPUT, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.OVER_BUDGET,
+    RunStatus.WAITING_INPUT,
+    RunStatus.COMPLETED,
+    RunStatus.FAILED,
+    RunStatus.CANCELLED,
+    RunStatus.OVER_BUDGET,
 )
 
 

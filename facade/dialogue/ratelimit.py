@@ -31,7 +31,9 @@ def _count(key: str, seconds: int) -> int:
         return 1
 
 
-def message_rate_check(*, customer_id: str | None = None, ip: str | None = None, peer_id: str | None = None) -> Limited | None:
+def message_rate_check(
+    *, customer_id: str | None = None, ip: str | None = None, peer_id: str | None = None
+) -> Limited | None:
     """Count one message against every limit that applies; the first one exceeded answers."""
     checks = []
     if peer_id:

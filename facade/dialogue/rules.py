@@ -20,7 +20,7 @@ def trust_after(score: int, reason: str) -> int:
 
 
 def parse_rate(spec: str) -> tuple[int, int]:
-    """"20/60" → (20 messages, per 60 seconds)."""
+    """ "20/60" → (20 messages, per 60 seconds)."""
     count, _, seconds = spec.partition("/")
     limit, window = int(count), int(seconds or 60)
     if limit < 1 or window < 1:

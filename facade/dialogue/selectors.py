@@ -37,7 +37,13 @@ def session_for_caller(*, request: Any, session_id: Any) -> DialogueSession:
 
 def request_view(request: Any) -> dict[str, Any]:
     """A customer request as its principal sees it: what it is, where it stands, who acts next."""
-    return {"id": request.pk, "kind": request.kind, "state": request.state, "next_actor": request.next_actor, "summary": request.summary}
+    return {
+        "id": request.pk,
+        "kind": request.kind,
+        "state": request.state,
+        "next_actor": request.next_actor,
+        "summary": request.summary,
+    }
 
 
 def session_history(session: DialogueSession) -> dict[str, Any]:
@@ -46,10 +52,21 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
     from .models import CustomerRequest, Message, Rating
 
     messages = [
-        {"id": m.pk, "role": m.role, "text": m.text, "client_message_id": m.client_message_id,
-         "citations": m.citations, "stop_reason": m.stop_reason, "created_at": m.created_at.isoformat()}
+        {
+            "id": m.pk,
+            "role": m.role,
+            "text": m.text,
+            "client_message_id": m.client_message_id,
+            "citations": m.citations,
+            "stop_reason": m.stop_reason,
+            "created_at": m.created_at.isoformat(),
+        }
         for m in reversed(Message.objects.filter(session=session).order_by("-pk")[:500])
     ]
     requests = [request_view(r) for r in CustomerRequest.objects.filter(session=session).order_by("pk")]
-    return {"messages": messages, "requests": requests, "rated": Rating.objects.filter(session=session).exists(),
-            "status": session.status}
+    return {
+        "messages": messages,
+        "requests": requests,
+        "rated": Rating.objects.filter(session=session).exists(),
+        "status": session.status,
+    }

@@ -74,8 +74,13 @@ def session_open(
     return session
 
 
-def message_post(*, session: DialogueSession, text: str, client_message_id: str = "",
-                 on_stored: Callable[[Message], None] | None = None) -> tuple[Message, bool]:
+def message_post(
+    *,
+    session: DialogueSession,
+    text: str,
+    client_message_id: str = "",
+    on_stored: Callable[[Message], None] | None = None,
+) -> tuple[Message, bool]:
     """Store a message from the session's principal.  A repeated client_message_id returns the
     message already stored instead of a second one.  A session idle for too long is marked
     expired (and stays so) before the message is refused.  `on_stored` runs inside the message's
@@ -93,8 +98,9 @@ def message_post(*, session: DialogueSession, text: str, client_message_id: str 
 
 
 @transaction.atomic
-def _message_store(*, session: DialogueSession, text: str, client_message_id: str,
-                   on_stored: Callable[[Message], None] | None) -> tuple[Message, bool]:
+def _message_store(
+    *, session: DialogueSession, text: str, client_message_id: str, on_stored: Callable[[Message], None] | None
+) -> tuple[Message, bool]:
     if not text.strip():
         raise DialogueError("empty_message", "a message needs some text")
     limit = settings.FACADE_MESSAGE_MAX_CHARS
@@ -108,7 +114,9 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
         if existing is not None:
             return existing, False
     if locked.status != SessionStatus.OPEN:
-        raise DialogueError(f"session_{locked.status}", "this session does not accept messages any more; open a new one")
+        raise DialogueError(
+            f"session_{locked.status}", "this session does not accept messages any more; open a new one"
+        )
     message = Message.objects.create(session=locked, role="principal", text=text, client_message_id=client_message_id)
     locked.last_activity_at = session.last_activity_at = timezone.now()
     locked.save(update_fields=["last_activity_at"])
@@ -131,8 +139,13 @@ def _expire(session: DialogueSession) -> None:
     session.status = SessionStatus.EXPIRED
     session.save(update_fields=["status"])
     ledger_append(
-        chain_id=session.tenant_id, event_type="session.expired", entity_type="session", entity_id=session.pk,
-        actor_type="platform", actor_id="sessions", payload={"idle_minutes": settings.FACADE_SESSION_IDLE_MINUTES},
+        chain_id=session.tenant_id,
+        event_type="session.expired",
+        entity_type="session",
+        entity_id=session.pk,
+        actor_type="platform",
+        actor_id="sessions",
+        payload={"idle_minutes": settings.FACADE_SESSION_IDLE_MINUTES},
     )
 
 
@@ -141,31 +154,47 @@ def sessions_expire() -> int:
     transaction per session, so a busy session is never held up by the sweep)."""
     cutoff = timezone.now() - dt.timedelta(minutes=settings.FACADE_SESSION_IDLE_MINUTES)
     done = 0
-    for pk in DialogueSession.objects.filter(status=SessionStatus.OPEN, last_activity_at__lte=cutoff).values_list("pk", flat=True)[:5000]:
+    for pk in DialogueSession.objects.filter(status=SessionStatus.OPEN, last_activity_at__lte=cutoff).values_list(
+        "pk", flat=True
+    )[:5000]:
         with transaction.atomic():
             session = DialogueSession.objects.select_for_update().get(pk=pk)
-            if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), settings.FACADE_SESSION_IDLE_MINUTES):
+            if session.status == SessionStatus.OPEN and rules.is_idle(
+                session.last_activity_at, timezone.now(), settings.FACADE_SESSION_IDLE_MINUTES
+            ):
                 _expire(session)
                 done += 1
     return done
 
 
 @transaction.atomic
-def request_submit(*, session: DialogueSession, summary: str, details: dict[str, str], kind: str = "request", run: Any = None) -> CustomerRequest:
+def request_submit(
+    *, session: DialogueSession, summary: str, details: dict[str, str], kind: str = "request", run: Any = None
+) -> CustomerRequest:
     """Register what a customer or peer wants done, in the first state of the agent's flow.
     Owners never submit requests (no ordering on a customer's behalf)."""
     if session.audience == Audience.OWNER:
         raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
     flow = session.agent.request_flow
     request = CustomerRequest.objects.create(
-        tenant_id=session.tenant_id, agent_id=session.agent_id, session=session, run=run, kind=kind,
-        state=str(flow["initial"]), summary=summary.strip()[:300] or "(no summary)",
-        details={str(k)[:40]: str(v)[:500] for k, v in list(details.items())[:10]}, flow=flow,
+        tenant_id=session.tenant_id,
+        agent_id=session.agent_id,
+        session=session,
+        run=run,
+        kind=kind,
+        state=str(flow["initial"]),
+        summary=summary.strip()[:300] or "(no summary)",
+        details={str(k)[:40]: str(v)[:500] for k, v in list(details.items())[:10]},
+        flow=flow,
     )
     actor = session_actor(session)
     ledger_append(
-        chain_id=session.tenant_id, event_type=f"{kind}.submitted", entity_type="request", entity_id=request.pk,
-        actor_type=actor.type, actor_id=actor.id,
+        chain_id=session.tenant_id,
+        event_type=f"{kind}.submitted",
+        entity_type="request",
+        entity_id=request.pk,
+        actor_type=actor.type,
+        actor_id=actor.id,
         payload={"session": str(session.pk), "state": request.state, "fields": sorted(request.details)},
     )
     return request
@@ -180,8 +209,13 @@ def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> Cu
     locked.state = to
     locked.save(update_fields=["state", "updated_at"])
     ledger_append(
-        chain_id=locked.tenant_id, event_type="request.transitioned", entity_type="request", entity_id=locked.pk,
-        actor_type=actor.type, actor_id=actor.id, payload={"from": before, "to": to},
+        chain_id=locked.tenant_id,
+        event_type="request.transitioned",
+        entity_type="request",
+        entity_id=locked.pk,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload={"from": before, "to": to},
     )
     if to == "done" and locked.session.customer_id is not None:
         trust_adjust(customer_id=locked.session.customer_id, reason="request_completed")
@@ -197,8 +231,13 @@ def trust_adjust(*, customer_id: Any, reason: str) -> int:
     customer.save(update_fields=["trust"])
     TrustChange.objects.create(tenant_id=customer.tenant_id, customer=customer, delta=delta, reason=reason, score=score)
     ledger_append(
-        chain_id=customer.tenant_id, event_type="customer.trust_changed", entity_type="customer", entity_id=customer.pk,
-        actor_type="platform", actor_id="trust", payload={"reason": reason, "delta": delta, "score": score},
+        chain_id=customer.tenant_id,
+        event_type="customer.trust_changed",
+        entity_type="customer",
+        entity_id=customer.pk,
+        actor_type="platform",
+        actor_id="trust",
+        payload={"reason": reason, "delta": delta, "score": score},
     )
     return score
 
@@ -214,10 +253,17 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
         raise DialogueError("invalid_rating", "a comment may have at most 2000 characters")
     if Rating.objects.filter(session=session).exists():
         raise DialogueError("already_rated", "this conversation has been rated already")
-    rating = Rating.objects.create(session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip())
+    rating = Rating.objects.create(
+        session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip()
+    )
     actor = session_actor(session)
     ledger_append(
-        chain_id=session.tenant_id, event_type="session.rated", entity_type="session", entity_id=session.pk,
-        actor_type=actor.type, actor_id=actor.id, payload={"stars": rating.stars, "comment_chars": len(rating.comment)},
+        chain_id=session.tenant_id,
+        event_type="session.rated",
+        entity_type="session",
+        entity_id=session.pk,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload={"stars": rating.stars, "comment_chars": len(rating.comment)},
     )
     return rating

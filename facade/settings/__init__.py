@@ -5,8 +5,8 @@ order matters: later modules read names defined by `base`.
 """
 
 from .base import *  # noqa: F401,F403
-from .channels import *  # noqa: F401,F403
 from .celery import *  # noqa: F401,F403
+from .channels import *  # noqa: F401,F403
 from .drf import *  # noqa: F401,F403
 from .email import *  # noqa: F401,F403
 from .logging import *  # noqa: F401,F403

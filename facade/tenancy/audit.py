@@ -9,7 +9,9 @@ from ledger.services import checkpoint_issue
 from .models import Tenant
 
 
-def tenant_ledger_verify(*, tenant: Tenant, checkpoints: list[Checkpoint] | None = None) -> tuple[VerifyResult, Checkpoint | None]:
+def tenant_ledger_verify(
+    *, tenant: Tenant, checkpoints: list[Checkpoint] | None = None
+) -> tuple[VerifyResult, Checkpoint | None]:
     """Verify a tenant's chain; when it holds, sign a fresh checkpoint of it.  A chain that does
     not verify is never signed: a checkpoint must not bless a tampered history."""
     result = ledger_verify(chain_id=tenant.pk, checkpoints=checkpoints)

@@ -73,7 +73,9 @@ class AgentProfile(models.Model):
     name = models.CharField(max_length=200)
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_agents", blank=True)
     knowledge_threshold = models.DecimalField(
-        max_digits=4, decimal_places=3, default=Decimal("0.700"),
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.700"),
         help_text="L1 approves owner material automatically only at or above this confidence",
     )
     # What the customer face is told.  The contract step will version these; until then they

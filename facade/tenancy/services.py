@@ -26,7 +26,9 @@ class TenancyError(ValueError):
         self.detail = detail
 
 
-def _event(tenant: Tenant, actor: Actor, event_type: str, entity_type: str, entity_id: object, payload: dict[str, Any]) -> None:
+def _event(
+    tenant: Tenant, actor: Actor, event_type: str, entity_type: str, entity_id: object, payload: dict[str, Any]
+) -> None:
     ledger_append(
         chain_id=tenant.pk,
         event_type=event_type,
@@ -75,7 +77,9 @@ def membership_revoke(*, tenant: Tenant, user: Any, actor: Actor) -> None:
 
 
 @transaction.atomic
-def agent_create(*, tenant: Tenant, slug: str, name: str, actor: Actor, owners: list[Any] | None = None) -> AgentProfile:
+def agent_create(
+    *, tenant: Tenant, slug: str, name: str, actor: Actor, owners: list[Any] | None = None
+) -> AgentProfile:
     if AgentProfile.objects.filter(slug=slug).exists():
         raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
     agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
@@ -132,7 +136,11 @@ def peer_key_create(*, agent: AgentProfile, name: str, actor: Actor, created_by:
         agent=agent, name=name, key_prefix=prefix, key_hash=hash_peer_secret(secret), created_by=created_by
     )
     _event(
-        agent.tenant, actor, "peer_key.created", "peer_credential", credential.pk,
+        agent.tenant,
+        actor,
+        "peer_key.created",
+        "peer_credential",
+        credential.pk,
         {"agent": agent.slug, "name": name, "key_prefix": prefix},
     )
     return IssuedPeerKey(credential_id=str(credential.pk), name=name, key=f"{PEER_KEY_PREFIX}_{prefix}_{secret}")
@@ -146,7 +154,11 @@ def peer_key_revoke(*, credential: PeerCredential, actor: Actor) -> PeerCredenti
     credential.revoked_at = timezone.now()
     credential.save(update_fields=["revoked_at"])
     _event(
-        credential.agent.tenant, actor, "peer_key.revoked", "peer_credential", credential.pk,
+        credential.agent.tenant,
+        actor,
+        "peer_key.revoked",
+        "peer_credential",
+        credential.pk,
         {"agent": credential.agent.slug, "key_prefix": credential.key_prefix},
     )
     return credential

@@ -18,5 +18,10 @@ def ledger_verify_all() -> dict[str, bool]:
         result, _ = tenant_ledger_verify(tenant=tenant)
         outcome[tenant.slug] = result.ok
         if not result.ok:
-            log.error("ledger of tenant %s failed verification at seq %s (%s)", tenant.slug, result.first_bad_seq, result.reason)
+            log.error(
+                "ledger of tenant %s failed verification at seq %s (%s)",
+                tenant.slug,
+                result.first_bad_seq,
+                result.reason,
+            )
     return outcome

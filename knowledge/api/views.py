@@ -13,8 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import ApiError, BoundedJSONParser, error_response
-from facade.tenancy.models import AgentProfile
 from facade.tenancy.api.audience import request_audience
+from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
@@ -125,10 +125,12 @@ class IngestView(APIView):
             if upload is not None:
                 data = upload.read(MAX_UPLOAD + 1)
                 extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
-                outcome = ingest_material(agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor)
+                outcome = ingest_material(
+                    agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor
+                )
             else:
                 if "source" not in request.data:
-                    raise KnowledgeError("source_required", "JSON material needs a source: {\"type\", \"ref\"}")
+                    raise KnowledgeError("source_required", 'JSON material needs a source: {"type", "ref"}')
                 payload = TextIngestIn(data=request.data)
                 payload.is_valid(raise_exception=True)
                 values: dict[str, Any] = payload.validated_data
@@ -231,7 +233,17 @@ class EntryDetailView(APIView):
 
     @extend_schema(
         summary="An entry's version history (newest first) with bodies",
-        responses={200: inline_serializer(name="EntryHistory", fields={"entry_id": serializers.IntegerField(), "current_version": serializers.IntegerField(allow_null=True), "versions": VersionOut(many=True)}), **_OWNER_ERRORS},
+        responses={
+            200: inline_serializer(
+                name="EntryHistory",
+                fields={
+                    "entry_id": serializers.IntegerField(),
+                    "current_version": serializers.IntegerField(allow_null=True),
+                    "versions": VersionOut(many=True),
+                },
+            ),
+            **_OWNER_ERRORS,
+        },
     )
     def get(self, request: Request, slug: str, entry_id: int) -> Response:
         agent = _owned(request, slug)
@@ -302,7 +314,11 @@ class _BatchView(APIView):
 
 _BATCH_DOC: dict[str, Any] = dict(
     request=BatchIn,
-    responses={200: inline_serializer(name="BatchResult", fields={"versions": serializers.IntegerField()}), 400: error_response("`invalid_input`: name a source or a time window"), **_OWNER_ERRORS},
+    responses={
+        200: inline_serializer(name="BatchResult", fields={"versions": serializers.IntegerField()}),
+        400: error_response("`invalid_input`: name a source or a time window"),
+        **_OWNER_ERRORS,
+    },
     tags=["knowledge"],
 )
 
@@ -317,7 +333,17 @@ class UnquarantineView(_BatchView):
     release = True
 
 
-__all__ = ["IngestView", "SearchView", "EntryListView", "EntryDetailView", "RestoreView", "QuarantineView", "UnquarantineView", "Kind", "SourceIn"]
+__all__ = [
+    "IngestView",
+    "SearchView",
+    "EntryListView",
+    "EntryDetailView",
+    "RestoreView",
+    "QuarantineView",
+    "UnquarantineView",
+    "Kind",
+    "SourceIn",
+]
 
 
 class JobOut(serializers.Serializer):
@@ -358,7 +384,9 @@ class UploadView(APIView):
             extracted = extract(upload.name or "upload", upload.read(MAX_UPLOAD + 1), declared_type=upload.content_type)
         except ExtractError as exc:
             raise _knowledge_error(exc) from exc
-        job = ingest_job_create(agent=agent, filename=upload.name or "upload", extracted=extracted, actor=Actor.human(request.user.pk))
+        job = ingest_job_create(
+            agent=agent, filename=upload.name or "upload", extracted=extracted, actor=Actor.human(request.user.pk)
+        )
         return Response(ingest_job_status(job), status=status.HTTP_202_ACCEPTED)
 
 
@@ -387,7 +415,9 @@ class RegulatedTermsView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(summary="List the agent's own regulated terms", responses={200: RegulatedTermIn(many=True), **_OWNER_ERRORS})
+    @extend_schema(
+        summary="List the agent's own regulated terms", responses={200: RegulatedTermIn(many=True), **_OWNER_ERRORS}
+    )
     def get(self, request: Request, slug: str) -> Response:
         agent = _owned(request, slug)
         return Response(RegulatedTermIn(agent.regulated_terms.order_by("term"), many=True).data)

@@ -12,11 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import ApiError, error_response
-from facade.tenancy.identity import customer_for_request, set_customer_cookie
 from facade.tenancy.api.audience import request_audience
+from facade.tenancy.identity import customer_for_request, set_customer_cookie
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience, PostDecision, find_audience_key, first_audience_name, may_post
-
 from facade.tenancy.schemas import Actor
 
 from ..models import CustomerRequest, DialogueSession, Message
@@ -171,7 +170,9 @@ def refuse_if_limited(session: DialogueSession, request: Request) -> None:
         return
     if session.customer_id is not None:
         trust_adjust(customer_id=session.customer_id, reason="rate_limited")
-    error = ApiError("rate_limited", f"too many messages; try again in {limited.retry_after} s", status.HTTP_429_TOO_MANY_REQUESTS)
+    error = ApiError(
+        "rate_limited", f"too many messages; try again in {limited.retry_after} s", status.HTTP_429_TOO_MANY_REQUESTS
+    )
     error.retry_after = limited.retry_after  # type: ignore[attr-defined]
     raise error
 
@@ -191,9 +192,18 @@ def check_may_post(session: DialogueSession, request: Request) -> None:
 class MessagesView(APIView):
     @extend_schema(
         summary="The messages of a session, oldest first, and its requests",
-        responses={200: inline_serializer(name="History", fields={
-            "messages": HistoryItem(many=True), "requests": RequestOut(many=True), "rated": serializers.BooleanField(),
-        }), 401: error_response("`invalid_peer_key`"), 404: error_response("`not_found`")},
+        responses={
+            200: inline_serializer(
+                name="History",
+                fields={
+                    "messages": HistoryItem(many=True),
+                    "requests": RequestOut(many=True),
+                    "rated": serializers.BooleanField(),
+                },
+            ),
+            401: error_response("`invalid_peer_key`"),
+            404: error_response("`not_found`"),
+        },
         tags=["sessions"],
     )
     def get(self, request: Request, session_id: str) -> Response:
@@ -212,11 +222,18 @@ class MessagesView(APIView):
         ),
         request=MessageIn,
         responses={
-            201: inline_serializer(name="MessagePosted", fields={
-                "message": MessageOut(), "duplicate": serializers.BooleanField(),
-                "reply": ReplyOut(allow_null=True), "request": RequestOut(allow_null=True),
-            }),
-            200: OpenApiResponse(description="the same client_message_id was already stored: the stored message and reply"),
+            201: inline_serializer(
+                name="MessagePosted",
+                fields={
+                    "message": MessageOut(),
+                    "duplicate": serializers.BooleanField(),
+                    "reply": ReplyOut(allow_null=True),
+                    "request": RequestOut(allow_null=True),
+                },
+            ),
+            200: OpenApiResponse(
+                description="the same client_message_id was already stored: the stored message and reply"
+            ),
             400: error_response("`empty_message`, `message_too_long`, `invalid_input`, `malformed_body`"),
             401: error_response("`invalid_peer_key`"),
             403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
@@ -239,10 +256,16 @@ class MessagesView(APIView):
                 client_message_id=payload.validated_data["client_message_id"],
             )
         except DialogueError as exc:
-            raise ApiError(exc.code, exc.detail, status.HTTP_409_CONFLICT if exc.code.startswith("session_") else status.HTTP_400_BAD_REQUEST) from exc
+            raise ApiError(
+                exc.code,
+                exc.detail,
+                status.HTTP_409_CONFLICT if exc.code.startswith("session_") else status.HTTP_400_BAD_REQUEST,
+            ) from exc
         body = {
-            "message": MessageOut(result.message).data, "duplicate": result.duplicate,
-            "reply": reply_view(result.reply), "request": result.request,
+            "message": MessageOut(result.message).data,
+            "duplicate": result.duplicate,
+            "reply": reply_view(result.reply),
+            "request": result.request,
         }
         return Response(body, status=status.HTTP_200_OK if result.duplicate else status.HTTP_201_CREATED)
 
@@ -251,8 +274,10 @@ class MessagesView(APIView):
     summary="Cancel the session's running turn",
     description="No model or tool call starts after this; the turn ends with stop reason `cancelled`.",
     request=None,
-    responses={200: inline_serializer(name="Cancelled", fields={"cancelled": serializers.IntegerField()}),
-               404: error_response("`not_found`")},
+    responses={
+        200: inline_serializer(name="Cancelled", fields={"cancelled": serializers.IntegerField()}),
+        404: error_response("`not_found`"),
+    },
     tags=["sessions"],
 )
 class CancelView(APIView):
@@ -269,9 +294,12 @@ class RatingIn(serializers.Serializer):
 @extend_schema(
     summary="Rate the conversation (customers, once per session)",
     request=RatingIn,
-    responses={201: inline_serializer(name="Rated", fields={"stars": serializers.IntegerField()}),
-               400: error_response("`invalid_input`, `only_customers_rate`"), 404: error_response("`not_found`"),
-               409: error_response("`already_rated`")},
+    responses={
+        201: inline_serializer(name="Rated", fields={"stars": serializers.IntegerField()}),
+        400: error_response("`invalid_input`, `only_customers_rate`"),
+        404: error_response("`not_found`"),
+        409: error_response("`already_rated`"),
+    },
     tags=["sessions"],
 )
 class RatingView(APIView):
@@ -280,9 +308,15 @@ class RatingView(APIView):
         payload = RatingIn(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            rating = rating_record(session=session, stars=payload.validated_data["stars"], comment=payload.validated_data["comment"])
+            rating = rating_record(
+                session=session, stars=payload.validated_data["stars"], comment=payload.validated_data["comment"]
+            )
         except DialogueError as exc:
-            raise ApiError(exc.code, exc.detail, status.HTTP_409_CONFLICT if exc.code == "already_rated" else status.HTTP_400_BAD_REQUEST) from exc
+            raise ApiError(
+                exc.code,
+                exc.detail,
+                status.HTTP_409_CONFLICT if exc.code == "already_rated" else status.HTTP_400_BAD_REQUEST,
+            ) from exc
         return Response({"stars": rating.stars}, status=status.HTTP_201_CREATED)
 
 
@@ -293,8 +327,11 @@ class TransitionIn(serializers.Serializer):
 @extend_schema(
     summary="Move a customer request along the agent's request flow (the agent's owners)",
     request=TransitionIn,
-    responses={200: RequestOut, 400: error_response("`invalid_transition`, `invalid_input`"),
-               404: error_response("`not_found`")},
+    responses={
+        200: RequestOut,
+        400: error_response("`invalid_transition`, `invalid_input`"),
+        404: error_response("`not_found`"),
+    },
     tags=["requests"],
 )
 class RequestTransitionView(APIView):
@@ -305,10 +342,20 @@ class RequestTransitionView(APIView):
         payload = TransitionIn(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            moved = request_transition(request=found, to=payload.validated_data["to"], actor=Actor.human(request.user.pk))
+            moved = request_transition(
+                request=found, to=payload.validated_data["to"], actor=Actor.human(request.user.pk)
+            )
         except DialogueError as exc:
             raise ApiError(exc.code, exc.detail) from exc
         return Response(request_view(moved))
 
 
-__all__ = ["SessionCreateView", "SessionDetailView", "MessagesView", "CancelView", "RatingView", "RequestTransitionView", "NotFound"]
+__all__ = [
+    "SessionCreateView",
+    "SessionDetailView",
+    "MessagesView",
+    "CancelView",
+    "RatingView",
+    "RequestTransitionView",
+    "NotFound",
+]

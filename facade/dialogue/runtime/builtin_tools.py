@@ -18,8 +18,22 @@ from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_rec
 from ..selectors import request_view
 from ..services import request_submit, session_actor
 from .tools import (
-    CUSTOMER_FACING, OWNER_ONLY, DecideArgs, HandoffArgs, IngestArgs, InboxArgs, LessonArgs, Outcome, ProposeArgs,
-    RequestArgs, Risk, SearchArgs, Tool, ToolContext, ToolResult, registry,
+    CUSTOMER_FACING,
+    OWNER_ONLY,
+    DecideArgs,
+    HandoffArgs,
+    InboxArgs,
+    IngestArgs,
+    LessonArgs,
+    Outcome,
+    ProposeArgs,
+    RequestArgs,
+    Risk,
+    SearchArgs,
+    Tool,
+    ToolContext,
+    ToolResult,
+    registry,
 )
 
 RESULTS = 3
@@ -37,8 +51,14 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     if not results and ctx.audience != Audience.OWNER:
         knowledge_miss_record(agent=ctx.agent, session_id=ctx.session.pk, query=args.query)
     found = [
-        {"entry_id": r.entry_id, "version": r.version, "version_id": r.version_id, "title": r.title,
-         "snippet": r.snippet, "status": r.status}
+        {
+            "entry_id": r.entry_id,
+            "version": r.version,
+            "version_id": r.version_id,
+            "title": r.title,
+            "snippet": r.snippet,
+            "status": r.status,
+        }
         for r in results
     ]
     for item in found:
@@ -51,13 +71,17 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
 
 
 def submit_request(ctx: ToolContext, args: RequestArgs) -> ToolResult:
-    request = request_submit(session=ctx.session, summary=args.summary, details=args.details, kind="request", run=ctx.run)
+    request = request_submit(
+        session=ctx.session, summary=args.summary, details=args.details, kind="request", run=ctx.run
+    )
     ctx.request = request_view(request)
     return ToolResult(Outcome.OK, {"request": ctx.request})
 
 
 def request_handoff(ctx: ToolContext, args: HandoffArgs) -> ToolResult:
-    request = request_submit(session=ctx.session, summary=args.reason or "a person should follow up", details={}, kind="handoff", run=ctx.run)
+    request = request_submit(
+        session=ctx.session, summary=args.reason or "a person should follow up", details={}, kind="handoff", run=ctx.run
+    )
     ctx.request = request_view(request)
     return ToolResult(Outcome.OK, {"request": ctx.request})
 
@@ -67,22 +91,34 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
         extracted = extract_text(args.title, args.text)
         with transaction.atomic():
             outcome = knowledge_ingest(
-                agent=ctx.agent, extracted=extracted, document=args.title, actor=session_actor(ctx.session),
+                agent=ctx.agent,
+                extracted=extracted,
+                document=args.title,
+                actor=session_actor(ctx.session),
                 source_type=SourceType.OWNER_DIALOGUE,
             )
     except (ExtractError, KnowledgeError) as exc:
         return ToolResult(Outcome.FAILED, {"error": getattr(exc, "code", "invalid_input"), "detail": str(exc)[:200]})
-    return ToolResult(Outcome.OK, {
-        "created": [{"entry_id": v.entry_id, "version": v.number, "status": v.status} for v in outcome.created],
-        "unchanged": outcome.unchanged,
-    })
+    return ToolResult(
+        Outcome.OK,
+        {
+            "created": [{"entry_id": v.entry_id, "version": v.number, "status": v.status} for v in outcome.created],
+            "unchanged": outcome.unchanged,
+        },
+    )
 
 
 def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
     try:
         version = entry_propose(
-            agent=ctx.agent, title=args.title, body=args.text, kind=args.kind, actor=session_actor(ctx.session),
-            source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"),
+            agent=ctx.agent,
+            title=args.title,
+            body=args.text,
+            kind=args.kind,
+            actor=session_actor(ctx.session),
+            source=SourceIn(
+                type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
+            ),
         )
     except KnowledgeError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
@@ -95,32 +131,107 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     pending: list[EntryVersion] = list(pending_versions(ctx.agent)[:50])
     from_customers = [v for v in pending if v.source_type == SourceType.CUSTOMER]
     owned = [v for v in pending if v.source_type != SourceType.CUSTOMER]
-    return ToolResult(Outcome.OK, {
-        "pending_knowledge": [{"entry_id": v.entry_id, "version": v.number, "title": v.title, "kind": v.entry.kind} for v in owned[:20]],
-        "customer_candidates": {"count": len(from_customers), "entry_ids": [v.entry_id for v in from_customers[:20]]},
-    })
+    return ToolResult(
+        Outcome.OK,
+        {
+            "pending_knowledge": [
+                {"entry_id": v.entry_id, "version": v.number, "title": v.title, "kind": v.entry.kind}
+                for v in owned[:20]
+            ],
+            "customer_candidates": {
+                "count": len(from_customers),
+                "entry_ids": [v.entry_id for v in from_customers[:20]],
+            },
+        },
+    )
 
 
 def not_built(ctx: ToolContext, args: ProposeArgs | DecideArgs) -> ToolResult:
     """Proposals and decisions arrive with the approvals step; the tool exists now so that the
     faces and the checks around it are already in place."""
-    return ToolResult(Outcome.FAILED, {"error": "not_available_yet", "detail": "proposals and decisions arrive with the approvals step"})
+    return ToolResult(
+        Outcome.FAILED,
+        {"error": "not_available_yet", "detail": "proposals and decisions arrive with the approvals step"},
+    )
 
 
 # The registry holds these from the moment this module is imported (the run loop imports it).
-registry.register(Tool("search_knowledge", "Search the agent's knowledge for an answer. Returns snippets with their sources.",
-                       CUSTOMER_FACING | OWNER_ONLY, SearchArgs, Risk.READ, search_knowledge, "searching_knowledge"))
-registry.register(Tool("submit_request", "Register what the customer wants done, once the clarified fields are known.",
-                       CUSTOMER_FACING, RequestArgs, Risk.WRITE, submit_request, "registering_request"))
-registry.register(Tool("request_handoff", "Ask a person of the business to follow up with the customer.",
-                       frozenset({Audience.CUSTOMER}), HandoffArgs, Risk.WRITE, request_handoff, "handing_off"))
-registry.register(Tool("ingest_material", "Add the owner's material (a title and text) to the knowledge base.",
-                       OWNER_ONLY, IngestArgs, Risk.RSI, ingest_material, "ingesting"))
-registry.register(Tool("remember_lesson", "Record a lesson from the owner: a preference, a wording or a taboo.",
-                       OWNER_ONLY, LessonArgs, Risk.RSI, remember_lesson, "remembering"))
-registry.register(Tool("read_owner_inbox", "What waits for the owner: pending knowledge and lessons (counts and titles).",
-                       OWNER_ONLY, InboxArgs, Risk.RSI, read_owner_inbox, "reading_inbox"))
-registry.register(Tool("propose_change", "Propose a change to what the agent tells customers, with evidence.",
-                       OWNER_ONLY, ProposeArgs, Risk.RSI, not_built))
-registry.register(Tool("decide_change", "Record the owner's decision on a proposal.",
-                       OWNER_ONLY, DecideArgs, Risk.RSI, not_built))
+registry.register(
+    Tool(
+        "search_knowledge",
+        "Search the agent's knowledge for an answer. Returns snippets with their sources.",
+        CUSTOMER_FACING | OWNER_ONLY,
+        SearchArgs,
+        Risk.READ,
+        search_knowledge,
+        "searching_knowledge",
+    )
+)
+registry.register(
+    Tool(
+        "submit_request",
+        "Register what the customer wants done, once the clarified fields are known.",
+        CUSTOMER_FACING,
+        RequestArgs,
+        Risk.WRITE,
+        submit_request,
+        "registering_request",
+    )
+)
+registry.register(
+    Tool(
+        "request_handoff",
+        "Ask a person of the business to follow up with the customer.",
+        frozenset({Audience.CUSTOMER}),
+        HandoffArgs,
+        Risk.WRITE,
+        request_handoff,
+        "handing_off",
+    )
+)
+registry.register(
+    Tool(
+        "ingest_material",
+        "Add the owner's material (a title and text) to the knowledge base.",
+        OWNER_ONLY,
+        IngestArgs,
+        Risk.RSI,
+        ingest_material,
+        "ingesting",
+    )
+)
+registry.register(
+    Tool(
+        "remember_lesson",
+        "Record a lesson from the owner: a preference, a wording or a taboo.",
+        OWNER_ONLY,
+        LessonArgs,
+        Risk.RSI,
+        remember_lesson,
+        "remembering",
+    )
+)
+registry.register(
+    Tool(
+        "read_owner_inbox",
+        "What waits for the owner: pending knowledge and lessons (counts and titles).",
+        OWNER_ONLY,
+        InboxArgs,
+        Risk.RSI,
+        read_owner_inbox,
+        "reading_inbox",
+    )
+)
+registry.register(
+    Tool(
+        "propose_change",
+        "Propose a change to what the agent tells customers, with evidence.",
+        OWNER_ONLY,
+        ProposeArgs,
+        Risk.RSI,
+        not_built,
+    )
+)
+registry.register(
+    Tool("decide_change", "Record the owner's decision on a proposal.", OWNER_ONLY, DecideArgs, Risk.RSI, not_built)
+)

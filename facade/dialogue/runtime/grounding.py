@@ -23,17 +23,53 @@ from typing import Final
 __all__ = ["numbers_in", "unsourced_figures"]
 
 _EN_VALUES: Final = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
 }
 _EN_WORD: Final = "|".join(sorted(_EN_VALUES, key=len, reverse=True))
 # "forty-five", "a hundred and twenty", "two thousand three hundred": runs of number words.
 _EN_NUMBER: Final = re.compile(
     rf"\b(?:(?:{_EN_WORD}|a|hundred|thousand)(?:[- ]|\s+and\s+)?)*(?:{_EN_WORD}|hundred|thousand)\b"
 )
-_ZH_DIGITS: Final = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS: Final = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS: Final = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUMBER: Final = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
 _DIGITS: Final = re.compile(r"\d[\d,]*(?:\.\d+)?")

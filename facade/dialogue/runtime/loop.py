@@ -30,12 +30,12 @@ from ledger.services import ledger_append
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import request_view
 from ..services import message_post, trust_adjust
+from .builtin_tools import registry
 from .grounding import unsourced_figures
 from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
-from .builtin_tools import registry
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
@@ -79,7 +79,11 @@ def cancel_key(run_id: Any) -> str:
 
 def run_cancel(*, session: DialogueSession) -> int:
     """Ask the running turns of a session to stop: no model or tool call starts after this."""
-    running = list(Run.objects.filter(session=session, status__in=[RunStatus.PLANNING, RunStatus.EXECUTING]).values_list("pk", flat=True))
+    running = list(
+        Run.objects.filter(session=session, status__in=[RunStatus.PLANNING, RunStatus.EXECUTING]).values_list(
+            "pk", flat=True
+        )
+    )
     for pk in running:
         cache.set(cancel_key(pk), 1, timeout=3600)
     return len(running)
@@ -156,8 +160,13 @@ def turn_handle(
     started: dict[str, Any] = {}
 
     def start(message: Message) -> None:
-        started["run"] = Run.objects.create(tenant_id=session.tenant_id, session=session, message=message,
-                                            provider=provider.name, context_hash=prompt.context_hash)
+        started["run"] = Run.objects.create(
+            tenant_id=session.tenant_id,
+            session=session,
+            message=message,
+            provider=provider.name,
+            context_hash=prompt.context_hash,
+        )
         started["budget"] = _daily_budget_count(session.tenant_id)
 
     message, created = message_post(session=session, text=text, client_message_id=client_message_id, on_stored=start)
@@ -165,9 +174,19 @@ def turn_handle(
         reply = Message.objects.filter(reply_to=message).first()
         run = Run.objects.filter(message=message).first()
         return TurnResult(message, reply, run, _request_of(run), duplicate=True)
-    return run_turn(session=session, message=message, run=started["run"], first_call_counted=started["budget"],
-                    provider=provider, history=history, language=language, tools=tools, prompt=prompt,
-                    progress=progress, still_owner=still_owner)
+    return run_turn(
+        session=session,
+        message=message,
+        run=started["run"],
+        first_call_counted=started["budget"],
+        provider=provider,
+        history=history,
+        language=language,
+        tools=tools,
+        prompt=prompt,
+        progress=progress,
+        still_owner=still_owner,
+    )
 
 
 def _request_of(run: Run | None) -> dict[str, Any] | None:
@@ -203,8 +222,14 @@ def run_turn(
         def still_owner() -> bool:
             return user is not None and AgentPolicy.is_owner(user, agent)
 
-    ctx = ToolContext(session=session, run=run, agent=agent, still_owner=still_owner, language=language, progress=report)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}, *history, {"role": "user", "content": message.text}]
+    ctx = ToolContext(
+        session=session, run=run, agent=agent, still_owner=still_owner, language=language, progress=report
+    )
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prompt.system},
+        *history,
+        {"role": "user", "content": message.text},
+    ]
     spans: list[Span] = []
     token_limit = settings.FACADE_TURN_TOKEN_LIMIT
     repairs = 0
@@ -213,11 +238,19 @@ def run_turn(
     status, stop_reason = RunStatus.PLANNING, ""
 
     def span(kind: str, name: str, outcome: str, started: float, wall: Any, reply: ModelReply | None = None) -> None:
-        spans.append(Span(
-            tenant_id=session.tenant_id, run=run, kind=kind, name=name[:64], outcome=outcome[:32], started_at=wall,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            prompt_tokens=reply.prompt_tokens if reply else 0, completion_tokens=reply.completion_tokens if reply else 0,
-        ))
+        spans.append(
+            Span(
+                tenant_id=session.tenant_id,
+                run=run,
+                kind=kind,
+                name=name[:64],
+                outcome=outcome[:32],
+                started_at=wall,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                prompt_tokens=reply.prompt_tokens if reply else 0,
+                completion_tokens=reply.completion_tokens if reply else 0,
+            )
+        )
 
     def cancelled() -> bool:
         return bool(cache.get(cancel_key(run.pk)))
@@ -244,7 +277,11 @@ def run_turn(
             connection.close()  # back to the pool while the model thinks; reopened on the next query
         started, wall = time.perf_counter(), timezone.now()
         try:
-            reply = provider.complete(messages=messages, tools=specs, max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)))
+            reply = provider.complete(
+                messages=messages,
+                tools=specs,
+                max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
+            )
         except ProviderError as exc:
             run.llm_call_count += 1
             span("model", provider.name, exc.reason, started, wall)
@@ -263,10 +300,16 @@ def run_turn(
             status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
             break
         status = RunStatus.EXECUTING
-        messages.append({
-            "role": "assistant", "content": reply.text or None,
-            "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls],
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": reply.text or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in reply.tool_calls
+                ],
+            }
+        )
         invalid = False
         for call in reply.tool_calls:
             if cancelled():
@@ -288,13 +331,39 @@ def run_turn(
         status = RunStatus.PLANNING
 
     given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
-    return _finish(run=run, session=session, agent=agent, audience=audience, language=language, text=text, status=status,
-                   stop_reason=stop_reason, needs_input=needs_input, spans=spans, ctx=ctx, report=report, given=given)
+    return _finish(
+        run=run,
+        session=session,
+        agent=agent,
+        audience=audience,
+        language=language,
+        text=text,
+        status=status,
+        stop_reason=stop_reason,
+        needs_input=needs_input,
+        spans=spans,
+        ctx=ctx,
+        report=report,
+        given=given,
+    )
 
 
-def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience: Audience, language: str, text: str,
-            status: RunStatus, stop_reason: str, needs_input: bool, spans: list[Span], ctx: ToolContext,
-            report: Callable[[str], None], given: list[str]) -> TurnResult:
+def _finish(
+    *,
+    run: Run,
+    session: DialogueSession,
+    agent: AgentProfile,
+    audience: Audience,
+    language: str,
+    text: str,
+    status: RunStatus,
+    stop_reason: str,
+    needs_input: bool,
+    spans: list[Span],
+    ctx: ToolContext,
+    report: Callable[[str], None],
+    given: list[str],
+) -> TurnResult:
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
@@ -313,30 +382,67 @@ def _finish(*, run: Run, session: DialogueSession, agent: AgentProfile, audience
                 status = RunStatus.WAITING_INPUT
     citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
     with transaction.atomic():
-        reply = Message.objects.create(session=session, role="agent", text=text, reply_to=run.message, citations=citations, stop_reason=stop_reason)
+        reply = Message.objects.create(
+            session=session, role="agent", text=text, reply_to=run.message, citations=citations, stop_reason=stop_reason
+        )
         run.status = status
         run.stop_reason = stop_reason
         run.needs_input = needs_input
         run.guard_category = guarded
         run.finished_at = timezone.now()
-        run.save(update_fields=[
-            "status", "stop_reason", "needs_input", "guard_category", "finished_at", "step_index", "llm_call_count",
-            "tool_call_count", "prompt_tokens", "completion_tokens",
-        ])
+        run.save(
+            update_fields=[
+                "status",
+                "stop_reason",
+                "needs_input",
+                "guard_category",
+                "finished_at",
+                "step_index",
+                "llm_call_count",
+                "tool_call_count",
+                "prompt_tokens",
+                "completion_tokens",
+            ]
+        )
         Span.objects.bulk_create(spans)
         if ctx.citations and audience != Audience.OWNER and not guarded:
-            knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=[c["version_id"] for c in ctx.citations])
+            knowledge_hits_record(
+                agent=agent, session_id=session.pk, version_ids=[c["version_id"] for c in ctx.citations]
+            )
         payload: dict[str, Any] = {
-            "session": str(session.pk), "message_id": run.message_id, "reply_id": reply.pk, "status": status.value,
-            "stop_reason": stop_reason, "steps": run.step_index, "llm_calls": run.llm_call_count, "tool_calls": run.tool_call_count,
-            "model_units": run.prompt_tokens + run.completion_tokens, "provider": run.provider, "context_hash": run.context_hash,
-            "reply_chars": len(text), "citations": len(citations),
+            "session": str(session.pk),
+            "message_id": run.message_id,
+            "reply_id": reply.pk,
+            "status": status.value,
+            "stop_reason": stop_reason,
+            "steps": run.step_index,
+            "llm_calls": run.llm_call_count,
+            "tool_calls": run.tool_call_count,
+            "model_units": run.prompt_tokens + run.completion_tokens,
+            "provider": run.provider,
+            "context_hash": run.context_hash,
+            "reply_chars": len(text),
+            "citations": len(citations),
         }
-        ledger_append(chain_id=session.tenant_id, event_type="run.finished", entity_type="run", entity_id=run.pk,
-                      actor_type="agent", actor_id=f"agent:{agent.pk}", payload=payload)
+        ledger_append(
+            chain_id=session.tenant_id,
+            event_type="run.finished",
+            entity_type="run",
+            entity_id=run.pk,
+            actor_type="agent",
+            actor_id=f"agent:{agent.pk}",
+            payload=payload,
+        )
         if guarded:
-            ledger_append(chain_id=session.tenant_id, event_type="guard.blocked", entity_type="run", entity_id=run.pk,
-                          actor_type="platform", actor_id="guard", payload={"category": guarded, "audience": audience.value})
+            ledger_append(
+                chain_id=session.tenant_id,
+                event_type="guard.blocked",
+                entity_type="run",
+                entity_id=run.pk,
+                actor_type="platform",
+                actor_id="guard",
+                payload={"category": guarded, "audience": audience.value},
+            )
             if session.customer_id is not None:
                 trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
     if status == RunStatus.CANCELLED:

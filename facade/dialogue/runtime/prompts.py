@@ -5,9 +5,9 @@ instructions and counts — never customer text.  Each run records a hash of the
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from facade.tenancy.models import AgentProfile
@@ -46,12 +46,18 @@ def _hash(context: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(context, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def customer_prompt(agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER) -> Prompt:
+def customer_prompt(
+    agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER
+) -> Prompt:
     boundary = agent.boundary(language)
     order = [str(f) for f in agent.clarification_order or []]
     context = {
-        "audience": audience.value, "mission": agent.mission, "boundary": boundary, "clarification_order": order,
-        "request_flow": agent.request_flow, "tools": tool_names,
+        "audience": audience.value,
+        "mission": agent.mission,
+        "boundary": boundary,
+        "clarification_order": order,
+        "request_flow": agent.request_flow,
+        "tools": tool_names,
     }
     who = "another business's agent (a peer)" if audience == Audience.PEER else "a customer"
     lines = [

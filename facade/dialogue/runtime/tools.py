@@ -104,8 +104,16 @@ class RefusalReason(StrEnum):
     NO_LONGER_OWNER = "no_longer_owner"
 
 
-def may_execute(*, tool: Tool | None, audience: Audience, session_agent_id: int, agent_id: int, session_tenant_id: int,
-                agent_tenant_id: int, owner_still: bool) -> RefusalReason | None:
+def may_execute(
+    *,
+    tool: Tool | None,
+    audience: Audience,
+    session_agent_id: int,
+    agent_id: int,
+    session_tenant_id: int,
+    agent_tenant_id: int,
+    owner_still: bool,
+) -> RefusalReason | None:
     """The execution-time check, as a pure decision: None means allowed; anything unknown is
     refused."""
     if tool is None:
@@ -162,9 +170,16 @@ class ToolRegistry:
                     entity_id=ctx.run.pk,
                     actor_type="agent",
                     actor_id=f"agent:{ctx.agent.pk}",
-                    payload={"tool": recorded_name(call.name), "audience": ctx.audience.value, "reason": reason.value, "session": str(ctx.session.pk)},
+                    payload={
+                        "tool": recorded_name(call.name),
+                        "audience": ctx.audience.value,
+                        "reason": reason.value,
+                        "session": str(ctx.session.pk),
+                    },
                 )
-            return ToolResult(Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"})
+            return ToolResult(
+                Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"}
+            )
         try:
             raw = json.loads(call.arguments or "{}")
             if not isinstance(raw, dict):

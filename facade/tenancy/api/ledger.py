@@ -10,9 +10,9 @@ import base64
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.views import APIView
 
 from facade.api import ApiError, error_response
@@ -92,7 +92,11 @@ class LedgerCheckpointView(APIView):
     @extend_schema(
         summary="Verify the chain and, when it holds, sign a checkpoint of its head now",
         request=None,
-        responses={201: CheckpointOut, 409: error_response("`chain_not_sound`: verification failed; nothing signed"), **_ERRORS},
+        responses={
+            201: CheckpointOut,
+            409: error_response("`chain_not_sound`: verification failed; nothing signed"),
+            **_ERRORS,
+        },
     )
     def post(self, request: Request) -> Response:
         tenant = ledger_tenant(request)

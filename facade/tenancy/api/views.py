@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.views import APIView
 
 from facade.api import ApiError, error_response
@@ -64,7 +64,10 @@ class PeerKeyListView(APIView):
         payload.is_valid(raise_exception=True)
         try:
             issued = peer_key_create(
-                agent=agent, name=payload.validated_data["name"], actor=Actor.human(request.user.pk), created_by=request.user
+                agent=agent,
+                name=payload.validated_data["name"],
+                actor=Actor.human(request.user.pk),
+                created_by=request.user,
             )
         except TenancyError as exc:
             raise ApiError(exc.code, exc.detail) from exc

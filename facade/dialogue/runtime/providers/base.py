@@ -33,7 +33,10 @@ class ToolSpec:
     parameters: dict[str, Any]
 
     def as_openai(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,16 @@ _WANT = re.compile(
     r"我想|我要|想要|帮我|订|预约|预订|定制|下单|购买|买",
     re.IGNORECASE,
 )
-_HANDOFF = re.compile(r"\b(?:human|a person|someone|real person|agent|staff|call me)\b|人工|真人|客服|工作人员|找人", re.IGNORECASE)
-_YES = re.compile(r"^\s*(?:(?:yes|yeah|yep|sure|ok(?:ay)?|please|go ahead|do it)\b|(?:好|可以|是的|行|嗯|要的|需要|麻烦))", re.IGNORECASE)
-_GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好|嗨|哈喽)\s*[.!。！]?\s*$", re.IGNORECASE)
+_HANDOFF = re.compile(
+    r"\b(?:human|a person|someone|real person|agent|staff|call me)\b|人工|真人|客服|工作人员|找人", re.IGNORECASE
+)
+_YES = re.compile(
+    r"^\s*(?:(?:yes|yeah|yep|sure|ok(?:ay)?|please|go ahead|do it)\b|(?:好|可以|是的|行|嗯|要的|需要|麻烦))",
+    re.IGNORECASE,
+)
+_GREETING = re.compile(
+    r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好|嗨|哈喽)\s*[.!。！]?\s*$", re.IGNORECASE
+)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -113,20 +120,31 @@ class OfflineProvider(Provider):
         last = messages[-1]
         if last.get("role") == "tool":
             text, needs_input = self._after_tool(messages)
-            return ModelReply(text=text[: max_tokens * 4], prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input)
+            return ModelReply(
+                text=text[: max_tokens * 4],
+                prompt_tokens=prompt_tokens,
+                completion_tokens=len(text) // 4 + 1,
+                needs_input=needs_input,
+            )
         user = _text(last)
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
         system = _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
         owner = "talking with its owner" in system
         step = self._owner_step(user, allowed) if owner else self._customer_step(messages, user, language, allowed)
         if isinstance(step, ToolCall):
-            return ModelReply(tool_calls=[step], prompt_tokens=prompt_tokens, completion_tokens=len(step.arguments) // 4 + 1)
+            return ModelReply(
+                tool_calls=[step], prompt_tokens=prompt_tokens, completion_tokens=len(step.arguments) // 4 + 1
+            )
         text, needs_input = step
-        return ModelReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input)
+        return ModelReply(
+            text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input
+        )
 
     # --- customers and peers ---------------------------------------------------------------
 
-    def _customer_step(self, messages: list[dict[str, Any]], user: str, language: str, allowed: set[str]) -> ToolCall | tuple[str, bool]:
+    def _customer_step(
+        self, messages: list[dict[str, Any]], user: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool]:
         answers, asked, offered_topic = self._clarification_state(messages[:-1])
         if asked is not None:
             answers[asked] = user.strip()
@@ -164,7 +182,9 @@ class OfflineProvider(Provider):
     def _clarification_state(self, history: list[dict[str, Any]]) -> tuple[dict[str, str], str | None, str | None]:
         """Walk the conversation: which fields were answered, which question is open, and the
         topic of an offer to register a request that is still open."""
-        questions = {q: (lang, field) for lang, table in QUESTIONS.items() for field, q in table.items() if field != "other"}
+        questions = {
+            q: (lang, field) for lang, table in QUESTIONS.items() for field, q in table.items() if field != "other"
+        }
         offers = {TEXT[lang]["offer"] for lang in TEXT}
         answers: dict[str, str] = {}
         asked: str | None = None
@@ -197,7 +217,10 @@ class OfflineProvider(Provider):
     def _after_tool(self, messages: list[dict[str, Any]]) -> tuple[str, bool]:
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
         words = TEXT[language]
-        call = next((m["tool_calls"][-1] for m in reversed(messages) if m.get("role") == "assistant" and m.get("tool_calls")), None)
+        call = next(
+            (m["tool_calls"][-1] for m in reversed(messages) if m.get("role") == "assistant" and m.get("tool_calls")),
+            None,
+        )
         try:
             result = json.loads(_text(messages[-1]))
         except ValueError:
@@ -225,18 +248,25 @@ class OfflineProvider(Provider):
 
     def _owner_step(self, user: str, allowed: set[str]) -> ToolCall | tuple[str, bool]:
         stripped = user.strip()
-        lesson = re.match(r"^(?:remember|lesson)\s*[:：,]?\s*(.+)$|^记住\s*[:：，,]?\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL)
+        lesson = re.match(
+            r"^(?:remember|lesson)\s*[:：,]?\s*(.+)$|^记住\s*[:：，,]?\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL
+        )
         if lesson and "remember_lesson" in allowed:
             text = (lesson.group(1) or lesson.group(2)).strip()
             return _call("remember_lesson", {"kind": "preference", "title": text[:60], "text": text})
-        teach = re.match(r"^(?:teach|learn|add)\s*[:：]\s*(.+)$|^(?:知识|学习)\s*[:：]\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL)
+        teach = re.match(
+            r"^(?:teach|learn|add)\s*[:：]\s*(.+)$|^(?:知识|学习)\s*[:：]\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL
+        )
         if teach and "ingest_material" in allowed:
             body = (teach.group(1) or teach.group(2)).strip()
             title, _, rest = body.partition("\n")
             title, sep, after = title.partition(" / ")
             text = (after if sep else "") + ("\n" + rest if rest else "")
             return _call("ingest_material", {"title": title.strip()[:200], "text": (text.strip() or title.strip())})
-        if re.search(r"inbox|pending|waiting|待处理|待审|收件箱", stripped, re.IGNORECASE) and "read_owner_inbox" in allowed:
+        if (
+            re.search(r"inbox|pending|waiting|待处理|待审|收件箱", stripped, re.IGNORECASE)
+            and "read_owner_inbox" in allowed
+        ):
             return _call("read_owner_inbox", {})
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": stripped[:500]})
@@ -252,14 +282,22 @@ class OfflineProvider(Provider):
             found = result.get("results") or []
             if not found:
                 return words["owner_none"]
-            marked = [f"[{n}] {r['title']}{' (pending)' if r.get('status') == 'pending' else ''}: {r['snippet']}" for n, r in enumerate(found, 1)]
+            marked = [
+                f"[{n}] {r['title']}{' (pending)' if r.get('status') == 'pending' else ''}: {r['snippet']}"
+                for n, r in enumerate(found, 1)
+            ]
             return "\n".join([words["owner_found"], *marked])
         if name == "ingest_material":
             created = result.get("created") or []
-            summary = ", ".join(f"#{c['entry_id']} v{c['version']} {c['status']}" for c in created) or f"{result.get('unchanged', 0)} unchanged"
+            summary = (
+                ", ".join(f"#{c['entry_id']} v{c['version']} {c['status']}" for c in created)
+                or f"{result.get('unchanged', 0)} unchanged"
+            )
             return words["owner_done"].format(summary=summary)
         if name == "remember_lesson":
-            return words["owner_done"].format(summary=f"#{result.get('entry_id')} v{result.get('version')} {result.get('status')}")
+            return words["owner_done"].format(
+                summary=f"#{result.get('entry_id')} v{result.get('version')} {result.get('status')}"
+            )
         return words["owner_done"].format(summary=name)
 
 

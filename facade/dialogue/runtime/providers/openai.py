@@ -143,7 +143,9 @@ class OpenAICompatibleProvider(Provider):
     def __enter__(self) -> OpenAICompatibleProvider:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -175,7 +177,11 @@ class OpenAICompatibleProvider(Provider):
                 raise ProviderError(outcome.reason, _join(outcome.detail, f"attempts={attempt}"))
             delay = self._delay(attempt, outcome.retry_after)
             logger.warning(
-                "openai provider: attempt %d/%d failed (%s), retrying in %.2fs", attempt, attempts, outcome.reason, delay
+                "openai provider: attempt %d/%d failed (%s), retrying in %.2fs",
+                attempt,
+                attempts,
+                outcome.reason,
+                delay,
             )
             if delay > 0:
                 time.sleep(delay)

@@ -12,7 +12,9 @@ from typing import Any, Union
 
 from .base import ModelReply, Provider, ProviderError, ToolSpec
 
-Step = Union[ModelReply, ProviderError, Callable[[list[dict[str, Any]], list[ToolSpec]], Union[ModelReply, ProviderError]]]
+Step = Union[
+    ModelReply, ProviderError, Callable[[list[dict[str, Any]], list[ToolSpec]], Union[ModelReply, ProviderError]]
+]
 
 
 @dataclass

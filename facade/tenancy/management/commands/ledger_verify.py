@@ -45,7 +45,11 @@ class Command(BaseCommand):
             mine = None if held is None else [c for c in held if c.chain == tenant.pk]
             result, checkpoint = tenant_ledger_verify(tenant=tenant, checkpoints=mine)
             failed = failed or not result.ok
-            out = {"tenant": tenant.slug, **result.model_dump(), "checkpoint": checkpoint.model_dump() if checkpoint else None}
+            out = {
+                "tenant": tenant.slug,
+                **result.model_dump(),
+                "checkpoint": checkpoint.model_dump() if checkpoint else None,
+            }
             self.stdout.write(json.dumps(out))
         if failed:
             raise SystemExit(1)

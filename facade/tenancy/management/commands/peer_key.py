@@ -33,13 +33,19 @@ class Command(BaseCommand):
                 issued = peer_key_create(agent=agent, name=options["name"], actor=actor)
             except TenancyError as exc:
                 raise CommandError(exc.detail) from exc
-            self.stdout.write(f"id:  {issued.credential_id}\nkey: {issued.key}\n(shown once; it is stored only as a hash)")
+            self.stdout.write(
+                f"id:  {issued.credential_id}\nkey: {issued.key}\n(shown once; it is stored only as a hash)"
+            )
         elif options["action"] == "list":
             for cred in PeerCredential.objects.filter(agent=agent).order_by("created_at"):
                 state = f"revoked {cred.revoked_at:%Y-%m-%d %H:%M}" if cred.revoked_at else "active"
                 self.stdout.write(f"{cred.pk}  fpk_{cred.key_prefix}_…  {cred.name}  {state}")
         else:
-            found = PeerCredential.objects.filter(agent=agent, pk=options["key_id"]).first() if _is_uuid(options["key_id"]) else None
+            found = (
+                PeerCredential.objects.filter(agent=agent, pk=options["key_id"]).first()
+                if _is_uuid(options["key_id"])
+                else None
+            )
             if found is None:
                 raise CommandError(f"no key {options['key_id']!r} for agent {agent.slug!r}")
             peer_key_revoke(credential=found, actor=actor)

@@ -11,19 +11,28 @@ from ...models import AgentProfile, Role, Tenant
 from ...schemas import Actor
 from ...services import agent_create, agent_owner_add, membership_grant, tenant_create, user_ensure
 
-
 # What the demo agent knows from the start, so that the customer chat answers something.  Kept
 # free of prices and delivery times: the commitment guard would (rightly) block a reply quoting
 # them.  (origin key, title, body)
 DEMO_KNOWLEDGE = [
-    ("demo:opening-hours", "Opening hours",
-     "The shop is open Monday to Saturday, from nine in the morning to six in the evening. "
-     "It is closed on Sundays and public holidays."),
-    ("demo:custom-cakes", "Custom cakes",
-     "We bake custom cakes for birthdays and weddings. Tell us the occasion, the size and the "
-     "flavours you like, and the owner confirms the details with you."),
+    (
+        "demo:opening-hours",
+        "Opening hours",
+        "The shop is open Monday to Saturday, from nine in the morning to six in the evening. "
+        "It is closed on Sundays and public holidays.",
+    ),
+    (
+        "demo:custom-cakes",
+        "Custom cakes",
+        "We bake custom cakes for birthdays and weddings. Tell us the occasion, the size and the "
+        "flavours you like, and the owner confirms the details with you.",
+    ),
     ("demo:opening-hours-zh", "营业时间", "本店周一至周六营业，上午九点到晚上六点。周日和法定节假日休息。"),
-    ("demo:custom-cakes-zh", "定制蛋糕", "我们为生日和婚礼定制蛋糕。告诉我们场合、尺寸和喜欢的口味，店主会与您确认细节。"),
+    (
+        "demo:custom-cakes-zh",
+        "定制蛋糕",
+        "我们为生日和婚礼定制蛋糕。告诉我们场合、尺寸和喜欢的口味，店主会与您确认细节。",
+    ),
 ]
 
 
@@ -39,7 +48,11 @@ def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
         if KnowledgeEntry.objects.filter(agent=agent, origin_key=key).exists():
             continue
         entry_propose(
-            agent=agent, title=title, body=body, actor=actor, origin_key=key,
+            agent=agent,
+            title=title,
+            body=body,
+            actor=actor,
+            origin_key=key,
             source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref="seed_demo", version="1"),
         )
         added += 1
@@ -91,7 +104,9 @@ class Command(BaseCommand):
             if email in created_passwords:
                 self.stdout.write(f"  {role_name:8} {email}  password: {created_passwords[email]}")
             else:
-                self.stdout.write(f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)")
+                self.stdout.write(
+                    f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)"
+                )
         self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
         self.stdout.write(f"  owner chat:     {base}/owner/{agent.slug}/chat")
         self.stdout.write(f"  owner sign-in:  {base}/accounts/login/")
