@@ -24,6 +24,7 @@ import json
 from contextvars import ContextVar
 from typing import Any
 
+import psycopg
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async  # noqa: E402
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -49,7 +50,6 @@ UNGOVERNED = (
     (loop, "guard_check", GuardVerdict(blocked=False, category=None)),
     (loop, "unsourced_figures", set()),
     (tools, "may_execute", None),
-    (loop, "ledger_append", AppendedEvent(0, 0, b"")),
     (tools, "ledger_append", AppendedEvent(0, 0, b"")),
     (services, "ledger_append", AppendedEvent(0, 0, b"")),
 )
@@ -120,8 +120,37 @@ store = AllowedHostsOriginValidator(
 )
 
 
+# What the server sent to PostgreSQL, for statements per turn: every statement a psycopg cursor
+# executed (Django's and the raw ones alike) and every transaction committed.  A statement run
+# outside a transaction (autocommit) is counted as a statement only.
+STATS = {"statements": 0, "transactions": 0}
+_execute, _executemany, _commit = psycopg.Cursor.execute, psycopg.Cursor.executemany, psycopg.Connection.commit
+
+
+def _counted(original: Any, key: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        STATS[key] += 1
+        return original(*args, **kwargs)
+
+    return call
+
+
+psycopg.Cursor.execute = _counted(_execute, "statements")  # type: ignore[method-assign]
+psycopg.Cursor.executemany = _counted(_executemany, "statements")  # type: ignore[method-assign]
+psycopg.Connection.commit = _counted(_commit, "transactions")  # type: ignore[method-assign]
+STATS_PATH = "/bench/stats"
+
+
+async def _stats(send: Any) -> None:
+    body = json.dumps(STATS).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "websocket" and scope["path"] == ECHO_PATH:
+    if scope["type"] == "http" and scope["path"] == STATS_PATH:
+        await _stats(send)
+    elif scope["type"] == "websocket" and scope["path"] == ECHO_PATH:
         await echo(scope, receive, send)
     elif scope["type"] == "websocket" and scope["path"].startswith(("/ws/echo-store/", "/ws/ungoverned/")):
         await store(scope, receive, send)

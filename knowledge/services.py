@@ -8,7 +8,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -383,17 +383,33 @@ def regulated_term_add(*, agent: AgentProfile, term: str, category: str, actor: 
 
 def knowledge_hits_record(
     *,
-    agent: AgentProfile,
+    agent: AgentProfile | None = None,
+    agent_id: int | None = None,
     session_id: Any,
     versions: list[EntryVersion] | None = None,
     version_ids: list[int] | None = None,
-) -> None:
+) -> int:
     """Record the versions a customer reply used (for the knowledge-hit rate): versions, or the
-    ids of versions of this agent (only those count; others are ignored)."""
-    ids = [v.pk for v in versions or [] if v.agent_id == agent.pk]
-    if version_ids:
-        ids += list(EntryVersion.objects.filter(agent=agent, pk__in=version_ids).values_list("pk", flat=True))
-    KnowledgeHit.objects.bulk_create([KnowledgeHit(agent=agent, session_id=session_id, version_id=pk) for pk in ids])
+    ids of versions of this agent (only those count; others are ignored).  One statement: the
+    rows are inserted from the agent's own versions, so a foreign id is dropped by the same
+    query that records the rest.  Returns how many were recorded."""
+    owner = agent.pk if agent is not None else agent_id
+    if owner is None:
+        raise ValueError("knowledge_hits_record needs the agent or its id")
+    ids = sorted({v.pk for v in versions or []} | set(version_ids or []))
+    if not ids:
+        return 0
+    marks = ", ".join(["%s"] * len(ids))
+    # Raw SQL gets the values as the ORM would store them (SQLite keeps UUIDs as hex, times as text).
+    session_value = KnowledgeHit._meta.get_field("session_id").get_db_prep_value(session_id, connection)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO knowledge_knowledgehit (agent_id, session_id, version_id, created_at) "
+            f"SELECT agent_id, %s, id, %s FROM knowledge_entryversion WHERE agent_id = %s AND id IN ({marks})",
+            [session_value, now, owner, *ids],
+        )
+        return int(cursor.rowcount)
 
 
 def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str) -> KnowledgeMiss:

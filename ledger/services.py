@@ -54,17 +54,25 @@ def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
     return _HEAD_HINTS
 
 
-# PostgreSQL: move the head and insert the event in one statement, i.e. one round trip, prepared
-# once per connection.  The WHERE clause makes the cached head a compare-and-swap: a stale hint
-# inserts nothing.
+# PostgreSQL: lock the chain's head, move it and insert the event in one statement, i.e. one
+# round trip, prepared once per connection.  The head is moved only when it is the one the event
+# was hashed against (the hint): a compare-and-swap.  Either way the statement answers with the
+# head as it stands, locked for this transaction, so a stale hint costs one more round trip (the
+# same statement with the true head, which then cannot fail) and never a separate locking read.
 _PG_APPEND = """
-WITH head AS (
-    UPDATE ledger_chain SET size = size + 1, head_hash = %s
-    WHERE chain_id = %s AND size = %s AND head_hash = %s
-    RETURNING size
+WITH cur AS (
+    SELECT size, head_hash FROM ledger_chain WHERE chain_id = %(chain)s FOR UPDATE
+), head AS (
+    UPDATE ledger_chain SET size = ledger_chain.size + 1, head_hash = %(hash)s
+    FROM cur
+    WHERE ledger_chain.chain_id = %(chain)s AND cur.size = %(size)s AND cur.head_hash = %(prev)s
+    RETURNING ledger_chain.size
+), event AS (
+    INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac)
+    SELECT %(chain)s, head.size, %(canonical)s, %(prev)s, %(hash)s, %(mac)s FROM head
+    RETURNING seq
 )
-INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac)
-SELECT %s, head.size, %s, %s, %s, %s FROM head
+SELECT cur.size, cur.head_hash, EXISTS (SELECT 1 FROM event) FROM cur
 """
 
 
@@ -133,7 +141,7 @@ def ledger_append(
     key = (using, chain)
     size, head = cache.get(key, (0, GENESIS_HASH))
 
-    for attempt in range(2):
+    for _attempt in range(3):
         seq = document["seq"] = size + 1
         if caused_by is not None and caused_by >= seq:
             raise LedgerError("caused_by must be the seq of an earlier event")
@@ -143,11 +151,12 @@ def ledger_append(
         except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
             raise CanonicalError(f"text that is not valid Unicode: {exc.reason}") from exc
         digest = chain_hash(head, data)
-        if _insert(connection, chain, size, head, text, digest, event_mac(mac_key, digest)):
+        appended, current = _insert(connection, chain, size, head, text, digest, event_mac(mac_key, digest))
+        if appended:
             cache[key] = (seq, digest)
             return AppendedEvent(chain, seq, digest)
-        if attempt == 0:
-            size, head = _lock_head(using, chain)
+        # The hint was stale: hash again against the head as it stands (locked now).
+        size, head = current if current is not None else _lock_head(using, chain)
     cache.pop(key, None)
     raise LedgerError("could not append: the chain head moved while locked")
 
@@ -161,26 +170,35 @@ def _append_cursor(raw: Any) -> psycopg.Cursor[Any]:
     return held[1]
 
 
-def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: str, digest: bytes, mac: bytes) -> bool:
-    """Move the head from (size, head) and insert the event; False when the head had moved."""
+def _insert(
+    connection: Any, chain_id: int, size: int, head: bytes, canonical: str, digest: bytes, mac: bytes
+) -> tuple[bool, tuple[int, bytes] | None]:
+    """Move the head from (size, head) and insert the event.  Answers whether it did and, when
+    it did not, the head as it stands (None when the chain has no head row yet, or the database
+    cannot tell in the same statement)."""
     if connection.vendor == "postgresql":
         cursor = _append_cursor(connection.connection)
-        cursor.execute(_PG_APPEND, (digest, chain_id, size, head, chain_id, canonical, head, digest, mac), prepare=True)
-        return cursor.rowcount == 1
+        params = {"chain": chain_id, "size": size, "prev": head, "hash": digest, "canonical": canonical, "mac": mac}
+        cursor.execute(_PG_APPEND, params, prepare=True)
+        row = cursor.fetchone()
+        if row is None:
+            return False, None
+        return bool(row[2]), (int(row[0]), bytes(row[1]))
     # Other databases (SQLite for the embedded default): the same compare-and-swap in two
     # statements; the IMMEDIATE transaction already holds the write lock.
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE ledger_chain SET size = size + 1, head_hash = %s WHERE chain_id = %s AND size = %s AND head_hash = %s",
+            "UPDATE ledger_chain SET size = size + 1, head_hash = %s "
+            "WHERE chain_id = %s AND size = %s AND head_hash = %s",
             [digest, chain_id, size, head],
         )
         if cursor.rowcount != 1:
-            return False
+            return False, None
         cursor.execute(
             "INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)",
             [chain_id, size + 1, canonical, head, digest, mac],
         )
-        return True
+        return True, None
 
 
 def _last_event(alias: str, chain_id: int) -> tuple[int, bytes]:

@@ -15,6 +15,7 @@ by a `reply` frame.  Messages of one connection run one after another, in the or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -59,12 +60,11 @@ log = logging.getLogger(__name__)
 
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNKNOWN = 4404
-DELTA_CHARS = 40  # a reply is streamed in pieces of about this size …
-DELTA_MAX = 12  # … and in at most about this many
+DELTA_CHARS = 40  # a reply is streamed in pieces of at least about this size …
+DELTA_MAX = 3  # … and in at most this many (each frame costs the server a write; the text is complete)
 DELTA_PAUSE = 0.0  # seconds between pieces (the text is complete and guarded already; no artificial delay)
 DUPLICATE_WAIT = 60.0  # seconds a resent message waits for a reply another connection is writing
 DUPLICATE_POLL = 0.5
-SEND_WAIT = 5.0  # seconds a progress frame may hold up the turn's thread
 
 # The model behind the chat: None means the runtime's configured provider.  Tests put a
 # scripted one here (a callable taking the agent).
@@ -105,7 +105,8 @@ def session_for_scope(scope: dict[str, Any], session_id: Any) -> tuple[DialogueS
 def reply_chunks(text: str) -> list[str]:
     """The reply in a few pieces, cut after a space where there is one nearby; joined they give
     the text back exactly."""
-    size = max(DELTA_CHARS, -(-len(text) // DELTA_MAX))
+    pieces_wanted = max(1, min(DELTA_MAX, -(-len(text) // DELTA_CHARS)))
+    size = -(-len(text) // pieces_wanted)
     pieces: list[str] = []
     start = 0
     while start < len(text):
@@ -145,6 +146,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.queue: asyncio.Queue[MessageFrame | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         self.cancel_event: threading.Event | None = None
+        self.progress_sent: asyncio.Future[None] | None = None
         session, refusal = await database_sync_to_async(session_for_scope)(
             self.scope, self.scope["url_route"]["kwargs"]["session_id"]
         )
@@ -213,6 +215,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     def _fresh(self) -> DialogueSession:
         return DialogueSession.objects.select_related("agent__tenant", "tenant").get(pk=self.session.pk)
 
+    def _current(self) -> DialogueSession:
+        """The connection's session with its status and last activity read again: what may change
+        while the socket is open.  The agent and principal were read at connect and are fixed for
+        the session (a change of the agent's published behaviour closes its sessions)."""
+        row = DialogueSession.objects.filter(pk=self.session.pk).values_list("status", "last_activity_at").first()
+        if row is not None:
+            self.session.status, self.session.last_activity_at = row
+        return self.session
+
     def _still_owner(self) -> bool:
         """Asked again at every message and before every owner tool call, from the database."""
         if self.user_id is None:
@@ -223,8 +234,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     def _admit(self, frame: MessageFrame) -> ErrorOut | None:
         """The checks of the HTTP endpoint, in the same order: may the principal still post,
         then the rate limits (a customer who hits one loses some trust)."""
-        session = self._fresh()
-        self.session = session
+        session = self._current()
         decision = may_post(
             audience=session.audience,
             status=session.status,
@@ -289,13 +299,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         def progress(state: str) -> None:  # runs in the turn's thread
             if cancel.is_set():
                 run_cancel(session=self.session)
-            future = asyncio.run_coroutine_threadsafe(
-                self._send(ProgressOut(client_message_id=cid, state=state).frame()), loop
-            )
-            try:
-                future.result(timeout=SEND_WAIT)
-            except Exception:  # a slow or gone browser never holds the turn up
-                future.cancel()
+            # Handed to the event loop without waiting for it: a slow or gone browser never holds
+            # the turn up, and a state costs no round trip between threads.
+            loop.call_soon_threadsafe(self._progress, ProgressOut(client_message_id=cid, state=state).frame())
 
         def handle() -> dict[str, Any]:
             # The session and agent as `_admit` read them when the frame arrived (a turn that waited
@@ -312,6 +318,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return _result_view(result)
 
         result = await DatabaseSyncToAsync(handle, thread_sensitive=False, executor=turn_executor())()
+        # The turn's progress frames were queued before its result arrived: they go out first.
+        if self.progress_sent is not None:
+            await self.progress_sent
         waited = 0.0
         while result["duplicate"] and result["reply"] is None and waited < DUPLICATE_WAIT and not self.closed:
             # Sent again (after a reconnect) while the first connection's turn is still running.
@@ -325,6 +334,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self._send(ReplyOut(client_message_id=cid, **result).frame())
 
     # --- frames out ------------------------------------------------------------------------
+
+    def _progress(self, frame: dict[str, Any]) -> None:
+        """Send a progress frame after those queued before it (called on the event loop)."""
+        self.progress_sent = asyncio.ensure_future(self._send_after(self.progress_sent, frame))
+
+    async def _send_after(self, previous: asyncio.Future[None] | None, frame: dict[str, Any]) -> None:
+        if previous is not None:
+            with contextlib.suppress(Exception):  # a frame that could not be sent holds up no other
+                await previous
+        await self._send(frame)
 
     async def _send(self, frame: dict[str, Any]) -> None:
         if self.closed:

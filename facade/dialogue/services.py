@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from typing import Any
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile, Customer, PeerCredential
 from facade.tenancy.rules import Audience, PrincipalType
 from facade.tenancy.schemas import Actor
+from knowledge.services import knowledge_hits_record
 from ledger.services import ledger_append
 
-from . import rules
-from .models import CustomerRequest, DialogueSession, Message, Rating, SessionStatus, TrustChange
+from . import rules, turn_sql
+from .models import (
+    CustomerRequest,
+    DialogueSession,
+    Message,
+    Rating,
+    Run,
+    RunStatus,
+    SessionStatus,
+    Span,
+    TrustChange,
+)
 
 
 class DialogueError(ValueError):
@@ -74,18 +87,58 @@ def session_open(
     return session
 
 
-def message_post(
-    *,
-    session: DialogueSession,
-    text: str,
-    client_message_id: str = "",
-    on_stored: Callable[[Message], None] | None = None,
-) -> tuple[Message, bool]:
-    """Store a message from the session's principal.  A repeated client_message_id returns the
-    message already stored instead of a second one.  A session idle for too long is marked
-    expired (and stays so) before the message is refused.  `on_stored` runs inside the message's
-    transaction, right after a new message is stored and before its ledger event: what it writes
-    commits or rolls back with the message (the runtime starts the message's run there)."""
+def message_post(*, session: DialogueSession, text: str, client_message_id: str = "") -> tuple[Message, bool]:
+    """Store a message from the session's principal, without a run.  A repeated
+    client_message_id returns the message already stored instead of a second one.  A session
+    idle for too long is marked expired (and stays so) before the message is refused."""
+    started = _message_store(session=session, text=text, client_message_id=client_message_id, run=None)
+    return started.message, started.created
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What `run_start` stored: the principal's message and its run.  `created` is False for a
+    message the session already held (a resend by client_message_id): then nothing was written
+    and `run` is None.  `counted` says whether the daily budget had room for the run's first
+    model call."""
+
+    message: Message
+    run: Run | None
+    created: bool
+    counted: bool
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a new run records about how it will answer."""
+
+    provider: str
+    context_hash: str
+
+
+def run_start(
+    *, session: DialogueSession, text: str, client_message_id: str = "", provider: str, context_hash: str
+) -> RunStart:
+    """Store the principal's message and start the run that answers it, in one transaction with
+    the first model call's count against the tenant's daily budget and the message's ledger
+    event: a stored message always has its run, and a turn pays for one commit less.  Otherwise
+    as `message_post`."""
+    return _message_store(
+        session=session,
+        text=text,
+        client_message_id=client_message_id,
+        run=RunIdentity(provider=provider, context_hash=context_hash),
+    )
+
+
+def _message_store(*, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity | None) -> RunStart:
+    if not text.strip():
+        raise DialogueError("empty_message", "a message needs some text")
+    limit = settings.FACADE_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
+    if len(client_message_id) > 64:
+        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
     idle = settings.FACADE_SESSION_IDLE_MINUTES
     if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), idle):
         # The copy in hand may be stale (a WebSocket holds it for long): decide under the lock.
@@ -94,45 +147,292 @@ def message_post(
             if locked.status == SessionStatus.OPEN and rules.is_idle(locked.last_activity_at, timezone.now(), idle):
                 _expire(locked)
             session.status, session.last_activity_at = locked.status, locked.last_activity_at
-    return _message_store(session=session, text=text, client_message_id=client_message_id, on_stored=on_stored)
+    with transaction.atomic():
+        now = timezone.now()
+        # Touching an open session takes its row lock, so one session's messages are stored one
+        # after another; a session that is not open is looked at under the lock below.
+        if not DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).update(last_activity_at=now):
+            locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
+            existing = _stored(locked, client_message_id)
+            if existing is not None:
+                return RunStart(existing, None, created=False, counted=False)
+            raise DialogueError(
+                f"session_{locked.status}", "this session does not accept messages any more; open a new one"
+            )
+        session.last_activity_at = now
+        if run is not None and connection.vendor == "postgresql":
+            started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
+        else:
+            started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
+        if started.created:
+            actor = session_actor(session)
+            ledger_append(
+                chain_id=session.tenant_id,
+                event_type="message.posted",
+                entity_type="session",
+                entity_id=session.pk,
+                actor_type=actor.type,
+                actor_id=actor.id,
+                payload={"message_id": started.message.pk, "chars": len(text)},
+            )
+        return started
+
+
+def _stored(session: DialogueSession, client_message_id: str) -> Message | None:
+    if not client_message_id:
+        return None
+    return Message.objects.filter(session=session, client_message_id=client_message_id).first()
+
+
+def _message_start_orm(
+    *, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity | None
+) -> RunStart:
+    existing = _stored(session, client_message_id)
+    if existing is not None:
+        return RunStart(existing, None, created=False, counted=False)
+    message = Message.objects.create(session=session, role="principal", text=text, client_message_id=client_message_id)
+    if run is None:
+        return RunStart(message, None, created=True, counted=False)
+    started = Run.objects.create(
+        tenant_id=session.tenant_id,
+        session=session,
+        message=message,
+        provider=run.provider,
+        context_hash=run.context_hash,
+    )
+    return RunStart(message, started, created=True, counted=model_call_count(tenant_id=session.tenant_id))
+
+
+def _run_start_pg(
+    *, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity, now: dt.datetime
+) -> RunStart:
+    run_id = uuid.uuid4()
+    row = turn_sql.execute(
+        connection,
+        turn_sql.START,
+        {
+            "session": session.pk,
+            "tenant": session.tenant_id,
+            "text": text,
+            "cid": client_message_id,
+            "now": now,
+            "day": now.date(),
+            "limit": settings.FACADE_DAILY_MODEL_CALLS,
+            "run": run_id,
+            "provider": run.provider,
+            "context_hash": run.context_hash,
+        },
+    )
+    if row is None:  # the session holds this client_message_id already
+        existing = _stored(session, client_message_id)
+        if existing is None:
+            raise DialogueError("message_not_stored", "the message could not be stored; please send it again")
+        return RunStart(existing, None, created=False, counted=False)
+    message = _loaded(
+        Message,
+        id=row[0],
+        session_id=session.pk,
+        role="principal",
+        text=text,
+        client_message_id=client_message_id,
+        reply_to_id=None,
+        citations=[],
+        stop_reason="",
+        created_at=now,
+    )
+    message.session = session
+    started = _loaded(
+        Run,
+        id=run_id,
+        tenant_id=session.tenant_id,
+        session_id=session.pk,
+        message_id=message.pk,
+        status=RunStatus.PLANNING,
+        stop_reason="",
+        needs_input=False,
+        step_index=0,
+        llm_call_count=0,
+        tool_call_count=0,
+        prompt_tokens=0,
+        completion_tokens=0,
+        provider=run.provider,
+        context_hash=run.context_hash,
+        guard_category="",
+        started_at=now,
+        finished_at=None,
+    )
+    started.session, started.message = session, message
+    return RunStart(message, started, created=True, counted=bool(row[1]))
+
+
+_M = TypeVar("_M", bound=models.Model)
+
+
+def _loaded(model: type[_M], **values: Any) -> _M:
+    """A model instance for a row written by raw SQL, as if read from the database (so that a
+    later save() updates it instead of inserting)."""
+    instance = model(**values)
+    instance._state.adding = False
+    instance._state.db = "default"
+    return instance
+
+
+def model_call_count(*, tenant_id: int) -> bool:
+    """Count one model call against the tenant's budget for today; False when it is spent.  One
+    conditional upsert, so concurrent runs can't overshoot.  Inside a transaction it commits
+    with it (a run's first call, with its message); outside, it is a statement of its own (a
+    run's later calls), so that counting costs one round trip."""
+    limit = settings.FACADE_DAILY_MODEL_CALLS
+    if limit <= 0:
+        return False
+    params: dict[str, Any] = {"tenant": tenant_id, "day": timezone.now().date(), "limit": limit}
+    if connection.vendor == "postgresql":
+        return turn_sql.execute(connection, turn_sql.COUNT, params) is not None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) VALUES (%s, %s, 1) "
+            "ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1 "
+            "WHERE dialogue_dailyusage.model_calls < %s RETURNING model_calls",
+            [params["tenant"], params["day"], limit],
+        )
+        return cursor.fetchone() is not None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended, as `run_finish` records it."""
+
+    status: RunStatus
+    stop_reason: str
+    needs_input: bool
+    guard_category: str  # the guard's category when the reply was replaced, else ""
+    text: str  # the reply the principal gets
+    citations: list[dict[str, Any]]
 
 
 @transaction.atomic
-def _message_store(
-    *, session: DialogueSession, text: str, client_message_id: str, on_stored: Callable[[Message], None] | None
-) -> tuple[Message, bool]:
-    if not text.strip():
-        raise DialogueError("empty_message", "a message needs some text")
-    limit = settings.FACADE_MESSAGE_MAX_CHARS
-    if len(text) > limit:
-        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
-    if len(client_message_id) > 64:
-        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
-    locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
-    if client_message_id:
-        existing = Message.objects.filter(session=locked, client_message_id=client_message_id).first()
-        if existing is not None:
-            return existing, False
-    if locked.status != SessionStatus.OPEN:
-        raise DialogueError(
-            f"session_{locked.status}", "this session does not accept messages any more; open a new one"
+def run_finish(
+    *,
+    session: DialogueSession,
+    run: Run,
+    outcome: RunOutcome,
+    spans: list[Span],
+    hits: list[int],
+    agent_id: int,
+) -> Message:
+    """Store the reply and the run's outcome, counters, spans and knowledge hits (`hits`: the
+    ids of the approved versions the reply cited), with the `run.finished` ledger event — and
+    `guard.blocked` when the guard replaced the reply, with the customer's trust lowered — in
+    one transaction."""
+    now = timezone.now()
+    run.status, run.stop_reason, run.needs_input = outcome.status, outcome.stop_reason, outcome.needs_input
+    run.guard_category, run.finished_at = outcome.guard_category, now
+    if connection.vendor == "postgresql":
+        row = turn_sql.execute(
+            connection,
+            turn_sql.FINISH,
+            {
+                "session": session.pk,
+                "tenant": session.tenant_id,
+                "text": outcome.text,
+                "message": run.message_id,
+                "citations": json.dumps(outcome.citations, ensure_ascii=False),
+                "stop_reason": outcome.stop_reason,
+                "now": now,
+                "run": run.pk,
+                "status": outcome.status.value,
+                "needs_input": outcome.needs_input,
+                "guard_category": outcome.guard_category,
+                "step_index": run.step_index,
+                "llm_call_count": run.llm_call_count,
+                "tool_call_count": run.tool_call_count,
+                "prompt_tokens": run.prompt_tokens,
+                "completion_tokens": run.completion_tokens,
+                "kinds": [s.kind for s in spans],
+                "names": [s.name for s in spans],
+                "outcomes": [s.outcome for s in spans],
+                "starts": [s.started_at for s in spans],
+                "durations": [float(s.duration_ms) for s in spans],
+                "prompts": [s.prompt_tokens for s in spans],
+                "completions": [s.completion_tokens for s in spans],
+            },
         )
-    message = Message.objects.create(session=locked, role="principal", text=text, client_message_id=client_message_id)
-    locked.last_activity_at = session.last_activity_at = timezone.now()
-    locked.save(update_fields=["last_activity_at"])
-    if on_stored is not None:
-        on_stored(message)
-    actor = session_actor(locked)
+        assert row is not None  # an INSERT … RETURNING always returns its row
+        reply = _loaded(
+            Message,
+            id=row[0],
+            session_id=session.pk,
+            role="agent",
+            text=outcome.text,
+            client_message_id="",
+            reply_to_id=run.message_id,
+            citations=outcome.citations,
+            stop_reason=outcome.stop_reason,
+            created_at=now,
+        )
+    else:
+        reply = Message.objects.create(
+            session=session,
+            role="agent",
+            text=outcome.text,
+            reply_to_id=run.message_id,
+            citations=outcome.citations,
+            stop_reason=outcome.stop_reason,
+        )
+        run.save(
+            update_fields=[
+                "status",
+                "stop_reason",
+                "needs_input",
+                "guard_category",
+                "finished_at",
+                "step_index",
+                "llm_call_count",
+                "tool_call_count",
+                "prompt_tokens",
+                "completion_tokens",
+            ]
+        )
+        Span.objects.bulk_create(spans)
+    if hits:
+        knowledge_hits_record(agent_id=agent_id, session_id=session.pk, version_ids=hits)
+    payload: dict[str, Any] = {
+        "session": str(session.pk),
+        "message_id": run.message_id,
+        "reply_id": reply.pk,
+        "status": outcome.status.value,
+        "stop_reason": outcome.stop_reason,
+        "steps": run.step_index,
+        "llm_calls": run.llm_call_count,
+        "tool_calls": run.tool_call_count,
+        "model_units": run.prompt_tokens + run.completion_tokens,
+        "provider": run.provider,
+        "context_hash": run.context_hash,
+        "reply_chars": len(outcome.text),
+        "citations": len(outcome.citations),
+    }
     ledger_append(
-        chain_id=locked.tenant_id,
-        event_type="message.posted",
-        entity_type="session",
-        entity_id=locked.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"message_id": message.pk, "chars": len(text)},
+        chain_id=session.tenant_id,
+        event_type="run.finished",
+        entity_type="run",
+        entity_id=run.pk,
+        actor_type="agent",
+        actor_id=f"agent:{agent_id}",
+        payload=payload,
     )
-    return message, True
+    if outcome.guard_category:
+        ledger_append(
+            chain_id=session.tenant_id,
+            event_type="guard.blocked",
+            entity_type="run",
+            entity_id=run.pk,
+            actor_type="platform",
+            actor_id="guard",
+            payload={"category": outcome.guard_category, "audience": session.audience},
+        )
+        if session.customer_id is not None:
+            trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
+    return reply
 
 
 def _expire(session: DialogueSession) -> None:

@@ -17,19 +17,17 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.rules import Audience
 from knowledge.models import EntryVersion
-from knowledge.services import knowledge_hits_record
-from ledger.services import ledger_append
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import request_view
-from ..services import message_post, trust_adjust
+from ..services import RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry
 from .grounding import unsourced_figures
 from .guard import guard_check
@@ -89,39 +87,6 @@ def run_cancel(*, session: DialogueSession) -> int:
     return len(running)
 
 
-def _relaxed(connection_vendor: str) -> None:
-    """Inside a transaction that records bookkeeping only (a run's start, a model-call count):
-    don't wait for the commit to reach the disk.  A crash can lose such a row or count, never a
-    ledger event — those transactions keep PostgreSQL's default, synchronous commit."""
-    if connection_vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
-def _daily_budget_count(tenant_id: int) -> bool:
-    """Count one model call against the tenant's budget for today, in the caller's transaction;
-    False when it is spent.  One conditional upsert, so concurrent runs can't overshoot."""
-    limit = settings.FACADE_DAILY_MODEL_CALLS
-    if limit <= 0:
-        return False
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) VALUES (%s, %s, 1) "
-            "ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1 "
-            "WHERE dialogue_dailyusage.model_calls < %s RETURNING model_calls",
-            [tenant_id, timezone.now().date(), limit],
-        )
-        return cursor.fetchone() is not None
-
-
-def _daily_budget_take(tenant_id: int) -> bool:
-    """`_daily_budget_count` in a bookkeeping transaction of its own (for the run's later model
-    calls; the first is counted with the message)."""
-    with transaction.atomic():
-        _relaxed(connection.vendor)
-        return _daily_budget_count(tenant_id)
-
-
 def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, tool_names: list[str]) -> Prompt:
     audience = Audience(session.audience)
     if audience == Audience.OWNER:
@@ -157,28 +122,23 @@ def turn_handle(
     language = conversation_language([text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
     tools = registry.for_audience(Audience(session.audience))
     prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
-    started: dict[str, Any] = {}
-
-    def start(message: Message) -> None:
-        started["run"] = Run.objects.create(
-            tenant_id=session.tenant_id,
-            session=session,
-            message=message,
-            provider=provider.name,
-            context_hash=prompt.context_hash,
-        )
-        started["budget"] = _daily_budget_count(session.tenant_id)
-
-    message, created = message_post(session=session, text=text, client_message_id=client_message_id, on_stored=start)
-    if not created:
+    started = run_start(
+        session=session,
+        text=text,
+        client_message_id=client_message_id,
+        provider=provider.name,
+        context_hash=prompt.context_hash,
+    )
+    if not started.created or started.run is None:
+        message = started.message
         reply = Message.objects.filter(reply_to=message).first()
         run = Run.objects.filter(message=message).first()
         return TurnResult(message, reply, run, _request_of(run), duplicate=True)
     return run_turn(
         session=session,
-        message=message,
-        run=started["run"],
-        first_call_counted=started["budget"],
+        message=started.message,
+        run=started.run,
+        first_call_counted=started.counted,
         provider=provider,
         history=history,
         language=language,
@@ -268,7 +228,7 @@ def run_turn(
         if run.llm_call_count == 0:
             counted = first_call_counted  # the first call was counted with the message
         else:
-            counted = _daily_budget_take(session.tenant_id)
+            counted = model_call_count(tenant_id=session.tenant_id)
         if not counted:
             status, stop_reason = RunStatus.OVER_BUDGET, "daily_budget"
             break
@@ -381,70 +341,16 @@ def _finish(
             if status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT
     citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
-    with transaction.atomic():
-        reply = Message.objects.create(
-            session=session, role="agent", text=text, reply_to=run.message, citations=citations, stop_reason=stop_reason
-        )
-        run.status = status
-        run.stop_reason = stop_reason
-        run.needs_input = needs_input
-        run.guard_category = guarded
-        run.finished_at = timezone.now()
-        run.save(
-            update_fields=[
-                "status",
-                "stop_reason",
-                "needs_input",
-                "guard_category",
-                "finished_at",
-                "step_index",
-                "llm_call_count",
-                "tool_call_count",
-                "prompt_tokens",
-                "completion_tokens",
-            ]
-        )
-        Span.objects.bulk_create(spans)
-        if ctx.citations and audience != Audience.OWNER and not guarded:
-            knowledge_hits_record(
-                agent=agent, session_id=session.pk, version_ids=[c["version_id"] for c in ctx.citations]
-            )
-        payload: dict[str, Any] = {
-            "session": str(session.pk),
-            "message_id": run.message_id,
-            "reply_id": reply.pk,
-            "status": status.value,
-            "stop_reason": stop_reason,
-            "steps": run.step_index,
-            "llm_calls": run.llm_call_count,
-            "tool_calls": run.tool_call_count,
-            "model_units": run.prompt_tokens + run.completion_tokens,
-            "provider": run.provider,
-            "context_hash": run.context_hash,
-            "reply_chars": len(text),
-            "citations": len(citations),
-        }
-        ledger_append(
-            chain_id=session.tenant_id,
-            event_type="run.finished",
-            entity_type="run",
-            entity_id=run.pk,
-            actor_type="agent",
-            actor_id=f"agent:{agent.pk}",
-            payload=payload,
-        )
-        if guarded:
-            ledger_append(
-                chain_id=session.tenant_id,
-                event_type="guard.blocked",
-                entity_type="run",
-                entity_id=run.pk,
-                actor_type="platform",
-                actor_id="guard",
-                payload={"category": guarded, "audience": audience.value},
-            )
-            if session.customer_id is not None:
-                trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
+    hits = [c["version_id"] for c in ctx.citations] if audience != Audience.OWNER and not guarded else []
+    outcome = RunOutcome(
+        status=status,
+        stop_reason=stop_reason,
+        needs_input=needs_input,
+        guard_category=guarded,
+        text=text,
+        citations=citations,
+    )
+    reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent_id=agent.pk)
     if status == RunStatus.CANCELLED:
         cache.delete(cancel_key(run.pk))
     report("done")

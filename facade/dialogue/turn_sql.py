@@ -1,0 +1,98 @@
+"""The statements a chat turn writes on PostgreSQL, one round trip each.
+
+A turn is the product's hot path: its cost is mostly round trips and the ORM's work per
+statement, not the work PostgreSQL does.  So on PostgreSQL the writes a turn makes at its start
+and at its end are each one statement (data-modifying CTEs), run through one psycopg cursor per
+connection with server-side binding and an explicit prepare, as the ledger's append is.  The
+services in `services.py` own the transactions, the checks and the ledger events around them;
+on other databases (SQLite, the embedded default) they make the same writes through the ORM.
+
+Every column of the rows is given here, because Django's model defaults are not database
+defaults: a new column on `Message`, `Run`, `Span` or `DailyUsage` must be added here too
+(tests/test_turn_services.py compares these rows with what the ORM path writes).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import psycopg
+
+# The principal's message, the run that answers it and the first model call's count against
+# the tenant's daily budget.  A message whose client_message_id the session already holds
+# inserts nothing (no run, no count) and the statement returns no row.  The count is made only
+# when the budget (the last parameter) has room; `counted` says whether it did.
+START = """
+WITH m AS (
+    INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
+                                  created_at)
+    VALUES (%(session)s, 'principal', %(text)s, %(cid)s, NULL, '[]'::jsonb, '', %(now)s)
+    ON CONFLICT (session_id, client_message_id) WHERE NOT (client_message_id = '') DO NOTHING
+    RETURNING id
+), b AS (
+    INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls)
+    SELECT %(tenant)s, %(day)s, 1 FROM m WHERE %(limit)s > 0
+    ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1
+    WHERE dialogue_dailyusage.model_calls < %(limit)s
+    RETURNING 1
+), r AS (
+    INSERT INTO dialogue_run (id, tenant_id, session_id, message_id, status, stop_reason, needs_input, step_index,
+                              llm_call_count, tool_call_count, prompt_tokens, completion_tokens, provider,
+                              context_hash, guard_category, started_at, finished_at)
+    SELECT %(run)s, %(tenant)s, %(session)s, m.id, 'planning', '', false, 0, 0, 0, 0, 0, %(provider)s,
+           %(context_hash)s, '', %(now)s, NULL
+    FROM m
+    RETURNING message_id
+)
+SELECT r.message_id, EXISTS (SELECT 1 FROM b) AS counted FROM r
+"""
+
+# One more model call of a run against the daily budget; a row back means it was counted.
+COUNT = """
+INSERT INTO dialogue_dailyusage (tenant_id, day, model_calls) SELECT %(tenant)s, %(day)s, 1 WHERE %(limit)s > 0
+ON CONFLICT (tenant_id, day) DO UPDATE SET model_calls = dialogue_dailyusage.model_calls + 1
+WHERE dialogue_dailyusage.model_calls < %(limit)s
+RETURNING model_calls
+"""
+
+# The reply, the run's outcome and counters, and its spans (as parallel arrays).
+FINISH = """
+WITH reply AS (
+    INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
+                                  created_at)
+    VALUES (%(session)s, 'agent', %(text)s, '', %(message)s, %(citations)s::jsonb, %(stop_reason)s, %(now)s)
+    RETURNING id
+), run AS (
+    UPDATE dialogue_run SET status = %(status)s, stop_reason = %(stop_reason)s, needs_input = %(needs_input)s,
+        guard_category = %(guard_category)s, finished_at = %(now)s, step_index = %(step_index)s,
+        llm_call_count = %(llm_call_count)s, tool_call_count = %(tool_call_count)s,
+        prompt_tokens = %(prompt_tokens)s, completion_tokens = %(completion_tokens)s
+    WHERE id = %(run)s
+), spans AS (
+    INSERT INTO dialogue_span (tenant_id, run_id, kind, name, outcome, started_at, duration_ms, prompt_tokens,
+                               completion_tokens)
+    SELECT %(tenant)s, %(run)s, s.kind, s.name, s.outcome, s.started_at, s.duration_ms, s.prompt_tokens,
+           s.completion_tokens
+    FROM unnest(%(kinds)s::text[], %(names)s::text[], %(outcomes)s::text[], %(starts)s::timestamptz[],
+                %(durations)s::float8[], %(prompts)s::int[], %(completions)s::int[])
+         AS s (kind, name, outcome, started_at, duration_ms, prompt_tokens, completion_tokens)
+)
+SELECT id FROM reply
+"""
+
+_held = threading.local()
+
+
+def execute(connection: Any, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Run one of the statements above on the Django connection's psycopg connection (inside
+    the caller's transaction) and return its first row.  One server-binding cursor per
+    connection, each statement prepared once."""
+    connection.ensure_connection()
+    raw = connection.connection
+    held = getattr(_held, "cursor", None)
+    if held is None or held[0] is not raw or held[1].closed:
+        held = _held.cursor = (raw, psycopg.Cursor(raw))
+    cursor: psycopg.Cursor[Any] = held[1]
+    cursor.execute(sql, params, prepare=True)
+    return cursor.fetchone()
