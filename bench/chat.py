@@ -128,7 +128,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ),
     (
         "Photo restoration",
-        "We restore damaged photographs: we scan them, retouch tears and stains digitally and print them on archival paper.",
+        "We restore damaged photographs: we scan them, retouch tears and stains digitally "
+        "and print them on archival paper.",
         "Can you restore damaged photographs?",
     ),
     (
@@ -228,7 +229,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ),
     (
         "Cleaning",
-        "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, never straight onto the glass.",
+        "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, "
+        "never straight onto the glass.",
         "How do I clean a frame?",
     ),
     (
@@ -810,12 +812,14 @@ async def _measure(
     print(f"  ratio p95 chat/echo      {latency:8.2f}   (target <= 3.00: {'met' if latency <= 3.0 else 'NOT met'})")
     print(
         f"  against the storing echo (the same consumer storing message and reply, no agent): turns/s "
-        f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}"
+        f"{(chat.turns / chat.wall) / (store.turns / store.wall):5.3f}, "
+        f"p95 {pct(chat.latencies, 95) / pct(store.latencies, 95):5.2f}"
     )
     governed = (chat.turns / chat.wall) / (ungoverned.turns / ungoverned.wall)
     governed_p95 = pct(chat.latencies, 95) / pct(ungoverned.latencies, 95)
     print(
-        f"  against the same chat with its governance taken out (guard, grounding, tool checks, ledger events): turns/s "
+        "  against the same chat with its governance taken out (guard, grounding, tool checks, ledger events): "
+        f"turns/s "
         f"{governed:5.3f} (>= 0.50: {'yes' if governed >= 0.5 else 'no'}), p95 {governed_p95:5.2f} "
         f"(<= 3.00: {'yes' if governed_p95 <= 3.0 else 'no'})"
     )
@@ -846,7 +850,8 @@ async def _measure(
         shares = [100 * s / load.wall for s in (load.client_cpu, load.server_cpu, load.postgres_cpu, max(other, 0.0))]
         per_turn = [1000 * s / max(load.turns, 1) for s in (load.server_cpu, load.postgres_cpu)]
         print(
-            f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%{per_turn[0]:16.2f}{per_turn[1]:18.2f}"
+            f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%"
+            f"{per_turn[0]:16.2f}{per_turn[1]:18.2f}"
         )
         if shares[0] >= 90:
             print(

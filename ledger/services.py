@@ -171,7 +171,8 @@ def _insert(connection: Any, chain_id: int, size: int, head: bytes, canonical: s
     # statements; the IMMEDIATE transaction already holds the write lock.
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE ledger_chain SET size = size + 1, head_hash = %s WHERE chain_id = %s AND size = %s AND head_hash = %s",
+            "UPDATE ledger_chain SET size = size + 1, head_hash = %s "
+            "WHERE chain_id = %s AND size = %s AND head_hash = %s",
             [digest, chain_id, size, head],
         )
         if cursor.rowcount != 1:
