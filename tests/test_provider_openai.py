@@ -9,14 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from llm_server import (  # noqa: F401  (llm_server is the fixture)
+from llm_server import (
     Canned,
     LLMServer,
     completion,
     error_reply,
     garbage_reply,
     hang,
-    llm_server,
     malformed_tool_call_reply,
     rate_limited_reply,
     serve,
