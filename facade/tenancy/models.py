@@ -104,6 +104,9 @@ class Customer(models.Model):
     trust = models.PositiveSmallIntegerField(default=50)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"customer {self.pk} of tenant {self.tenant_id}"
+
 
 class PeerCredential(models.Model):
     """An API key another agent uses.  Only a SHA-256 of the secret part is stored."""
@@ -118,6 +121,11 @@ class PeerCredential(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        # The prefix is public (it is in the ledger and `peer_key --list`); the secret is not stored.
+        state = "" if self.revoked_at is None else ", revoked"
+        return f"{self.name} (fpk_{self.key_prefix}_…{state})"
 
     @property
     def is_active(self) -> bool:
