@@ -7,6 +7,9 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from facade.i18n import Phrasebook
 
 
 class Tenant(models.Model):
@@ -37,11 +40,18 @@ class Membership(models.Model):
         return f"{self.user_id}@{self.tenant_id}:{self.role}"
 
 
+# What the agent says instead of a price, a date or an outcome, unless its owner worded it (the
+# Chinese is in locale/; facade/i18n.py).
+DEFAULT_WORDING = Phrasebook(
+    boundary=_("I can't confirm prices, dates or outcomes here: the owner confirms those personally.")
+)
+
+
 def default_boundary_wording() -> dict[str, str]:
-    return {
-        "en": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
-        "zh-hans": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
-    }
+    """An agent starts with no wording of its own: `AgentProfile.boundary` then says
+    the default wording in the conversation's language.  (Agents created before this kept a copy
+    of the same sentences, which reads the same.)"""
+    return {}
 
 
 def default_clarification_order() -> list[str]:
@@ -91,8 +101,10 @@ class AgentProfile(models.Model):
         return self.slug
 
     def boundary(self, language: str) -> str:
+        """The owner's wording in `language`, else the owner's English, else the default."""
         wording = self.boundary_wording or {}
-        return str(wording.get(language) or wording.get("en") or default_boundary_wording()[language])
+        own = wording.get(language) or wording.get("en")
+        return str(own) if own else DEFAULT_WORDING[language]["boundary"]
 
 
 class Customer(models.Model):
