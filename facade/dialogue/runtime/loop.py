@@ -279,6 +279,7 @@ def run_turn(
                 messages=messages,
                 tools=specs,
                 max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
+                audience=audience,
             )
         except ProviderError as exc:
             run.llm_call_count += 1

@@ -30,6 +30,7 @@ from django.utils.translation import gettext_lazy as _
 
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
+from facade.tenancy.rules import Audience
 
 from ..prompts import conversation_language, language_of
 from .base import ModelReply, Provider, ToolCall, ToolSpec
@@ -97,12 +98,17 @@ class OfflineProvider(Provider):
     def __init__(self, agent: AgentProfile) -> None:
         self.agent = agent
 
-    def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:
+    def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+    ) -> ModelReply:
+        # The owner face only when the run loop says so: a customer can write anything into the
+        # conversation (or an owner's mission into the prompt), so nothing in the text decides it.
+        owner = audience == Audience.OWNER
         allowed = {tool.name for tool in tools}
         prompt_tokens = sum(len(_text(m)) for m in messages) // 4 + 1
         last = messages[-1]
         if last.get("role") == "tool":
-            text, needs_input = self._after_tool(messages)
+            text, needs_input = self._after_tool(messages, owner)
             return ModelReply(
                 text=text[: max_tokens * 4],
                 prompt_tokens=prompt_tokens,
@@ -111,8 +117,6 @@ class OfflineProvider(Provider):
             )
         user = _text(last)
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
-        system = _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
-        owner = "talking with its owner" in system
         step = self._owner_step(user, allowed) if owner else self._customer_step(messages, user, language, allowed)
         if isinstance(step, ToolCall):
             return ModelReply(
@@ -197,7 +201,7 @@ class OfflineProvider(Provider):
 
     # --- after a tool ran -----------------------------------------------------------------
 
-    def _after_tool(self, messages: list[dict[str, Any]]) -> tuple[str, bool]:
+    def _after_tool(self, messages: list[dict[str, Any]], owner: bool) -> tuple[str, bool]:
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
         words = TEXT[language]
         call = next(
@@ -211,8 +215,7 @@ class OfflineProvider(Provider):
         name = call["function"]["name"] if call else ""
         if result.get("outcome") != "ok":
             return words["failed"], False
-        system = _text(messages[0]) if messages else ""
-        if "talking with its owner" in system:
+        if owner:
             return self._owner_after(name, result, words), False
         if name == "search_knowledge":
             found = result.get("results") or []
