@@ -11,8 +11,11 @@ from urllib.parse import urlparse
 
 import pytest
 
-# The real-browser fixtures (tests/browser_support.py), shared by every browser test module.
-pytest_plugins = ["browser_support"]
+# Shared fixture modules: the real-browser fixtures (tests/browser_support.py) and the local
+# OpenAI-compatible server (tests/llm_server.py).  Registered here rather than imported into
+# each test module, where a fixture imported by name and then taken as a parameter would read
+# as a redefinition (pyflakes F811).
+pytest_plugins = ["browser_support", "llm_server"]
 
 
 def _reachable(url: str, default_port: int) -> str | None:

@@ -128,7 +128,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ),
     (
         "Photo restoration",
-        "We restore damaged photographs: we scan them, retouch tears and stains digitally and print them on archival paper.",
+        "We restore damaged photographs: we scan them, retouch tears and stains digitally "
+        "and print them on archival paper.",
         "Can you restore damaged photographs?",
     ),
     (
@@ -228,7 +229,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ),
     (
         "Cleaning",
-        "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, never straight onto the glass.",
+        "To clean a frame, dust it with a soft dry cloth; spray glass cleaner on the cloth, "
+        "never straight onto the glass.",
         "How do I clean a frame?",
     ),
     (
@@ -866,7 +868,8 @@ async def _measure(
         shares = [100 * s / load.wall for s in (load.client_cpu, load.server_cpu, load.postgres_cpu, max(other, 0.0))]
         per_turn = [1000 * s / max(load.turns, 1) for s in (load.server_cpu, load.postgres_cpu)]
         print(
-            f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%{per_turn[0]:16.2f}{per_turn[1]:18.2f}"
+            f"  {label:10}{shares[0]:7.0f}%{shares[1]:7.0f}%{shares[2]:9.0f}%{shares[3]:7.0f}%"
+            f"{per_turn[0]:16.2f}{per_turn[1]:18.2f}"
         )
         if shares[0] >= 90:
             print(

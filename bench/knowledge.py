@@ -23,7 +23,11 @@ sys.path.insert(0, str(ROOT))
 
 from fresh_db import prepare_database  # noqa: E402
 
-SYLLABLES = "ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu".split()
+SYLLABLES = (
+    "ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu "
+    "ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu "
+    "za ze zi zo zu"
+).split()
 HANZI = (
     "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经"
     "十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属圆包火住调满县局照参红细引听该铁价严"
@@ -95,13 +99,13 @@ def populate(agent, corpus: Corpus, start: int, stop: int) -> None:  # type: ign
                         search_text=search_text(t, b),
                         served=True,
                     )
-                    for e, (t, b), i in zip(entries, rows, range(low, low + batch))
+                    for i, (e, (t, b)) in enumerate(zip(entries, rows, strict=True), start=low)
                 ]
             )
             with connection.cursor() as cursor:
                 cursor.executemany(
                     "UPDATE knowledge_knowledgeentry SET current_version_id = %s WHERE id = %s",
-                    [(v.pk, e.pk) for v, e in zip(versions, entries)],
+                    [(v.pk, e.pk) for v, e in zip(versions, entries, strict=True)],
                 )
 
 
@@ -202,7 +206,8 @@ def main() -> None:
         full, bare, found = measure(ours, qs, args.rounds)
         p95[size] = pct(full, 95)
         print(
-            f"  {size:>7} entries per agent (+{size} in another tenant; filled in {fill:.0f} s), {found}/{len(full)} searches found something"
+            f"  {size:>7} entries per agent (+{size} in another tenant; filled in {fill:.0f} s), "
+            f"{found}/{len(full)} searches found something"
         )
         print(f"    knowledge_search  p50 {pct(full, 50):7.2f} ms   p95 {pct(full, 95):7.2f} ms")
         print(f"    bare SQL          p50 {pct(bare, 50):7.2f} ms   p95 {pct(bare, 95):7.2f} ms")

@@ -153,7 +153,8 @@ def main() -> None:
     print(f"  bare insert (plain table)   {bare_rate:10.0f} rows/s")
     print(f"  ratio append/bare           {append_rate / bare_rate:10.2f}   (target >= 0.80)")
     print(
-        f"  median of {len(paired)} paired blocks    {statistics.median(paired):10.2f}   (robust to one-off stalls of the VM)"
+        f"  median of {len(paired)} paired blocks    {statistics.median(paired):10.2f}"
+        "   (robust to one-off stalls of the VM)"
     )
     print(f"  verify (fetch + check)      {verify_rate:10.0f} events/s")
     print(f"  hashlib on the same bytes   {raw_rate:10.0f} hashes/s")

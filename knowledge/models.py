@@ -64,6 +64,9 @@ class KnowledgeEntry(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.kind} entry {self.pk} of agent {self.agent_id} (latest v{self.latest_number})"
+
 
 class EntryVersion(models.Model):
     entry = models.ForeignKey(KnowledgeEntry, on_delete=models.PROTECT, related_name="versions")
@@ -96,6 +99,9 @@ class EntryVersion(models.Model):
             models.Index(fields=["agent", "source_type", "source_ref"], name="knowledge_version_source"),
         ]
 
+    def __str__(self) -> str:
+        return f"entry {self.entry_id} v{self.number} ({self.status})"
+
 
 class RegulatedTerm(models.Model):
     """An owner's own term that makes material regulated for one agent."""
@@ -107,6 +113,9 @@ class RegulatedTerm(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "term"], name="knowledge_regulated_term")]
 
+    def __str__(self) -> str:
+        return f"{self.term} ({self.category})"
+
 
 class KnowledgeHit(models.Model):
     """A knowledge version used in a reply (for the knowledge-hit rate)."""
@@ -115,6 +124,9 @@ class KnowledgeHit(models.Model):
     session_id = models.UUIDField(null=True, blank=True)
     version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"hit on version {self.version_id} of agent {self.agent_id}"
 
 
 class KnowledgeMiss(models.Model):
@@ -127,6 +139,10 @@ class KnowledgeMiss(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["agent", "created_at"], name="knowledge_miss_time")]
+
+    def __str__(self) -> str:
+        # Not the topic key: it is made from a customer's question.
+        return f"miss {self.pk} of agent {self.agent_id}"
 
 
 class IngestJob(models.Model):
@@ -154,3 +170,6 @@ class IngestJob(models.Model):
     requested_by = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"ingest job {self.pk} ({self.state}, {self.created} new of {self.total})"

@@ -85,9 +85,12 @@ def common_terms() -> frozenset[str]:
         terms: frozenset[str] = frozenset()
         if row and row[0]:
             rows = max(float(row[2] or 0), 0.0)
+            # most_common_elem_freqs is longer than most_common_elems: PostgreSQL appends the
+            # lowest and highest frequency (and, for arrays, that of nulls).  Pairing stops at
+            # the last element on purpose.
             terms = frozenset(
                 term
-                for term, freq in zip(row[0], row[1])
+                for term, freq in zip(row[0], row[1], strict=False)
                 if freq is not None and freq > COMMON_SHARE and freq * rows > COMMON_MIN_ROWS
             )
         _common.update(at=now, terms=terms)

@@ -33,6 +33,9 @@ class Chain(models.Model):
     class Meta:
         db_table = "ledger_chain"
 
+    def __str__(self) -> str:
+        return f"chain {self.chain_id} ({self.size} events)"
+
 
 class ActorType(models.TextChoices):
     HUMAN = "human"
@@ -94,6 +97,17 @@ class LedgerEvent(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.chain_id}#{self.seq} {self.event_type}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Events are written only by ledger.services.ledger_append; the ORM may never
+        # overwrite one.
+        raise AppendOnlyError("ledger events are written by ledger_append and never saved again")
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("ledger events cannot be deleted")
+
     @cached_property
     def document(self) -> dict[str, Any]:
         return json.loads(self.canonical)
@@ -112,14 +126,3 @@ class LedgerEvent(models.Model):
         return dt.datetime.strptime(self.document["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
             tzinfo=dt.timezone.utc
         )
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        # Events are written only by ledger.services.ledger_append; the ORM may never
-        # overwrite one.
-        raise AppendOnlyError("ledger events are written by ledger_append and never saved again")
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("ledger events cannot be deleted")
-
-    def __str__(self) -> str:
-        return f"{self.chain_id}#{self.seq} {self.event_type}"

@@ -5,9 +5,10 @@ from a script: either a queue of canned responses, one per request, or a respond
 sees each request's JSON and decides.  Every request it receives is recorded (method, path,
 headers, raw body and parsed JSON), so a test can check what the client sent.
 
-In pytest, use the `llm_server` fixture (import it into the test module):
+In pytest, take the `llm_server` fixture as a parameter (the root conftest.py registers this
+module as a plugin):
 
-    from llm_server import llm_server, text_reply  # noqa: F401
+    from llm_server import text_reply
 
     def test_hello(llm_server):
         llm_server.push(text_reply("hello"))

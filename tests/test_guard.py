@@ -91,8 +91,9 @@ def test_corpus_figures() -> None:
         c_missed = [t for _, t in missed if _is_chinese(t) == chinese]
         h_total = [t for t in HARMLESS if _is_chinese(t) == chinese]
         h_blocked = [t for _, t in false_blocks if _is_chinese(t) == chinese]
+        recall = _rate(len(c_total) - len(c_missed), len(c_total))
         lines.append(
-            f"  {language}: recall {_rate(len(c_total) - len(c_missed), len(c_total)):.3f} ({len(c_total)} commitments)  "
+            f"  {language}: recall {recall:.3f} ({len(c_total)} commitments)  "
             f"false blocks {len(h_blocked)}/{len(h_total)}"
         )
     lines += [f"  missed {label}: {text}" for label, text in missed]
@@ -279,7 +280,10 @@ def test_gates_change_no_verdict() -> None:
     on every sentence we have and on pairs of them run together."""
     texts = [text for _, text in COMMITMENTS] + HARMLESS + [text for text, _ in TABLES]
     joiners = ["", " ", "，", " and we ", "但"]
-    pairs = [f"{a}{joiners[index % len(joiners)]}{b}" for index, (a, b) in enumerate(zip(texts, texts[7:] + texts[:7]))]
+    pairs = [
+        f"{a}{joiners[index % len(joiners)]}{b}"
+        for index, (a, b) in enumerate(zip(texts, texts[7:] + texts[:7], strict=True))
+    ]
     mismatches = [text for text in texts + pairs if _check(text, gated=True) != _check(text, gated=False)]
     assert not mismatches, mismatches[:10]
 

@@ -28,7 +28,11 @@ def upload(api: Any, agent: Any, name: str, data: bytes) -> Any:
     return api.post(f"/api/agents/{agent.slug}/knowledge/uploads", {"file": handle}, format="multipart")
 
 
-MARKDOWN = "# Delivery\nWe deliver within 3 days in Germany.\n\n# Pickup\nPickup in Hamburg on weekdays.\n\n# 包装\n所有包裹都使用可回收材料。".encode()
+MARKDOWN = (
+    "# Delivery\nWe deliver within 3 days in Germany.\n\n"
+    "# Pickup\nPickup in Hamburg on weekdays.\n\n"
+    "# 包装\n所有包裹都使用可回收材料。"
+).encode()
 
 
 @pytest.mark.django_db

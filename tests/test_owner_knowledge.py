@@ -356,7 +356,8 @@ def test_owner_uploads_a_document_and_watches_it_become_entries(
     # Keep every text the live region shows, however briefly.
     page.evaluate("""() => { window.seen = [];
         new MutationObserver(() => window.seen.push(document.getElementById('upload-text').textContent))
-            .observe(document.getElementById('upload-text'), {childList: true, characterData: true, subtree: true}); }""")
+            .observe(document.getElementById('upload-text'),
+                     {childList: true, characterData: true, subtree: true}); }""")
     upload.get_by_role("button", name="Upload").click()
 
     progress = upload.locator("progress#upload-progress")
@@ -479,7 +480,8 @@ def test_the_page_fits_a_phone(browser: Any, site: str, world: TenantWorld, tmp_
         expect(page.get_by_role("table").locator("tbody tr")).to_have_count(3)
         wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
             .filter(el => el.getBoundingClientRect().right > 375.5)
-            .map(el => el.tagName + '.' + el.className + '#' + el.id + ' ' + Math.round(el.getBoundingClientRect().right))""")
+            .map(el => el.tagName + '.' + el.className + '#' + el.id + ' '
+                       + Math.round(el.getBoundingClientRect().right))""")
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], wide
         for control in (
             page.get_by_label("Document", exact=True),

@@ -9,14 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from llm_server import (  # noqa: F401  (llm_server is the fixture)
+from llm_server import (
     Canned,
     LLMServer,
     completion,
     error_reply,
     garbage_reply,
     hang,
-    llm_server,
     malformed_tool_call_reply,
     rate_limited_reply,
     serve,
@@ -27,8 +26,10 @@ from llm_server import (  # noqa: F401  (llm_server is the fixture)
 
 from facade.dialogue.runtime.providers.base import ModelReply, ProviderError, ToolCall, ToolSpec
 from facade.dialogue.runtime.providers.openai import OpenAICompatibleProvider
+from facade.tenancy.rules import Audience
 
 API_KEY = "sk-test-SECRET-4f9d2c"
+CUSTOMER = Audience.CUSTOMER  # not sent: test_text_reply_with_usage checks the whole request body
 MESSAGES = [
     {"role": "system", "content": "You answer for Example Bakery."},
     {"role": "user", "content": "When do you open on Sunday?"},
@@ -48,7 +49,7 @@ def make(server: LLMServer, **overrides: object) -> OpenAICompatibleProvider:
 
 def failure(provider: OpenAICompatibleProvider, tools: list[ToolSpec] | None = None) -> ProviderError:
     with pytest.raises(ProviderError) as caught:
-        provider.complete(messages=MESSAGES, tools=tools or [], max_tokens=64)
+        provider.complete(messages=MESSAGES, tools=tools or [], max_tokens=64, audience=CUSTOMER)
     return caught.value
 
 
@@ -66,7 +67,7 @@ def closed_port() -> Iterator[int]:
 def test_text_reply_with_usage(llm_server: LLMServer) -> None:
     llm_server.push(text_reply("We open at 9.", prompt_tokens=31, completion_tokens=7))
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=64)
+        reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=64, audience=CUSTOMER)
 
     assert reply == ModelReply(text="We open at 9.", tool_calls=[], prompt_tokens=31, completion_tokens=7)
     [request] = llm_server.requests
@@ -83,7 +84,7 @@ def test_tool_calls_parsed_and_request_carries_tools_model_and_key(llm_server: L
         )
     )
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=128)
+        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=128, audience=CUSTOMER)
 
     assert reply.text == ""
     assert reply.tool_calls == [
@@ -110,14 +111,14 @@ def test_tool_calls_parsed_and_request_carries_tools_model_and_key(llm_server: L
 def test_no_authorization_header_without_a_key(llm_server: LLMServer) -> None:
     llm_server.push(text_reply("hi"))
     with make(llm_server, api_key="") as provider:
-        provider.complete(messages=MESSAGES, tools=[], max_tokens=16)
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=16, audience=CUSTOMER)
     assert "authorization" not in llm_server.requests[0].headers
 
 
 def test_malformed_tool_arguments_come_back_raw(llm_server: LLMServer) -> None:
     llm_server.push(malformed_tool_call_reply("search_knowledge"))
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64)
+        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64, audience=CUSTOMER)
     assert reply.tool_calls == [ToolCall(id="call_bad", name="search_knowledge", arguments='{"query": "opening hours')]
 
 
@@ -127,7 +128,7 @@ def test_arguments_sent_as_an_object_are_encoded_and_missing_usage_counts_zero(l
     )
     llm_server.push(Canned(body=body))
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64)
+        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64, audience=CUSTOMER)
     assert reply.text == "Let me look."
     assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
         ("c9", "search_knowledge", {"query": "π"})
@@ -138,7 +139,7 @@ def test_arguments_sent_as_an_object_are_encoded_and_missing_usage_counts_zero(l
 def test_429_then_success_after_exactly_two_requests(llm_server: LLMServer) -> None:
     llm_server.push(rate_limited_reply("0"), text_reply("ok"))
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=16)
+        reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=16, audience=CUSTOMER)
     assert reply.text == "ok"
     assert len(llm_server.requests) == 2
 
@@ -146,7 +147,7 @@ def test_429_then_success_after_exactly_two_requests(llm_server: LLMServer) -> N
 def test_500_then_success(llm_server: LLMServer) -> None:
     llm_server.push(error_reply(500), text_reply("ok"))
     with make(llm_server) as provider:
-        assert provider.complete(messages=MESSAGES, tools=[], max_tokens=16).text == "ok"
+        assert provider.complete(messages=MESSAGES, tools=[], max_tokens=16, audience=CUSTOMER).text == "ok"
     assert len(llm_server.requests) == 2
 
 
@@ -179,7 +180,7 @@ def test_retry_after_is_honoured(llm_server: LLMServer) -> None:
     llm_server.push(rate_limited_reply("0.3"), text_reply("ok"))
     with make(llm_server) as provider:
         started = time.monotonic()
-        provider.complete(messages=MESSAGES, tools=[], max_tokens=16)
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=16, audience=CUSTOMER)
     assert time.monotonic() - started >= 0.3
 
 
@@ -197,7 +198,9 @@ def test_hang_times_out(llm_server: LLMServer) -> None:
 def test_timeouts_are_retried(llm_server: LLMServer) -> None:
     llm_server.push(hang(30), text_reply("second time lucky"))
     with make(llm_server, timeout=0.5, max_retries=1) as provider:
-        assert provider.complete(messages=MESSAGES, tools=[], max_tokens=16).text == "second time lucky"
+        assert (
+            provider.complete(messages=MESSAGES, tools=[], max_tokens=16, audience=CUSTOMER).text == "second time lucky"
+        )
     assert len(llm_server.requests) == 2
 
 
@@ -266,7 +269,7 @@ def test_api_key_and_prompt_never_in_errors(llm_server: LLMServer, closed_port: 
 def test_api_key_never_logged(llm_server: LLMServer, caplog: pytest.LogCaptureFixture) -> None:
     llm_server.push(error_reply(502), rate_limited_reply("0"), text_reply("fine"))
     with caplog.at_level("DEBUG"), make(llm_server) as provider:
-        provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=16)
+        provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=16, audience=CUSTOMER)
     assert "retrying" in caplog.text
     assert API_KEY not in caplog.text
     assert "Sunday" not in caplog.text and "fine" not in caplog.text
@@ -304,7 +307,9 @@ def test_server_usable_outside_pytest_with_a_responder() -> None:
     url, stop = serve(responder=responder)
     try:
         with OpenAICompatibleProvider(url, "m", backoff=0) as provider:
-            reply = provider.complete(messages=[{"role": "user", "content": "ping"}], tools=[], max_tokens=8)
+            reply = provider.complete(
+                messages=[{"role": "user", "content": "ping"}], tools=[], max_tokens=8, audience=CUSTOMER
+            )
     finally:
         stop()
     assert reply.text == "echo: ping"
@@ -336,7 +341,7 @@ def test_lenient_where_servers_differ(llm_server: LLMServer) -> None:
     }
     llm_server.push(Canned(body=body))
     with make(llm_server) as provider:
-        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64)
+        reply = provider.complete(messages=MESSAGES, tools=[SEARCH], max_tokens=64, audience=CUSTOMER)
     assert reply == ModelReply(
         text="One moment.",
         tool_calls=[ToolCall(id="call_0", name="search_knowledge", arguments="{}")],

@@ -453,6 +453,18 @@ def test_peers_replies_are_guarded_too_and_owner_replies_are_not(world_a: Any) -
     assert owner.reply is not None and owner.reply.text == "It costs $500."
 
 
+@pytest.mark.parametrize(
+    "opened, audience",
+    [(customer_session, Audience.CUSTOMER), (peer_session, Audience.PEER), (owner_session, Audience.OWNER)],
+)
+def test_every_model_call_is_told_the_sessions_audience(world_a: Any, opened: Any, audience: Audience) -> None:
+    """The provider learns the audience from the run loop, not from the prompt (the offline model's
+    owner face depends on it: tests/test_offline_provider.py)."""
+    provider = ScriptedProvider.of(call("search_knowledge", {"query": "opening hours"}), say("Nothing yet."))
+    turn_handle(session=opened(world_a), text="When do you open?", provider=provider)
+    assert [seen.audience for seen in provider.calls] == [audience, audience]
+
+
 # --- idempotency ----------------------------------------------------------------------------
 
 

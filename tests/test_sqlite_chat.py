@@ -22,7 +22,8 @@ from facade.tenancy.rules import Audience
 from ledger.selectors import ledger_verify
 agent = AgentProfile.objects.get(slug="demo-desk")
 session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=Customer.objects.create(tenant=agent.tenant))
-answers = [turn_handle(session=session, text=text) for text in ("When is the shop open?", "How much is a cake?", "hello")]
+texts = ("When is the shop open?", "How much is a cake?", "hello")
+answers = [turn_handle(session=session, text=text) for text in texts]
 print("RESULT" + json.dumps({
     "vendor": connection.vendor,
     "replies": [a.reply.text for a in answers],

@@ -23,13 +23,19 @@ out = {"vendor": connection.vendor}
 actor = Actor.platform("test")
 for slug in ("a-desk", "b-desk"):
     agent = AgentProfile.objects.get(slug=slug)
-    for title, body in (("Gift wrapping", "Loyal customers get free gift wrapping."), ("退货政策", "收到货物七天内可以无理由退货。")):
-        entry_propose(agent=agent, title=title, body=body, source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"), actor=actor)
-    entry_propose(agent=agent, title="VAT", body="Prices include VAT.", source=SourceIn(type="owner_dialogue", ref="chat:2", version="1"), actor=actor)
+    for title, body, ref in (
+        ("Gift wrapping", "Loyal customers get free gift wrapping.", "chat:1"),
+        ("退货政策", "收到货物七天内可以无理由退货。", "chat:1"),
+        ("VAT", "Prices include VAT.", "chat:2"),
+    ):
+        source = SourceIn(type="owner_dialogue", ref=ref, version="1")
+        entry_propose(agent=agent, title=title, body=body, source=source, actor=actor)
 for slug in ("a-desk", "b-desk"):
     agent = AgentProfile.objects.get(slug=slug)
     out[slug] = {
-        q + "/" + audience: [(r.entry_id, r.title, r.status) for r in knowledge_search(agent=agent, query=q, audience=audience)]
+        q + "/" + audience: [
+            (r.entry_id, r.title, r.status) for r in knowledge_search(agent=agent, query=q, audience=audience)
+        ]
         for q in ("gift wrapping", "怎么退货", "vat") for audience in ("customer", "owner")
     }
 print("RESULT" + json.dumps(out))

@@ -41,6 +41,9 @@ class DialogueSession(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.audience} session {self.pk} ({self.status})"
+
     @property
     def principal_id(self) -> str:
         return str(self.user_id or self.customer_id or self.peer_id)
@@ -68,6 +71,10 @@ class Message(models.Model):
                 name="message_idempotent_client_id",
             )
         ]
+
+    def __str__(self) -> str:
+        # Sizes only: a message's text is the customer's own words (see the module docstring).
+        return f"{self.role} message {self.pk} in session {self.session_id} ({len(self.text)} chars)"
 
 
 class RunStatus(models.TextChoices):
@@ -114,6 +121,10 @@ class Run(models.Model):
     class Meta:
         indexes = [models.Index(fields=["tenant", "started_at"], name="run_tenant_started")]
 
+    def __str__(self) -> str:
+        stopped = f": {self.stop_reason}" if self.stop_reason else ""
+        return f"run {self.pk} ({self.status}{stopped})"
+
 
 class Span(models.Model):
     """A trace span of a model or tool call: timings, sizes and outcomes, never message text."""
@@ -129,6 +140,9 @@ class Span(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
 
+    def __str__(self) -> str:
+        return f"{self.kind} span {self.name} of run {self.run_id}: {self.outcome}"
+
 
 class DailyUsage(models.Model):
     """Model calls a tenant made on one UTC day, counted with a conditional UPDATE so that
@@ -140,6 +154,9 @@ class DailyUsage(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "day"], name="daily_usage_tenant_day")]
+
+    def __str__(self) -> str:
+        return f"tenant {self.tenant_id} on {self.day}: {self.model_calls} model calls"
 
 
 class CustomerRequest(models.Model):
@@ -158,6 +175,10 @@ class CustomerRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    def __str__(self) -> str:
+        # Not the summary: it is the customer's wording.
+        return f"{self.kind} #{self.pk} ({self.state})"
+
     @property
     def next_actor(self) -> str:
         return str(self.flow["states"][self.state]["next_actor"])
@@ -175,6 +196,9 @@ class Rating(models.Model):
     class Meta:
         constraints = [models.CheckConstraint(name="rating_stars_1_5", condition=models.Q(stars__gte=1, stars__lte=5))]
 
+    def __str__(self) -> str:
+        return f"{self.stars} stars for session {self.session_id}"
+
 
 class TrustChange(models.Model):
     """Each change of a customer's trust score and why (a review input)."""
@@ -185,3 +209,6 @@ class TrustChange(models.Model):
     reason = models.CharField(max_length=32)
     score = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"customer {self.customer_id} trust {self.delta:+d} ({self.reason}) to {self.score}"

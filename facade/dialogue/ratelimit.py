@@ -53,7 +53,7 @@ def message_rate_check(
         counts = backend.count_in_windows([key for *_, key in windows])
     else:
         counts = [_count(*key) for *_, key in windows]
-    for (scope, limit, ends, _key), count in zip(windows, counts):
+    for (scope, limit, ends, _key), count in zip(windows, counts, strict=True):
         if count > limit:
             return Limited(scope, max(1, ends - now))
     return None

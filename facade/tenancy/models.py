@@ -7,6 +7,9 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from facade.i18n import Phrasebook
 
 
 class Tenant(models.Model):
@@ -37,11 +40,18 @@ class Membership(models.Model):
         return f"{self.user_id}@{self.tenant_id}:{self.role}"
 
 
+# What the agent says instead of a price, a date or an outcome, unless its owner worded it (the
+# Chinese is in locale/; facade/i18n.py).
+DEFAULT_WORDING = Phrasebook(
+    boundary=_("I can't confirm prices, dates or outcomes here: the owner confirms those personally.")
+)
+
+
 def default_boundary_wording() -> dict[str, str]:
-    return {
-        "en": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
-        "zh-hans": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
-    }
+    """An agent starts with no wording of its own: `AgentProfile.boundary` then says
+    the default wording in the conversation's language.  (Agents created before this kept a copy
+    of the same sentences, which reads the same.)"""
+    return {}
 
 
 def default_clarification_order() -> list[str]:
@@ -91,8 +101,10 @@ class AgentProfile(models.Model):
         return self.slug
 
     def boundary(self, language: str) -> str:
+        """The owner's wording in `language`, else the owner's English, else the default."""
         wording = self.boundary_wording or {}
-        return str(wording.get(language) or wording.get("en") or default_boundary_wording()[language])
+        own = wording.get(language) or wording.get("en")
+        return str(own) if own else DEFAULT_WORDING[language]["boundary"]
 
 
 class Customer(models.Model):
@@ -103,6 +115,9 @@ class Customer(models.Model):
     # 0–100; completed requests raise it, guard blocks and rate-limit hits lower it.
     trust = models.PositiveSmallIntegerField(default=50)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"customer {self.pk} of tenant {self.tenant_id}"
 
 
 class PeerCredential(models.Model):
@@ -118,6 +133,11 @@ class PeerCredential(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        # The prefix is public (it is in the ledger and `peer_key --list`); the secret is not stored.
+        state = "" if self.revoked_at is None else ", revoked"
+        return f"{self.name} (fpk_{self.key_prefix}_…{state})"
 
     @property
     def is_active(self) -> bool:

@@ -252,7 +252,7 @@ class EntryDetailView(APIView):
             raise NotFound(str(entry_id))
         versions = list(entry.versions.order_by("-number").select_related("entry"))
         data = VersionOut(versions, many=True).data
-        for item, version in zip(data, versions):
+        for item, version in zip(data, versions, strict=True):
             item["body"] = version.body
         return Response(
             {

@@ -8,10 +8,11 @@ run's tools such as approved knowledge) is making it up.  Such a reply is not se
 words: `unsourced_figures` returns the figures that would have been.
 
 Only figures next to a money or time unit, or after a paying word ("pay 30", "the fee is 150",
-"只要两百"), count, so "I found 2 entries" or a list number is not a figure; and a figure counts as given when the same number appears anywhere in the input,
-in digits or in words ("nine in the morning" gives 9, "两百" gives 200).  0 and 1 are never
-checked: too common to tell anything.  A figure the customer named is given too (a reply may
-say back "within 10 days"), so agreeing to the customer's own figure is left to the guard.
+"只要两百"), count, so "I found 2 entries" or a list number is not a figure; and a figure counts
+as given when the same number appears anywhere in the input, in digits or in words ("nine in the
+morning" gives 9, "两百" gives 200).  0 and 1 are never checked: too common to tell anything.  A
+figure the customer named is given too (a reply may say back "within 10 days"), so agreeing to
+the customer's own figure is left to the guard.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ _FIGURE: Final = re.compile(
     rf"|(?P<after>\d[\d,]*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+|{_EN_NUMBER.pattern}){_UNIT_AFTER}"
     r"|(?P<clock>\d{1,2}):\d\d"
     # A paying word before a bare figure: "you'll pay 30", "charged 25", "the fee is 150", "只要两百".
-    rf"|\b(?:pay|paying|charge[sd]?|costs?|fee(?: is| of)?|price(?: is| of)?|total(?: is)?|comes to|yours for|set you back"
-    rf"|for just|for only|at just|at only)\s+(?:only |just |about |around |roughly |a flat )?"
+    r"|\b(?:pay|paying|charge[sd]?|costs?|fee(?: is| of)?|price(?: is| of)?|total(?: is)?|comes to|yours for"
+    r"|set you back|for just|for only|at just|at only)\s+(?:only |just |about |around |roughly |a flat )?"
     rf"(?P<paid>\d[\d,]*(?:\.\d+)?|{_EN_NUMBER.pattern})"
     r"|(?:只要|只需|仅需|收|付|花|算|价格是?|报价是?|费用是?|一共|总共)\s?(?P<zhpaid>\d[\d,]*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+)"
 )

@@ -19,7 +19,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
+from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.rules import Audience
@@ -40,26 +42,22 @@ HISTORY = 20
 UNSOURCED_FIGURE = "unsourced_figure"  # the category of a reply stopped by the grounding check
 REPLY_TOKENS = 800
 
-HONEST = {
-    "en": {
-        "max_steps": "I couldn't finish this within my limits. Your message is saved; shall I ask a person to follow up?",
-        "token_budget": "I couldn't finish this within my limits. Your message is saved; shall I ask a person to follow up?",
-        "daily_budget": "I can't answer more today. Your message is saved and a person can follow up.",
-        "provider_error": "I can't answer right now because of a technical problem. Your message is saved; please try again in a moment.",
-        "invalid_tool_arguments": "Something went wrong on my side. Your message is saved; shall I ask a person to follow up?",
-        "cancelled": "Stopped.",
-        "offer": "Shall I register a request so that the owner can confirm it with you?",
-    },
-    "zh-hans": {
-        "max_steps": "这次没能在限制内完成。您的消息已保存，需要我请工作人员跟进吗？",
-        "token_budget": "这次没能在限制内完成。您的消息已保存，需要我请工作人员跟进吗？",
-        "daily_budget": "今天无法再回答更多问题。您的消息已保存，工作人员可以跟进。",
-        "provider_error": "由于技术问题，现在无法回答。您的消息已保存，请稍后再试。",
-        "invalid_tool_arguments": "我这边出了点问题。您的消息已保存，需要我请工作人员跟进吗？",
-        "cancelled": "已停止。",
-        "offer": "需要我登记一个请求，让店主和您确认吗？",
-    },
-}
+# What the agent says when a run ends without a reply of the model's, and after a blocked one.
+# Read as HONEST[language][key] (facade/i18n.py); the Chinese is in locale/.
+_CANT_FINISH = _("I couldn't finish this within my limits. Your message is saved; shall I ask a person to follow up?")
+HONEST = Phrasebook(
+    max_steps=_CANT_FINISH,
+    token_budget=_CANT_FINISH,
+    daily_budget=_("I can't answer more today. Your message is saved and a person can follow up."),
+    provider_error=_(
+        "I can't answer right now because of a technical problem. Your message is saved; please try again in a moment."
+    ),
+    invalid_tool_arguments=_(
+        "Something went wrong on my side. Your message is saved; shall I ask a person to follow up?"
+    ),
+    cancelled=_("Stopped."),
+    offer=_("Shall I register a request so that the owner can confirm it with you?"),
+)
 
 
 @dataclass
@@ -241,6 +239,7 @@ def run_turn(
                 messages=messages,
                 tools=specs,
                 max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
+                audience=audience,
             )
         except ProviderError as exc:
             run.llm_call_count += 1

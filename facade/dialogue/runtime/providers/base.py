@@ -2,13 +2,16 @@
 
 A provider turns a conversation (OpenAI chat-completions shaped messages) and the tools the
 runtime allows for this session into the model's next step: some text, some tool calls, or both.
-It knows nothing about audiences, tenants or budgets; the run loop decides what the model may
-see and checks everything it asks for.  A plugin implements `complete` and sets `name`:
+It decides nothing about tenants, budgets or permissions: the run loop decides what the model
+may see (the prompt, the tools) and checks everything it asks for.  The loop also tells it the
+session's audience, which a provider may use for how it speaks (the offline model's owner face)
+and must not read from the conversation instead: a customer can write anything there.  A plugin
+implements `complete` and sets `name`:
 
     class MyProvider(Provider):
         name = "mine"
 
-        def complete(self, *, messages, tools, max_tokens):
+        def complete(self, *, messages, tools, max_tokens, audience):
             ...
             return ModelReply(text="…", tool_calls=[], prompt_tokens=12, completion_tokens=3)
 
@@ -22,6 +25,8 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 from typing import Any
+
+from facade.tenancy.rules import Audience
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,10 @@ class Provider(abc.ABC):
     remote: bool = False
 
     @abc.abstractmethod
-    def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:
+    def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+    ) -> ModelReply:
         """The model's next step for `messages` (dicts with `role` system/user/assistant/tool,
         `content`, and for assistant turns `tool_calls`, for tool turns `tool_call_id`), offered
-        `tools`.  Must not return more than `max_tokens` completion tokens' worth of text."""
+        `tools`, in a session with `audience` (owner, customer or peer).  Must not return more
+        than `max_tokens` completion tokens' worth of text."""

@@ -23,67 +23,51 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
+from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
+from facade.tenancy.rules import Audience
 
 from ..prompts import conversation_language, language_of
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
 
-QUESTIONS = {
-    "en": {
-        "need": "What exactly do you need? A sentence or two is enough.",
-        "when": "By when would you like it? The owner will confirm what is possible.",
-        "contact": "How can the owner reach you (email or phone)?",
-        "other": "Please tell me: {field}?",
-    },
-    "zh-hans": {
-        "need": "您具体需要什么？一两句话就可以。",
-        "when": "您希望什么时候完成？能否做到由店主确认。",
-        "contact": "店主怎么联系您（邮箱或电话）？",
-        "other": "请告诉我：{field}？",
-    },
-}
-TEXT = {
-    "en": {
-        "offer": "Shall I register a request so that the owner can confirm it with you?",
-        "found": "Here is what I found:",
-        "unknown": "I don't know that yet — I've noted the question for the owner. Shall I ask a person to follow up with you?",
-        "registered": "I've registered your request #{id}. Next: {next}.",
-        "handoff": "I've asked a person to follow up with you (request #{id}). Next: {next}.",
-        "next_owner": "the owner reviews it and gets back to you",
-        "next_customer": "we need something from you",
-        "next_nobody": "nothing more is needed",
-        "failed": "Sorry, I couldn't do that just now.",
-        "greeting": "Hello! I can answer questions from what {name} has taught me, and register a request for the owner.",
-        "owner_done": "Done: {summary}.",
-        "owner_inbox": "Waiting for you: {pending} knowledge item(s); {candidates} customer candidate(s).",
-        "owner_found": "Knowledge on this (pending items marked):",
-        "owner_none": "Nothing in the knowledge base matches that.",
-    },
-    "zh-hans": {
-        "offer": "需要我登记一个请求，让店主和您确认吗？",
-        "found": "我找到这些：",
-        "unknown": "这个我还不知道——我已经把问题记下来给店主。需要我请工作人员联系您吗？",
-        "registered": "已为您登记请求 #{id}。下一步：{next}。",
-        "handoff": "已请工作人员联系您（请求 #{id}）。下一步：{next}。",
-        "next_owner": "店主审核后会联系您",
-        "next_customer": "需要您补充信息",
-        "next_nobody": "无需其他操作",
-        "failed": "抱歉，这一步暂时没有完成。",
-        "greeting": "您好！我可以根据{name}教给我的内容回答问题，也可以为您向店主登记请求。",
-        "owner_done": "完成：{summary}。",
-        "owner_inbox": "等您处理：{pending} 条知识；{candidates} 条客户候选。",
-        "owner_found": "相关知识（待审的已标出）：",
-        "owner_none": "知识库里没有匹配的内容。",
-    },
-}
+# Its own sentences (facade/i18n.py; the Chinese is in locale/), read as QUESTIONS[language][key].
+# The questions double as markers: a history is read back by finding them in it, in any language.
+QUESTIONS = Phrasebook(
+    need=_("What exactly do you need? A sentence or two is enough."),
+    when=_("By when would you like it? The owner will confirm what is possible."),
+    contact=_("How can the owner reach you (email or phone)?"),
+    other=_("Please tell me: {field}?"),
+)
+TEXT = Phrasebook(
+    offer=_("Shall I register a request so that the owner can confirm it with you?"),
+    found=_("Here is what I found:"),
+    unknown=_(
+        "I don't know that yet — I've noted the question for the owner. Shall I ask a person to follow up with you?"
+    ),
+    registered=_("I've registered your request #{id}. Next: {next}."),
+    handoff=_("I've asked a person to follow up with you (request #{id}). Next: {next}."),
+    next_owner=_("the owner reviews it and gets back to you"),
+    next_customer=_("we need something from you"),
+    next_nobody=_("nothing more is needed"),
+    failed=_("Sorry, I couldn't do that just now."),
+    greeting=_("Hello! I can answer questions from what {name} has taught me, and register a request for the owner."),
+    owner_done=_("Done: {summary}."),
+    owner_inbox=_("Waiting for you: {pending} knowledge item(s); {candidates} customer candidate(s)."),
+    owner_found=_("Knowledge on this (pending items marked):"),
+    owner_none=_("Nothing in the knowledge base matches that."),
+)
 
 _COMMITMENT_ASK = re.compile(
-    r"how much|price|cost|quote|fee|charge|cheap|discount|how long|when (?:will|can|could|would)|deadline|delivery (?:date|time)|"
-    r"by (?:when|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|guarantee|promise|for sure|"
+    r"how much|price|cost|quote|fee|charge|cheap|discount|how long|when (?:will|can|could|would)|deadline"
+    r"|delivery (?:date|time)|by (?:when|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|guarantee|promise|for sure|"
     r"多少钱|价格|价钱|报价|收费|费用|便宜|优惠|多久|什么时候|几天|哪天|期限|送达|到货|保证|承诺|一定|包过|确定能",
     re.IGNORECASE,
 )
@@ -114,12 +98,17 @@ class OfflineProvider(Provider):
     def __init__(self, agent: AgentProfile) -> None:
         self.agent = agent
 
-    def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:
+    def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+    ) -> ModelReply:
+        # The owner face only when the run loop says so: a customer can write anything into the
+        # conversation (or an owner's mission into the prompt), so nothing in the text decides it.
+        owner = audience == Audience.OWNER
         allowed = {tool.name for tool in tools}
         prompt_tokens = sum(len(_text(m)) for m in messages) // 4 + 1
         last = messages[-1]
         if last.get("role") == "tool":
-            text, needs_input = self._after_tool(messages)
+            text, needs_input = self._after_tool(messages, owner)
             return ModelReply(
                 text=text[: max_tokens * 4],
                 prompt_tokens=prompt_tokens,
@@ -128,8 +117,6 @@ class OfflineProvider(Provider):
             )
         user = _text(last)
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
-        system = _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
-        owner = "talking with its owner" in system
         step = self._owner_step(user, allowed) if owner else self._customer_step(messages, user, language, allowed)
         if isinstance(step, ToolCall):
             return ModelReply(
@@ -214,7 +201,7 @@ class OfflineProvider(Provider):
 
     # --- after a tool ran -----------------------------------------------------------------
 
-    def _after_tool(self, messages: list[dict[str, Any]]) -> tuple[str, bool]:
+    def _after_tool(self, messages: list[dict[str, Any]], owner: bool) -> tuple[str, bool]:
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
         words = TEXT[language]
         call = next(
@@ -228,8 +215,7 @@ class OfflineProvider(Provider):
         name = call["function"]["name"] if call else ""
         if result.get("outcome") != "ok":
             return words["failed"], False
-        system = _text(messages[0]) if messages else ""
-        if "talking with its owner" in system:
+        if owner:
             return self._owner_after(name, result, words), False
         if name == "search_knowledge":
             found = result.get("results") or []
@@ -272,7 +258,7 @@ class OfflineProvider(Provider):
             return _call("search_knowledge", {"query": stripped[:500]})
         return TEXT[language_of(user)]["owner_none"], False
 
-    def _owner_after(self, name: str, result: dict[str, Any], words: dict[str, str]) -> str:
+    def _owner_after(self, name: str, result: dict[str, Any], words: Mapping[str, str]) -> str:
         if name == "read_owner_inbox":
             return words["owner_inbox"].format(
                 pending=len(result.get("pending_knowledge") or []),

@@ -53,6 +53,8 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from facade.tenancy.rules import Audience
+
 from .base import ModelReply, Provider, ProviderError, ToolCall, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -151,7 +153,10 @@ class OpenAICompatibleProvider(Provider):
     def __repr__(self) -> str:
         return f"<OpenAICompatibleProvider model={self.model!r}>"
 
-    def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:
+    def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+    ) -> ModelReply:
+        # `audience` is not sent: the prompt the run loop built already addresses the model to it.
         payload: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             payload["tools"] = [spec.as_openai() for spec in tools]

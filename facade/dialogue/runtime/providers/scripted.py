@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from facade.tenancy.rules import Audience
+
 from .base import ModelReply, Provider, ProviderError, ToolSpec
 
 Step = Union[
@@ -22,6 +24,7 @@ class Seen:
     messages: list[dict[str, Any]]
     tools: list[ToolSpec]
     max_tokens: int
+    audience: Audience
 
 
 @dataclass
@@ -35,8 +38,10 @@ class ScriptedProvider(Provider):
     def of(cls, *steps: Step, repeat_last: bool = False) -> "ScriptedProvider":
         return cls(steps=list(steps), repeat_last=repeat_last)
 
-    def complete(self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int) -> ModelReply:
-        self.calls.append(Seen([dict(m) for m in messages], list(tools), max_tokens))
+    def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+    ) -> ModelReply:
+        self.calls.append(Seen([dict(m) for m in messages], list(tools), max_tokens, audience))
         if not self.steps:
             raise ProviderError("script_exhausted")
         step = self.steps[0] if (self.repeat_last and len(self.steps) == 1) else self.steps.pop(0)
