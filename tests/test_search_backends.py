@@ -1,5 +1,6 @@
 """Knowledge search backends, each on its own database: the same scenario (tests/search_scenario.py)
-on PostgreSQL in-process and on the embedded default (SQLite FTS5) through `manage.py`."""
+on PostgreSQL in-process and on the embedded default (SQLite FTS5) through `manage.py`, and the
+system check that refuses to start when a backend's index is incomplete."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.db import connection
 from embedded import manage, shell_result
 from search_scenario import AUDIENCES, answers
 
+from knowledge.checks import search_index_check
 from knowledge.search import BACKENDS, backend_for
 from knowledge.search.postgres import PostgresSearch
 from knowledge.search.sqlite import SqliteSearch
@@ -122,3 +126,83 @@ def test_the_backend_is_chosen_by_the_connections_vendor() -> None:
 
     with pytest.raises(ImproperlyConfigured, match="oracle"):
         backend_for(Elsewhere())  # type: ignore[arg-type]
+
+
+# --- the system check -----------------------------------------------------------------------
+
+
+def ddl(statement: str) -> None:
+    """Schema changes inside the test's transaction: PostgreSQL rolls them back with it."""
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+
+
+@pytest.mark.django_db
+def test_the_check_passes_on_an_intact_index() -> None:
+    assert search_index_check(databases=["default"]) == []
+    assert search_index_check() == []  # no databases named: the default one is looked at
+    call_command("check", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_check_fails_without_the_search_column() -> None:
+    ddl("ALTER TABLE knowledge_entryversion DROP COLUMN search_vector")  # takes its index with it
+    [error] = search_index_check(databases=["default"])
+    assert error.id == "knowledge.E002" and error.is_serious()
+    assert "search_vector" in error.msg and "knowledge_version_fts" in error.msg
+    with pytest.raises(SystemCheckError, match="knowledge.E002"):
+        call_command("check", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_check_fails_without_the_gin_index() -> None:
+    ddl("DROP INDEX knowledge_version_fts")
+    [error] = search_index_check()
+    assert error.id == "knowledge.E002" and "column" not in error.msg and "knowledge_version_fts" in error.msg
+
+
+@pytest.mark.django_db
+def test_the_check_leaves_a_database_with_knowledge_migrations_to_run_to_migrate() -> None:
+    """`migrate` runs the checks before migrating: a pending migration may be what builds (or
+    repairs) the index, so it must not be refused."""
+    ddl("ALTER TABLE knowledge_entryversion DROP COLUMN search_vector")
+    ddl("DELETE FROM django_migrations WHERE app = 'knowledge' AND name = '0003_search_vector'")
+    assert search_index_check(databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_the_check_refuses_a_database_without_a_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection, "vendor", "oracle")
+    [error] = search_index_check(databases=["default"])
+    assert error.id == "knowledge.E003"
+
+
+CHECK_AFTER_DROPS = r"""
+import json
+from django.db import connection
+from knowledge.checks import search_index_check
+def ids():
+    return [(e.id, e.msg) for e in search_index_check(databases=["default"])]
+out = {"intact": ids()}
+with connection.cursor() as cursor:
+    cursor.execute("DROP TRIGGER knowledge_fts_insert")
+out["no_trigger"] = ids()
+with connection.cursor() as cursor:
+    cursor.execute("DROP TABLE knowledge_fts")
+out["no_table"] = ids()
+print("RESULT" + json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_the_embedded_default_refuses_to_run_without_its_fts_trigger(embedded: Path, tmp_path: Path) -> None:
+    shutil.copytree(embedded, tmp_path, dirs_exist_ok=True)
+    out = json.loads(shell_result(tmp_path, CHECK_AFTER_DROPS))
+    assert out["intact"] == []
+    [(code, message)] = out["no_trigger"]
+    assert code == "knowledge.E001" and "trigger knowledge_fts_insert" in message and "table" not in message
+    [(code, message)] = out["no_table"]
+    assert code == "knowledge.E001" and "table knowledge_fts" in message
+    for command in ("check", "migrate"):
+        done = manage(tmp_path, command, check=False)
+        assert done.returncode != 0 and "knowledge.E001" in done.stderr, (command, done.stderr)
