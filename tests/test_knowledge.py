@@ -317,11 +317,11 @@ def test_hits_misses_and_the_ledger(world_a: Any) -> None:
 
 
 @pytest.mark.django_db
-def test_misses_keep_only_a_topic_key(world_a: Any, api: Any) -> None:
-    response = api.get(
-        f"/api/agents/{world_a.agent.slug}/knowledge/search", {"q": "Do you deliver to Mars, my friend Bob?"}
-    )
-    assert response.status_code == 200 and response.json() == {"results": []}
+def test_misses_keep_only_a_topic_key(world_a: Any) -> None:
+    # Misses come from runs (the runtime's search tool); a GET search records none.
+    from knowledge.services import knowledge_miss_record
+
+    knowledge_miss_record(agent=world_a.agent, session_id=None, query="Do you deliver to Mars, my friend Bob?")
     [miss] = KnowledgeMiss.objects.all()
     assert miss.topic_key == "deliver friend mars bob" or set(miss.topic_key.split()) <= {
         "deliver",
