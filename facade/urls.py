@@ -59,7 +59,7 @@ urlpatterns = [
     path("", web.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
-    path("owner/<slug:slug>/knowledge", include("knowledge.web")),  # name: owner-knowledge
+    path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -3,10 +3,7 @@ with diffs, and what waits for the owner.
 
 Reads only, always scoped to an agent the signed-in user owns.  Uploads, their progress and
 restores go through the JSON API from `static/js/knowledge.js`, so every write keeps going
-through the one service that also writes the ledger.
-
-The module doubles as the page's URLconf (`urlpatterns` below), so the project's urls.py
-needs a single `include("knowledge.web")` line for it.
+through the one service that also writes the ledger.  Its URL is in `knowledge/urls.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -270,6 +267,3 @@ def owner_knowledge(request: HttpRequest, slug: str) -> HttpResponse:
         "js_text": _js_text(),
     }
     return render(request, "knowledge/owner_knowledge.html", context)
-
-
-urlpatterns = [path("", owner_knowledge, name="owner-knowledge")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import os
 import secrets
@@ -30,9 +31,6 @@ class LedgerKeys:
     public_raw: bytes
     key_id: str
     mac_key: bytes
-
-
-_cache: dict[tuple[str, str], LedgerKeys] = {}
 
 
 def _decode_seed(text: str) -> bytes:
@@ -62,22 +60,30 @@ def _seed_from_file(path: Path) -> bytes:
 
 
 def ledger_keys() -> LedgerKeys:
-    configured = settings.FACADE_LEDGER_SIGNING_KEY
-    key_file = str(settings.FACADE_LEDGER_SIGNING_KEY_FILE)
-    cache_key = (configured, key_file)
-    keys = _cache.get(cache_key)
-    if keys is None:
-        seed = _decode_seed(configured) if configured else _seed_from_file(Path(key_file))
-        private = Ed25519PrivateKey.from_private_bytes(seed)
-        public_raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-        keys = LedgerKeys(
-            private=private,
-            public_raw=public_raw,
-            key_id=hashlib.sha256(public_raw).hexdigest()[:16],
-            mac_key=hashlib.sha256(b"facade-ledger-mac-v1\x00" + seed).digest(),
-        )
-        _cache[cache_key] = keys
-    return keys
+    return _keys_for(settings.FACADE_LEDGER_SIGNING_KEY, str(settings.FACADE_LEDGER_SIGNING_KEY_FILE))
+
+
+# Keyed by the configuration, so that changed settings (tests) get their own keys; a process
+# serves one configuration, and a handful is plenty for tests that switch between a few.
+KEYS_CACHE_SIZE = 8
+
+
+@functools.lru_cache(maxsize=KEYS_CACHE_SIZE)
+def _keys_for(configured: str, key_file: str) -> LedgerKeys:
+    seed = _decode_seed(configured) if configured else _seed_from_file(Path(key_file))
+    private = Ed25519PrivateKey.from_private_bytes(seed)
+    public_raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return LedgerKeys(
+        private=private,
+        public_raw=public_raw,
+        key_id=hashlib.sha256(public_raw).hexdigest()[:16],
+        mac_key=hashlib.sha256(b"facade-ledger-mac-v1\x00" + seed).digest(),
+    )
+
+
+def ledger_keys_reset() -> None:
+    """Forget the loaded keys (the next use reads the setting or the key file again)."""
+    _keys_for.cache_clear()
 
 
 def public_key_from_raw(raw: bytes) -> Ed25519PublicKey:

@@ -43,15 +43,56 @@ _heads = threading.local()
 _ACTOR_TYPES = frozenset(ActorType.values)
 
 
+# How many chains' heads a process remembers.  A chain whose hint was dropped costs one failed
+# compare-and-swap and a locked read of its head on its next append, nothing more.
+HEAD_HINTS_MAX = 4096
+
+
+class _HeadHints:
+    """(database alias, chain) -> (size, head hash), at most `HEAD_HINTS_MAX` of them; the chain
+    appended to longest ago is dropped first.  Reads take no lock (a dict read is atomic);
+    writes do, so that concurrent appenders never evict past the bound or trip over each other."""
+
+    def __init__(self) -> None:
+        self._hints: dict[tuple[str, int], tuple[int, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int], default: tuple[int, bytes]) -> tuple[int, bytes]:
+        return self._hints.get(key, default)
+
+    def __setitem__(self, key: tuple[str, int], value: tuple[int, bytes]) -> None:
+        with self._lock:
+            # Re-inserted at the end: the dict's order is then least recently appended first.
+            self._hints.pop(key, None)
+            self._hints[key] = value
+            while len(self._hints) > HEAD_HINTS_MAX:
+                del self._hints[next(iter(self._hints))]
+
+    def pop(self, key: tuple[str, int], default: None = None) -> None:
+        with self._lock:
+            self._hints.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._hints)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._hints.clear()
+
+
 # The last head this process appended per (database, chain): a hint shared by all threads.  It
-# may name an event that is not committed yet; the compare-and-swap then waits for that
-# transaction and succeeds once it commits (or falls back to locking the head if it rolled
-# back), so concurrent appenders of one process rarely take the locking path.
-_HEAD_HINTS: dict[tuple[str, int], tuple[int, bytes]] = {}
+# may name an event that is not committed yet, or be stale; the append statement locks the head
+# either way and answers with it, so a wrong hint costs one more round trip, never a wrong event.
+_HEAD_HINTS = _HeadHints()
 
 
-def _head_cache() -> dict[tuple[str, int], tuple[int, bytes]]:
+def _head_cache() -> _HeadHints:
     return _HEAD_HINTS
+
+
+def head_hints_reset() -> None:
+    """Forget every remembered chain head (the next append of each chain reads it under lock)."""
+    _HEAD_HINTS.clear()
 
 
 # PostgreSQL: lock the chain's head, move it and insert the event in one statement, i.e. one

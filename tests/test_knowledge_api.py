@@ -203,3 +203,30 @@ def test_owners_extend_the_regulated_terms(api: Any, world_a: Any) -> None:
     assert api.get(url(world_a.agent, "regulated-terms")).json() == [{"term": "Pfand", "category": "law"}]
     created = ingest_text(api, world_a.agent, "Deposit", "The Pfand on bottles is 25 cents.").json()["created"]
     assert created[0]["status"] == "pending" and created[0]["reasons"] == ["regulated"]
+
+
+def test_a_search_that_finds_nothing_writes_nothing(make_api: Any, world_a: Any) -> None:
+    """A GET only reads: no knowledge miss, no ledger event, no write statement of any kind, for
+    a customer or a peer.  Misses are recorded by a conversation's run (tests/test_runtime.py)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from knowledge.models import KnowledgeHit, KnowledgeMiss
+    from ledger.models import LedgerEvent
+
+    customer = make_api()
+    peer = make_api()
+    key = peer_key_create(agent=world_a.agent, name="partner", actor=Actor.platform("t")).key
+    peer.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    def rows() -> tuple[int, int, int]:
+        return KnowledgeMiss.objects.count(), KnowledgeHit.objects.count(), LedgerEvent.objects.count()
+
+    before = rows()
+    for client in (customer, peer):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url(world_a.agent, "search"), {"q": "Do you deliver to Mars?"})
+        assert response.status_code == 200 and response.json() == {"results": []}
+        statements = [q["sql"].lstrip().split(None, 1)[0].upper() for q in queries.captured_queries]
+        assert statements and not {"INSERT", "UPDATE", "DELETE"} & set(statements), statements
+    assert rows() == before

@@ -16,7 +16,6 @@ from facade.api import ApiError, BoundedJSONParser, error_response
 from facade.tenancy.api.audience import request_audience
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
-from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
 
 from ..extract import MAX_BYTES as MAX_UPLOAD
@@ -29,7 +28,6 @@ from ..selectors import knowledge_search
 from ..services import (
     KnowledgeError,
     entry_restore,
-    knowledge_miss_record,
     knowledge_quarantine,
     knowledge_unquarantine,
     regulated_term_add,
@@ -170,8 +168,8 @@ class SearchResultOut(serializers.Serializer):
     summary="Search the agent's knowledge for the caller's audience",
     description=(
         "Customers and peers get approved knowledge that is valid now; owners also see pending "
-        "versions. A customer or peer search that finds nothing is recorded as a knowledge miss "
-        "(only a normalised topic key is kept)."
+        "versions. A search writes nothing: knowledge misses are recorded only by a conversation's "
+        "run."
     ),
     parameters=[
         OpenApiParameter("q", str, required=True),
@@ -195,9 +193,8 @@ class SearchView(APIView):
             limit = int(request.query_params.get("limit", 5))
         except ValueError as exc:
             raise ApiError("invalid_input", "limit must be a number") from exc
+        # A GET only reads: misses are counted from conversations (the runtime's search tool).
         results = knowledge_search(agent=agent, query=query, audience=audience, limit=limit)
-        if not results and audience != Audience.OWNER:
-            knowledge_miss_record(agent=agent, session_id=None, query=query)
         public = ("entry_id", "version", "title", "snippet", "status", "source")
         return Response({"results": [{name: getattr(r, name) for name in public} for r in results]})
 

@@ -2,7 +2,8 @@
 
 On SQLite the FTS table is fed by a trigger on knowledge_entryversion.  SQLite migrations that
 alter that table rebuild it and drop its triggers: any later migration that does so must
-create the trigger again (tests/test_sqlite_knowledge.py fails otherwise)."""
+create the trigger again (the system check knowledge.E001 and tests/test_search_backends.py
+fail otherwise)."""
 
 from django.db import migrations
 

@@ -89,12 +89,22 @@ class Tool:
         return _spec(self.name, self.description, self.args)
 
 
-@functools.lru_cache(maxsize=None)
+# Comfortably more than the tools ever registered, so in service nothing is evicted; the bound
+# only keeps tools built on the fly (tests) from growing the cache without end.
+SPEC_CACHE_SIZE = 128
+
+
+@functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
 def _spec(name: str, description: str, args: type[Args]) -> ToolSpec:
     """Building a JSON schema costs pydantic about half a millisecond; a tool's never changes."""
     schema = args.model_json_schema()
     schema.pop("title", None)
     return ToolSpec(name=name, description=description, parameters=schema)
+
+
+def tool_specs_reset() -> None:
+    """Forget the built tool specs (they are built again on first use)."""
+    _spec.cache_clear()
 
 
 class RefusalReason(StrEnum):
