@@ -27,7 +27,9 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 from ledger.services import ledger_append
 
+from .. import rules
 from ..models import DialogueSession, Run
+from ..rules import RefusalReason
 from .providers.base import ToolCall, ToolSpec
 
 
@@ -97,13 +99,6 @@ def _spec(name: str, description: str, args: type[Args]) -> ToolSpec:
     return ToolSpec(name=name, description=description, parameters=schema)
 
 
-class RefusalReason(StrEnum):
-    UNKNOWN_TOOL = "unknown_tool"
-    AUDIENCE = "not_for_this_audience"
-    BINDING = "wrong_tenant_or_agent"
-    NO_LONGER_OWNER = "no_longer_owner"
-
-
 def may_execute(
     *,
     tool: Tool | None,
@@ -114,17 +109,16 @@ def may_execute(
     agent_tenant_id: int,
     owner_still: bool,
 ) -> RefusalReason | None:
-    """The execution-time check, as a pure decision: None means allowed; anything unknown is
-    refused."""
-    if tool is None:
-        return RefusalReason.UNKNOWN_TOOL
-    if audience not in tool.audiences:
-        return RefusalReason.AUDIENCE
-    if session_agent_id != agent_id or session_tenant_id != agent_tenant_id:
-        return RefusalReason.BINDING
-    if audience == Audience.OWNER and not owner_still:
-        return RefusalReason.NO_LONGER_OWNER
-    return None
+    """The execution-time check (the decision itself is `rules.may_execute`); None means allowed."""
+    return rules.may_execute(
+        tool_audiences=None if tool is None else tool.audiences,
+        audience=audience,
+        session_agent_id=session_agent_id,
+        agent_id=agent_id,
+        session_tenant_id=session_tenant_id,
+        agent_tenant_id=agent_tenant_id,
+        owner_still=owner_still,
+    )
 
 
 class ToolRegistry:
