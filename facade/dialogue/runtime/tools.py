@@ -140,9 +140,6 @@ class ToolRegistry:
     def for_audience(self, audience: Audience) -> list[Tool]:
         return [tool for tool in self._tools.values() if audience in tool.audiences]
 
-    def specs_for(self, audience: Audience) -> list[ToolSpec]:
-        return [tool.spec() for tool in self.for_audience(audience)]
-
     def execute(self, ctx: ToolContext, call: ToolCall) -> ToolResult:
         tool = self.get(call.name)
         refusal = may_execute(
