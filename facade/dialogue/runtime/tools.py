@@ -234,15 +234,3 @@ class LessonArgs(Args):
 
 class InboxArgs(Args):
     pass
-
-
-class ProposeArgs(Args):
-    title: str = Field(min_length=1, max_length=200)
-    change: str = Field(min_length=1, max_length=5000)
-    evidence: list[str] = Field(default_factory=list)
-
-
-class DecideArgs(Args):
-    proposal_id: int
-    decision: str = Field(pattern="^(approve|reject)$")
-    confirm: bool = False  # ignored: a decision is the human's message plus a one-time token
