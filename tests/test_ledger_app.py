@@ -16,15 +16,16 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection, transaction
+from django.db import connection
 from rest_framework import exceptions
+from test_ledger import append
 
 from facade.tenancy.ledger_chains import TenantChains
 from facade.tenancy.models import Role
 from facade.tenancy.schemas import Actor
 from facade.tenancy.services import membership_grant
 from ledger.chains import ChainDirectory, NamedChain, chain_directory
-from ledger.services import checkpoint_path, ledger_append, load_checkpoints
+from ledger.services import checkpoint_path, load_checkpoints
 from ledger.tasks import ledger_verify_all
 
 LEDGER = Path(__file__).resolve().parents[1] / "ledger"
@@ -131,17 +132,7 @@ class StubChains(ChainDirectory):
 @pytest.fixture
 def stub(settings: Any, db: Any) -> None:
     settings.FACADE_LEDGER_CHAINS = "test_ledger_app.StubChains"
-    for i in range(3):
-        with transaction.atomic():
-            ledger_append(
-                chain_id=STUB_CHAIN.id,
-                event_type="test.event",
-                entity_type="thing",
-                entity_id=i,
-                actor_type="platform",
-                actor_id="tests",
-                payload={"i": i},
-            )
+    append(3, chain=STUB_CHAIN.id)  # the ledger tests' own events
 
 
 def tamper_with_seq_2() -> None:
