@@ -39,4 +39,5 @@ test: install
 bench: install
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/knowledge.py
+	$(BIN)/python bench/guard.py
 	$(BIN)/python bench/chat.py

@@ -42,6 +42,11 @@ def _code_for(exc: exceptions.APIException) -> str:
         return "rate_limited"
     if isinstance(exc, exceptions.ValidationError):
         return "invalid_input"
+    # An app that needs nothing from the project (the ledger) raises DRF's own exception with an
+    # explicit code; a code that is only the class default says nothing more than "error".
+    codes = exc.get_codes()
+    if isinstance(codes, str) and codes != type(exc).default_code:
+        return codes
     return "error"
 
 

@@ -23,7 +23,7 @@ app.conf.beat_schedule = {
         "options": {"expires": 4 * 60},
     },
     "ledger-verify-nightly": {
-        "task": "facade.tenancy.tasks.ledger_verify_all",
+        "task": "ledger.tasks.ledger_verify_all",
         "schedule": 60 * 60 * 24,
         "options": {"expires": 60 * 60},
     },

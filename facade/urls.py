@@ -5,9 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from facade import health, web
 from facade.dialogue.api import views as dialogue
-from facade.tenancy.api import ledger
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
+from ledger import api as ledger
 
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),

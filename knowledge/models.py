@@ -20,9 +20,6 @@ class Kind(models.TextChoices):
     TABOO = "taboo"
 
 
-LESSON_KINDS = (Kind.PREFERENCE, Kind.WORDING, Kind.TABOO)
-
-
 class Status(models.TextChoices):
     PENDING = "pending"
     APPROVED = "approved"

@@ -163,9 +163,12 @@ def canonical_text(document: dict[str, Any], fast: bool | None = None) -> str:
         raise CanonicalError(str(exc)) from exc
 
 
-def canonical_bytes(document: dict[str, Any], fast: bool | None = None) -> bytes:
+def canonical_form(document: dict[str, Any], fast: bool | None = None) -> tuple[str, bytes]:
+    """The canonical text of a normalised document (what is stored) and its UTF-8 bytes (what is
+    hashed): the one path `ledger_append` takes."""
+    text = canonical_text(document, fast)
     try:
-        return canonical_text(document, fast).encode("utf-8")
+        return text, text.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
         raise CanonicalError(f"text that is not valid Unicode: {exc.reason}") from exc
 

@@ -15,8 +15,6 @@ from .scan import first_bad_tag, rows
 from .schemas import Checkpoint, VerifyResult
 from .services import CHECKPOINT_PREFIX, load_checkpoints
 
-_FETCH_CHUNK = 5000
-
 
 def checkpoint_signature_ok(checkpoint: Checkpoint, trusted_public_key: bytes) -> bool:
     if base64.b64decode(checkpoint.public_key) != trusted_public_key:

@@ -16,7 +16,7 @@ from django.db import connections
 
 from .canonical import (
     CanonicalError,
-    canonical_text,
+    canonical_form,
     chain_hash,
     event_document,
     event_mac,
@@ -37,8 +37,9 @@ class LedgerError(RuntimeError):
     pass
 
 
-# The last head this thread saw per (database alias, chain).  It is only a hint: the append
-# statement checks it against the chain row, and on a mismatch the head is read under lock.
+# Per thread: the cursor the PostgreSQL append statement is prepared on, with the raw connection
+# it belongs to (`_heads.cursor`, see `_append_cursor`).  It holds no head; the heads a process has
+# appended are the hints in `_HEAD_HINTS`.
 _heads = threading.local()
 _ACTOR_TYPES = frozenset(ActorType.values)
 
@@ -186,11 +187,7 @@ def ledger_append(
         seq = document["seq"] = size + 1
         if caused_by is not None and caused_by >= seq:
             raise LedgerError("caused_by must be the seq of an earlier event")
-        text = canonical_text(document, fast)
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
-            raise CanonicalError(f"text that is not valid Unicode: {exc.reason}") from exc
+        text, data = canonical_form(document, fast)
         digest = chain_hash(head, data)
         appended, current = _insert(connection, chain, size, head, text, digest, event_mac(mac_key, digest))
         if appended:

@@ -145,8 +145,11 @@ class LLMServer:
         self.responder = responder
         self.requests: list[RecordedRequest] = []
         self.unscripted = 0
+        self.abandoned = 0  # answers a stop() cut short while they were hanging
+        self._hanging = 0
         self._queue: deque[Canned] = deque(responses)
         self._lock = threading.Lock()
+        self._hangs_done = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -195,6 +198,10 @@ class LLMServer:
         self._stopping.set()  # wakes any handler that is hanging
         httpd.shutdown()
         httpd.server_close()
+        # Handler threads are daemons nobody joins; wait for the hanging ones so that `abandoned`
+        # is final when stop() returns (the bound only matters if a hang failed to wake).
+        with self._hangs_done:
+            self._hangs_done.wait_for(lambda: self._hanging == 0, timeout=5)
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -210,6 +217,17 @@ class LLMServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def _hang(self, seconds: float) -> bool:
+        """Wait `seconds` or until stop(); whether the wait was cut short."""
+        with self._lock:
+            self._hanging += 1
+        stopped = self._stopping.wait(seconds)
+        with self._hangs_done:
+            self._hanging -= 1
+            self.abandoned += stopped
+            self._hangs_done.notify_all()
+        return stopped
 
     def _answer(self, request: RecordedRequest) -> Canned:
         if self.responder is not None:
@@ -266,7 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(error_reply(404, message=f"no route for {self.command} {path}"))
             return
         answer = owner._answer(request)
-        if answer.delay > 0 and owner._stopping.wait(answer.delay):
+        if answer.delay > 0 and owner._hang(answer.delay):
             self.close_connection = True
             return  # stopped while hanging: leave without a word
         self._send(answer)

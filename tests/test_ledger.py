@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
 
-from ledger.canonical import HASH_PREFIX, CanonicalError, canonical_bytes, chain_hash, event_document
+from ledger.canonical import HASH_PREFIX, CanonicalError, canonical_form, chain_hash, event_document
 from ledger.models import AppendOnlyError, Chain, LedgerEvent
 from ledger.selectors import ledger_verify, load_checkpoints
 from ledger.services import LedgerError, checkpoint_issue, ledger_append
@@ -53,6 +53,11 @@ def row(seq: int, chain: int = CHAIN) -> dict[str, Any]:
         )
         rid, canonical, prev, digest, mac = cursor.fetchone()
     return {"id": rid, "canonical": canonical, "prev_hash": bytes(prev), "hash": bytes(digest), "mac": bytes(mac)}
+
+
+def canonical_bytes(document: dict[str, Any]) -> bytes:
+    """The bytes ledger_append hashes for `document`."""
+    return canonical_form(document)[1]
 
 
 def rewritten_canonical(at: int, **changes: Any) -> str:

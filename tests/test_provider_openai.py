@@ -187,11 +187,9 @@ def test_retry_after_is_honoured(llm_server: LLMServer) -> None:
 def test_hang_times_out(llm_server: LLMServer) -> None:
     llm_server.push(hang(30))
     with make(llm_server, timeout=0.5, max_retries=0) as provider:
-        started = time.monotonic()
         error = failure(provider)
-        elapsed = time.monotonic() - started
+    # Had the client waited out the hang it would have got the server's late reply, not a timeout.
     assert error.reason == "timeout"
-    assert elapsed < 5  # a sanity bound, not a performance test
     assert len(llm_server.requests) == 1
 
 
@@ -321,9 +319,9 @@ def test_stopping_the_server_interrupts_a_hang() -> None:
     provider = OpenAICompatibleProvider(server.url, "m", timeout=0.3, max_retries=0)
     with provider:
         assert failure(provider).reason == "timeout"
-    started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 2
+    # stop() returns once the hanging handler has woken; it left without sending the late reply.
+    assert server.abandoned == 1
 
 
 def test_lenient_where_servers_differ(llm_server: LLMServer) -> None:

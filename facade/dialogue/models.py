@@ -87,15 +87,6 @@ class RunStatus(models.TextChoices):
     OVER_BUDGET = "over_budget"
 
 
-FINISHED_RUN_STATES = (
-    RunStatus.WAITING_INPUT,
-    RunStatus.COMPLETED,
-    RunStatus.FAILED,
-    RunStatus.CANCELLED,
-    RunStatus.OVER_BUDGET,
-)
-
-
 class Run(models.Model):
     """One turn of the agent: the answer to one principal message.  The three counters are kept
     apart on purpose: rounds of planning, model calls (repairs included), executed tools."""

@@ -1,9 +1,14 @@
-"""Pure decisions of the dialogue app: request transitions, trust, rate windows, idle sessions."""
+"""Pure decisions of the dialogue app: request transitions, trust, rate windows, idle sessions,
+whether a tool call may run.  No ORM here: plain data in, decisions out, anything unknown refused."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
+from enum import StrEnum
 from typing import Any
+
+from facade.tenancy.rules import Audience
 
 TRUST_MIN, TRUST_MAX = 0, 100
 TRUST_DELTA = {"request_completed": +5, "guard_blocked": -5, "rate_limited": -2}
@@ -30,3 +35,35 @@ def parse_rate(spec: str) -> tuple[int, int]:
 
 def is_idle(last_activity: dt.datetime, now: dt.datetime, idle_minutes: int) -> bool:
     return now - last_activity >= dt.timedelta(minutes=idle_minutes)
+
+
+class RefusalReason(StrEnum):
+    UNKNOWN_TOOL = "unknown_tool"
+    AUDIENCE = "not_for_this_audience"
+    BINDING = "wrong_tenant_or_agent"
+    NO_LONGER_OWNER = "no_longer_owner"
+
+
+def may_execute(
+    *,
+    tool_audiences: Collection[str] | None,
+    audience: str,
+    session_agent_id: int,
+    agent_id: int,
+    session_tenant_id: int,
+    agent_tenant_id: int,
+    owner_still: bool,
+) -> RefusalReason | None:
+    """The execution-time check of a tool call: None means allowed.  `tool_audiences` is None when
+    no tool of that name is registered.  An audience the tool does not list (an unknown one
+    included) is refused; so is a session bound to another agent or tenant than the one running,
+    and an owner session whose principal is no longer an owner."""
+    if tool_audiences is None:
+        return RefusalReason.UNKNOWN_TOOL
+    if audience not in tool_audiences:
+        return RefusalReason.AUDIENCE
+    if session_agent_id != agent_id or session_tenant_id != agent_tenant_id:
+        return RefusalReason.BINDING
+    if audience == Audience.OWNER and not owner_still:
+        return RefusalReason.NO_LONGER_OWNER
+    return None

@@ -145,5 +145,8 @@ FACADE_LEDGER_SIGNING_KEY_FILE = VAR_DIR / "ledger_signing_key"
 FACADE_LEDGER_CHECKPOINT_DIR = Path(
     env_str("FACADE_LEDGER_CHECKPOINT_DIR", str(VAR_DIR / "ledger-checkpoints"))
 ).resolve()
+# The ledger depends on nothing else in the project; it learns which chains exist and who may
+# read one from this class (a ledger.chains.ChainDirectory): one chain per tenant.
+FACADE_LEDGER_CHAINS = "facade.tenancy.ledger_chains.TenantChains"
 
 FACADE_PUBLIC_URL = env_str("FACADE_PUBLIC_URL", "http://127.0.0.1:8000")

@@ -20,13 +20,11 @@ from ..services import request_submit, session_actor
 from .tools import (
     CUSTOMER_FACING,
     OWNER_ONLY,
-    DecideArgs,
     HandoffArgs,
     InboxArgs,
     IngestArgs,
     LessonArgs,
     Outcome,
-    ProposeArgs,
     RequestArgs,
     Risk,
     SearchArgs,
@@ -146,16 +144,9 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     )
 
 
-def not_built(ctx: ToolContext, args: ProposeArgs | DecideArgs) -> ToolResult:
-    """Proposals and decisions arrive with the approvals step; the tool exists now so that the
-    faces and the checks around it are already in place."""
-    return ToolResult(
-        Outcome.FAILED,
-        {"error": "not_available_yet", "detail": "proposals and decisions arrive with the approvals step"},
-    )
-
-
 # The registry holds these from the moment this module is imported (the run loop imports it).
+# Only built tools are registered: `propose_change` and `decide_change` arrive with the approvals
+# step, and until then a model that names them gets the refusal of any unknown tool.
 registry.register(
     Tool(
         "search_knowledge",
@@ -221,17 +212,4 @@ registry.register(
         read_owner_inbox,
         "reading_inbox",
     )
-)
-registry.register(
-    Tool(
-        "propose_change",
-        "Propose a change to what the agent tells customers, with evidence.",
-        OWNER_ONLY,
-        ProposeArgs,
-        Risk.RSI,
-        not_built,
-    )
-)
-registry.register(
-    Tool("decide_change", "Record the owner's decision on a proposal.", OWNER_ONLY, DecideArgs, Risk.RSI, not_built)
 )

@@ -27,7 +27,9 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 from ledger.services import ledger_append
 
+from .. import rules
 from ..models import DialogueSession, Run
+from ..rules import RefusalReason
 from .providers.base import ToolCall, ToolSpec
 
 
@@ -107,13 +109,6 @@ def tool_specs_reset() -> None:
     _spec.cache_clear()
 
 
-class RefusalReason(StrEnum):
-    UNKNOWN_TOOL = "unknown_tool"
-    AUDIENCE = "not_for_this_audience"
-    BINDING = "wrong_tenant_or_agent"
-    NO_LONGER_OWNER = "no_longer_owner"
-
-
 def may_execute(
     *,
     tool: Tool | None,
@@ -124,17 +119,16 @@ def may_execute(
     agent_tenant_id: int,
     owner_still: bool,
 ) -> RefusalReason | None:
-    """The execution-time check, as a pure decision: None means allowed; anything unknown is
-    refused."""
-    if tool is None:
-        return RefusalReason.UNKNOWN_TOOL
-    if audience not in tool.audiences:
-        return RefusalReason.AUDIENCE
-    if session_agent_id != agent_id or session_tenant_id != agent_tenant_id:
-        return RefusalReason.BINDING
-    if audience == Audience.OWNER and not owner_still:
-        return RefusalReason.NO_LONGER_OWNER
-    return None
+    """The execution-time check (the decision itself is `rules.may_execute`); None means allowed."""
+    return rules.may_execute(
+        tool_audiences=None if tool is None else tool.audiences,
+        audience=audience,
+        session_agent_id=session_agent_id,
+        agent_id=agent_id,
+        session_tenant_id=session_tenant_id,
+        agent_tenant_id=agent_tenant_id,
+        owner_still=owner_still,
+    )
 
 
 class ToolRegistry:
@@ -155,9 +149,6 @@ class ToolRegistry:
 
     def for_audience(self, audience: Audience) -> list[Tool]:
         return [tool for tool in self._tools.values() if audience in tool.audiences]
-
-    def specs_for(self, audience: Audience) -> list[ToolSpec]:
-        return [tool.spec() for tool in self.for_audience(audience)]
 
     def execute(self, ctx: ToolContext, call: ToolCall) -> ToolResult:
         tool = self.get(call.name)
@@ -253,15 +244,3 @@ class LessonArgs(Args):
 
 class InboxArgs(Args):
     pass
-
-
-class ProposeArgs(Args):
-    title: str = Field(min_length=1, max_length=200)
-    change: str = Field(min_length=1, max_length=5000)
-    evidence: list[str] = Field(default_factory=list)
-
-
-class DecideArgs(Args):
-    proposal_id: int
-    decision: str = Field(pattern="^(approve|reject)$")
-    confirm: bool = False  # ignored: a decision is the human's message plus a one-time token

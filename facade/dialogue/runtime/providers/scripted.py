@@ -6,7 +6,7 @@ that tests can check what the model was shown."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -50,6 +50,3 @@ class ScriptedProvider(Provider):
         if isinstance(step, ProviderError):
             raise step
         return step
-
-    def tool_names_seen(self) -> Iterable[str]:
-        return {tool.name for call in self.calls for tool in call.tools}

@@ -1,48 +1,67 @@
-"""Ledger verification, checkpoints and export for a tenant's owners and auditors.
+"""The ledger API for a chain's readers: verification, checkpoints and export.
 
-The ledger knows chains, not tenants; the tenant is resolved here through the tenant policy, so
-another tenant's ledger answers 404 like a tenant that does not exist.
+The ledger knows chains, not tenants: which chain a caller may read comes from the project
+(`ledger.chains`; in Facade the tenant named by `?tenant=`, for its owners and auditors), so
+another tenant's ledger answers 404 like a tenant that does not exist.  The ledger needs nothing
+else from the project: its own refusals are DRF exceptions carrying a code, which the project's
+exception handler shapes like every other error.
 """
 
 from __future__ import annotations
 
 import base64
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import ApiError, error_response
-from ledger.models import LedgerEvent
-from ledger.selectors import ledger_verify
-from ledger.services import LedgerError
+from .audit import chain_verify_and_checkpoint
+from .chains import ChainRefused, NamedChain, chain_directory
+from .models import LedgerEvent
+from .selectors import ledger_verify
+from .services import LedgerError
 
-from ..audit import tenant_ledger_verify
-from ..models import Tenant
-from ..policy import LEDGER_READERS, TenantPolicy
+
+class LedgerApiError(exceptions.APIException):
+    """A refusal of the ledger API with a machine-readable code (`error` in the body)."""
+
+    def __init__(self, code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUEST) -> None:
+        super().__init__(detail=detail, code=code)
+        self.status_code = http_status
+
+
+# The error body every API of the project answers with; described here rather than imported so
+# that the ledger depends on nothing else in the project.
+_ERROR_BODY = inline_serializer(
+    name="LedgerErrorBody",
+    fields={
+        "error": serializers.CharField(help_text="machine-readable error code"),
+        "detail": serializers.CharField(help_text="human-readable explanation"),
+    },
+)
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(response=_ERROR_BODY, description=description)
+
 
 _TENANT = OpenApiParameter("tenant", str, description="tenant slug (optional when you belong to exactly one)")
 _ERRORS = {
-    401: error_response("`not_authenticated`"),
-    400: error_response("`tenant_required`: you read several tenants' ledgers; name one"),
-    403: error_response("`forbidden` (CSRF)"),
-    404: error_response("`not_found`: no such tenant among those you own or audit"),
+    401: _error("`not_authenticated`"),
+    400: _error("`tenant_required`: you read several tenants' ledgers; name one"),
+    403: _error("`forbidden` (CSRF)"),
+    404: _error("`not_found`: no such tenant among those you own or audit"),
 }
 
 
-def ledger_tenant(request: Request) -> Tenant:
-    slug = request.query_params.get("tenant")
-    if slug:
-        return TenantPolicy.get(request.user, slug, LEDGER_READERS)
-    tenants = list(TenantPolicy.with_roles(request.user, LEDGER_READERS)[:2])
-    if len(tenants) == 1:
-        return tenants[0]
-    if not tenants:
-        raise ApiError("not_found", "no ledger you may read", status.HTTP_404_NOT_FOUND)
-    raise ApiError("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
+def readable_chain(request: Request) -> NamedChain:
+    try:
+        return chain_directory().readable(user=request.user, label=request.query_params.get("tenant") or None)
+    except ChainRefused as exc:
+        raise LedgerApiError(exc.code, exc.detail, exc.http_status) from exc
 
 
 class VerifyOut(serializers.Serializer):
@@ -81,8 +100,8 @@ class LedgerVerifyView(APIView):
         responses={200: VerifyOut, **_ERRORS},
     )
     def get(self, request: Request) -> Response:
-        tenant = ledger_tenant(request)
-        return Response(ledger_verify(chain_id=tenant.pk).model_dump())
+        chain = readable_chain(request)
+        return Response(ledger_verify(chain_id=chain.id).model_dump())
 
 
 @extend_schema(tags=["ledger"], parameters=[_TENANT])
@@ -94,18 +113,18 @@ class LedgerCheckpointView(APIView):
         request=None,
         responses={
             201: CheckpointOut,
-            409: error_response("`chain_not_sound`: verification failed; nothing signed"),
+            409: _error("`chain_not_sound`: verification failed; nothing signed"),
             **_ERRORS,
         },
     )
     def post(self, request: Request) -> Response:
-        tenant = ledger_tenant(request)
+        chain = readable_chain(request)
         try:
-            result, checkpoint = tenant_ledger_verify(tenant=tenant)
+            result, checkpoint = chain_verify_and_checkpoint(chain=chain)
         except LedgerError as exc:
-            raise ApiError("chain_not_sound", str(exc), status.HTTP_409_CONFLICT) from exc
+            raise LedgerApiError("chain_not_sound", str(exc), status.HTTP_409_CONFLICT) from exc
         if checkpoint is None:
-            raise ApiError(
+            raise LedgerApiError(
                 "chain_not_sound",
                 f"the chain fails verification at seq {result.first_bad_seq} ({result.reason}); nothing was signed",
                 status.HTTP_409_CONFLICT,
@@ -135,14 +154,14 @@ class LedgerExportView(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        tenant = ledger_tenant(request)
+        chain = readable_chain(request)
         try:
             after = max(0, int(request.query_params.get("after", 0)))
             limit = min(10_000, max(1, int(request.query_params.get("limit", 1000))))
         except ValueError as exc:
-            raise ApiError("invalid_input", "after and limit must be integers") from exc
+            raise LedgerApiError("invalid_input", "after and limit must be integers") from exc
         rows = list(
-            LedgerEvent.objects.filter(chain_id=tenant.pk, seq__gt=after)
+            LedgerEvent.objects.filter(chain_id=chain.id, seq__gt=after)
             .order_by("seq")
             .values_list("seq", "prev_hash", "hash", "canonical")[:limit]
         )

@@ -1,3 +1,8 @@
+"""`manage.py ledger_verify`: verify chains and checkpoint the ones that hold.
+
+Which chains there are comes from the project (`ledger.chains`); in Facade a chain is a tenant,
+named by its slug, hence `--tenant` and the `tenant` key of each report line."""
+
 from __future__ import annotations
 
 import json
@@ -6,10 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ledger.schemas import Checkpoint
-
-from ...audit import tenant_ledger_verify
-from ...models import Tenant
+from ...audit import chain_verify_and_checkpoint
+from ...chains import chain_directory
+from ...schemas import Checkpoint
 
 
 class Command(BaseCommand):
@@ -28,11 +32,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenants = Tenant.objects.order_by("pk")
+        directory = chain_directory()
         if options["tenant"]:
-            tenants = tenants.filter(slug=options["tenant"])
-            if not tenants.exists():
+            named = directory.chain(options["tenant"])
+            if named is None:
                 raise CommandError(f"no tenant {options['tenant']!r}")
+            chains = [named]
+        else:
+            chains = list(directory.chains())
         held: list[Checkpoint] | None = None
         if options["checkpoint"]:
             try:
@@ -41,12 +48,12 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot read {options['checkpoint']}: {exc}") from exc
             held = [Checkpoint.model_validate_json(line) for line in lines if line.strip()]
         failed = False
-        for tenant in tenants:
-            mine = None if held is None else [c for c in held if c.chain == tenant.pk]
-            result, checkpoint = tenant_ledger_verify(tenant=tenant, checkpoints=mine)
+        for chain in chains:
+            mine = None if held is None else [c for c in held if c.chain == chain.id]
+            result, checkpoint = chain_verify_and_checkpoint(chain=chain, checkpoints=mine)
             failed = failed or not result.ok
             out = {
-                "tenant": tenant.slug,
+                "tenant": chain.label,
                 **result.model_dump(),
                 "checkpoint": checkpoint.model_dump() if checkpoint else None,
             }

@@ -1,4 +1,5 @@
-"""Table tests for the pure audience rules (no database)."""
+"""Table tests for the tenancy app's pure rules (facade/tenancy/rules.py; no database): audiences and
+who may still post in a session."""
 
 from __future__ import annotations
 
@@ -83,7 +84,14 @@ def test_first_audience_name() -> None:
         ("customer", "open", False, PostDecision.ALLOWED),
         ("peer", "open", False, PostDecision.ALLOWED),
         ("customer", "expired", False, PostDecision.SESSION_NOT_OPEN),
+        ("peer", "closed", False, PostDecision.SESSION_NOT_OPEN),
+        ("owner", "expired", False, PostDecision.SESSION_NOT_OPEN),  # a closed session answers first
+        # statuses and audiences nobody defined
+        ("customer", "OPEN", False, PostDecision.SESSION_NOT_OPEN),
+        ("customer", "", False, PostDecision.SESSION_NOT_OPEN),
+        ("customer", "reopened", False, PostDecision.SESSION_NOT_OPEN),
         ("auditor", "open", True, PostDecision.UNKNOWN_AUDIENCE),
+        ("Owner", "open", True, PostDecision.UNKNOWN_AUDIENCE),
         ("", "open", True, PostDecision.UNKNOWN_AUDIENCE),
     ],
 )

@@ -1,0 +1,39 @@
+"""Facade's answer to the ledger's question "which chains are there, and who may read one"
+(`ledger.chains.ChainDirectory`, named by the setting FACADE_LEDGER_CHAINS).
+
+Every tenant has one chain: its id is the tenant's primary key, its label the tenant's slug.  A
+tenant's owners and auditors (and platform operators) may read it; for anyone else it does not
+exist (TenantPolicy raises the same NotFound as for any other tenant object)."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from ledger.chains import ChainDirectory, ChainRefused, NamedChain
+
+from .models import Tenant
+from .policy import LEDGER_READERS, TenantPolicy
+
+
+def _chain(tenant: Tenant) -> NamedChain:
+    return NamedChain(id=tenant.pk, label=tenant.slug)
+
+
+class TenantChains(ChainDirectory):
+    def chains(self) -> list[NamedChain]:
+        return [_chain(tenant) for tenant in Tenant.objects.order_by("pk")]
+
+    def chain(self, label: str) -> NamedChain | None:
+        tenant = Tenant.objects.filter(slug=label).first()
+        return None if tenant is None else _chain(tenant)
+
+    def readable(self, *, user: Any, label: str | None) -> NamedChain:
+        if label:
+            return _chain(TenantPolicy.get(user, label, LEDGER_READERS))
+        tenants = list(TenantPolicy.with_roles(user, LEDGER_READERS)[:2])
+        if len(tenants) == 1:
+            return _chain(tenants[0])
+        if not tenants:
+            raise ChainRefused("not_found", "no ledger you may read", HTTPStatus.NOT_FOUND)
+        raise ChainRefused("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
