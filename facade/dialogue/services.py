@@ -3,27 +3,31 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from facade.errors import ApplicationError
+from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile, Customer, PeerCredential
-from facade.tenancy.rules import Audience, PrincipalType
+from facade.tenancy.policy import AgentPolicy
+from facade.tenancy.rules import Audience, PostDecision, PrincipalType, may_post
 from facade.tenancy.schemas import Actor
 from ledger.services import ledger_append
 
 from . import rules
 from .models import CustomerRequest, DialogueSession, Message, Rating, SessionStatus, TrustChange
+from .ratelimit import message_rate_check
+from .selectors import session_for_principal
 
 
-class DialogueError(ValueError):
-    def __init__(self, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
+class DialogueError(ApplicationError):
+    """A refusal of the dialogue services (400 unless the raiser says otherwise)."""
 
 
 def session_actor(session: DialogueSession) -> Actor:
@@ -74,6 +78,77 @@ def session_open(
     return session
 
 
+def message_admit(
+    *,
+    principal: Principal,
+    session_id: uuid.UUID | str,
+    text: str,
+    client_message_id: str = "",
+    ip: str | None = None,
+) -> DialogueSession:
+    """The one gate a message passes before its turn, asked alike by the HTTP API and the chat
+    WebSocket; it returns the session as read now, and the turn goes on with that copy.  In order:
+
+    - the session is the caller's — else 404 `not_found`, as for an id that does not exist;
+    - its principal may still post in it — else 403 `no_longer_owner` (an owner since removed,
+      asked of the database) or 409 `session_<status>`;
+    - the message is one the session would store — else 400 `empty_message`,
+      `message_too_long` or `invalid_client_message_id`;
+    - the caller is within its rate limits (per customer and per IP, or per peer key) — else
+      429 `rate_limited` with `retry_after`, and a customer who hits one loses some trust.
+
+    Its cost is the turn's: one read of the session, one more for an owner session, and one
+    round trip to the cache for every limit together.  A session that has been idle too long is
+    still open here; storing the message expires it (`message_post`)."""
+    session = session_for_principal(principal=principal, session_id=session_id)
+    owner = session.audience == Audience.OWNER
+    decision = may_post(
+        audience=session.audience,
+        status=session.status,
+        caller_still_owner=owner
+        and principal.user_id is not None
+        and AgentPolicy.still_owns(user_id=principal.user_id, agent=session.agent),
+    )
+    if decision == PostDecision.NO_LONGER_OWNER:
+        raise DialogueError("no_longer_owner", "you are no longer an owner of this agent", HTTPStatus.FORBIDDEN)
+    if decision == PostDecision.SESSION_NOT_OPEN:
+        raise _not_open(session.status)
+    if decision != PostDecision.ALLOWED:
+        raise DialogueError(decision.value, "this session does not accept messages", HTTPStatus.CONFLICT)
+    _message_check(text=text, client_message_id=client_message_id)
+    limited = message_rate_check(
+        customer_id=str(session.customer_id) if session.customer_id else None,
+        peer_id=str(session.peer_id) if session.peer_id else None,
+        ip=None if session.peer_id else ip,  # a peer is counted by its key, wherever it calls from
+    )
+    if limited is not None:
+        if session.customer_id is not None:
+            trust_adjust(customer_id=session.customer_id, reason="rate_limited")
+        raise DialogueError(
+            "rate_limited",
+            f"too many messages; try again in {limited.retry_after} s",
+            HTTPStatus.TOO_MANY_REQUESTS,
+            retry_after=limited.retry_after,
+        )
+    return session
+
+
+def _not_open(status: str) -> DialogueError:
+    return DialogueError(
+        f"session_{status}", "this session does not accept messages any more; open a new one", HTTPStatus.CONFLICT
+    )
+
+
+def _message_check(*, text: str, client_message_id: str) -> None:
+    if not text.strip():
+        raise DialogueError("empty_message", "a message needs some text")
+    limit = settings.FACADE_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
+    if len(client_message_id) > 64:
+        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
+
+
 def message_post(
     *,
     session: DialogueSession,
@@ -101,22 +176,14 @@ def message_post(
 def _message_store(
     *, session: DialogueSession, text: str, client_message_id: str, on_stored: Callable[[Message], None] | None
 ) -> tuple[Message, bool]:
-    if not text.strip():
-        raise DialogueError("empty_message", "a message needs some text")
-    limit = settings.FACADE_MESSAGE_MAX_CHARS
-    if len(text) > limit:
-        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
-    if len(client_message_id) > 64:
-        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
+    _message_check(text=text, client_message_id=client_message_id)
     locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
     if client_message_id:
         existing = Message.objects.filter(session=locked, client_message_id=client_message_id).first()
         if existing is not None:
             return existing, False
     if locked.status != SessionStatus.OPEN:
-        raise DialogueError(
-            f"session_{locked.status}", "this session does not accept messages any more; open a new one"
-        )
+        raise _not_open(locked.status)
     message = Message.objects.create(session=locked, role="principal", text=text, client_message_id=client_message_id)
     locked.last_activity_at = session.last_activity_at = timezone.now()
     locked.save(update_fields=["last_activity_at"])
@@ -252,7 +319,7 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     if len(comment) > 2000:
         raise DialogueError("invalid_rating", "a comment may have at most 2000 characters")
     if Rating.objects.filter(session=session).exists():
-        raise DialogueError("already_rated", "this conversation has been rated already")
+        raise DialogueError("already_rated", "this conversation has been rated already", HTTPStatus.CONFLICT)
     rating = Rating.objects.create(
         session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip()
     )

@@ -15,7 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import ApiError, error_response
+from facade.api import error_response
+from facade.errors import ApplicationError
 from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
 from ledger.services import LedgerError
@@ -41,8 +42,8 @@ def ledger_tenant(request: Request) -> Tenant:
     if len(tenants) == 1:
         return tenants[0]
     if not tenants:
-        raise ApiError("not_found", "no ledger you may read", status.HTTP_404_NOT_FOUND)
-    raise ApiError("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
+        raise ApplicationError("not_found", "no ledger you may read", status.HTTP_404_NOT_FOUND)
+    raise ApplicationError("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
 
 
 class VerifyOut(serializers.Serializer):
@@ -103,9 +104,9 @@ class LedgerCheckpointView(APIView):
         try:
             result, checkpoint = tenant_ledger_verify(tenant=tenant)
         except LedgerError as exc:
-            raise ApiError("chain_not_sound", str(exc), status.HTTP_409_CONFLICT) from exc
+            raise ApplicationError("chain_not_sound", str(exc), status.HTTP_409_CONFLICT) from exc
         if checkpoint is None:
-            raise ApiError(
+            raise ApplicationError(
                 "chain_not_sound",
                 f"the chain fails verification at seq {result.first_bad_seq} ({result.reason}); nothing was signed",
                 status.HTTP_409_CONFLICT,
@@ -140,7 +141,7 @@ class LedgerExportView(APIView):
             after = max(0, int(request.query_params.get("after", 0)))
             limit = min(10_000, max(1, int(request.query_params.get("limit", 1000))))
         except ValueError as exc:
-            raise ApiError("invalid_input", "after and limit must be integers") from exc
+            raise ApplicationError("invalid_input", "after and limit must be integers") from exc
         rows = list(
             LedgerEvent.objects.filter(chain_id=tenant.pk, seq__gt=after)
             .order_by("seq")
