@@ -35,11 +35,12 @@ from django.urls import path  # noqa: E402
 
 from facade.asgi import application as product  # sets Django up before anything else
 from facade.dialogue import services  # noqa: E402
-from facade.dialogue.consumers import ChatConsumer, message_view, reply_view  # noqa: E402
-from facade.dialogue.models import Message  # noqa: E402
+from facade.dialogue.consumers import ChatConsumer, message_view  # noqa: E402
+from facade.dialogue.models import DialogueSession, Message  # noqa: E402
 from facade.dialogue.runtime import loop, tools  # noqa: E402
 from facade.dialogue.runtime.guard import GuardVerdict  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
+from facade.dialogue.selectors import reply_view  # noqa: E402
 from ledger.schemas import AppendedEvent  # noqa: E402
 
 ECHO_PATH = "/ws/echo/"
@@ -82,7 +83,9 @@ class EchoConsumer(AsyncJsonWebsocketConsumer):
 class StoringEchoConsumer(ChatConsumer):
     async def _turn(self, frame: Any, cancel: Any) -> None:
         def handle() -> dict[str, Any]:
-            session = self._fresh()
+            # Read again as the echo always has (the consumer's `_fresh` of old), so that its
+            # figures stay comparable with earlier runs.
+            session = DialogueSession.objects.select_related("agent__tenant", "tenant").get(pk=self.session.pk)
             with transaction.atomic():
                 message = Message.objects.create(
                     session=session, role="principal", text=frame.text, client_message_id=frame.client_message_id

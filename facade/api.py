@@ -1,28 +1,24 @@
-"""The HTTP edge shared by every API: one error shape, `{"error": code, "detail": text}`."""
+"""The HTTP edge shared by every API: one error shape, `{"error": code, "detail": text}`.
+
+Services raise :class:`facade.errors.ApplicationError` with the status they mean; the handler
+below is the only place it becomes an HTTP response.  DRF's own exceptions (bad JSON, CSRF,
+serializer validation …) get codes of the same shape here too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
-from facade.tenancy.policy import NotFound
-
-
-class ApiError(exceptions.APIException):
-    def __init__(self, code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUEST) -> None:
-        super().__init__(detail=detail, code=code)
-        self.status_code = http_status
-        self.error_code = code
+from facade.errors import ApplicationError
 
 
 def _code_for(exc: exceptions.APIException) -> str:
-    if isinstance(exc, ApiError):
-        return exc.error_code
     if isinstance(exc, exceptions.ParseError):
         return "malformed_body"
     if isinstance(exc, exceptions.UnsupportedMediaType):
@@ -51,22 +47,24 @@ def _code_for(exc: exceptions.APIException) -> str:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, NotFound):
-        exc = exceptions.NotFound()
+    if isinstance(exc, ApplicationError):
+        # The status is the raiser's; `retry_after` goes in the body and the header.
+        set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
+        body: dict[str, Any] = {"error": exc.code, "detail": exc.detail}
+        if exc.retry_after is not None:
+            body["retry_after"] = exc.retry_after
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+        return Response(body, status=exc.http_status, headers=headers)
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
-    body: dict[str, Any] = {"error": _code_for(exc)}
+    shaped: dict[str, Any] = {"error": _code_for(exc)}
     if isinstance(exc, exceptions.ValidationError):
-        body["detail"] = "the request is not valid"
-        body["fields"] = exc.detail
+        shaped["detail"] = "the request is not valid"
+        shaped["fields"] = exc.detail
     else:
-        body["detail"] = str(exc.detail)
-    retry_after = getattr(exc, "retry_after", None)
-    if isinstance(retry_after, int):
-        body["retry_after"] = retry_after
-        response["Retry-After"] = str(retry_after)
-    response.data = body
+        shaped["detail"] = str(exc.detail)
+    response.data = shaped
     return response
 
 

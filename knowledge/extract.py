@@ -31,6 +31,8 @@ from markdown_it.token import Token
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, WrongPasswordError
 
+from facade.errors import ApplicationError
+
 __all__ = [
     "DOCX",
     "HTML",
@@ -88,23 +90,14 @@ _STATUS: dict[str, int] = {
 }
 
 
-class ExtractError(Exception):
-    """A document that cannot be turned into sections, with a reason an owner can act on."""
-
-    code: str
-    http_status: int
-    detail: str
+class ExtractError(ApplicationError):
+    """A document that cannot be turned into sections, with a reason an owner can act on; the
+    code decides the status (a file too large is 413 wherever it is refused)."""
 
     def __init__(self, code: ErrorCode, detail: str) -> None:
         if code not in _STATUS:
             raise ValueError(f"unknown extract error code {code!r}")
-        super().__init__(detail)
-        self.code = code
-        self.http_status = _STATUS[code]
-        self.detail = detail
-
-    def __repr__(self) -> str:
-        return f"ExtractError(code={self.code!r}, http_status={self.http_status}, detail={self.detail!r})"
+        super().__init__(code, detail, _STATUS[code])
 
 
 @dataclass(frozen=True)

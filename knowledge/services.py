@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.services import ledger_append
@@ -22,12 +23,8 @@ from .schemas import SourceIn
 from .text import search_text, subject_key, topic_key
 
 
-class KnowledgeError(ValueError):
-    def __init__(self, code: str, detail: str, http_status: int = 400) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
-        self.http_status = http_status
+class KnowledgeError(ApplicationError):
+    """A refusal of the knowledge services (400 unless the raiser says otherwise)."""
 
 
 ORIGIN_OF_SOURCE = {

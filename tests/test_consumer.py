@@ -9,6 +9,7 @@ import gc
 import itertools
 import json
 import threading
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,6 +41,7 @@ from ledger.models import LedgerEvent
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORIGIN = (b"origin", b"http://localhost")
+NOT_FOUND = 4404  # the one close code of a session that is not the caller's, whether or not it exists
 WAIT = 10  # seconds for a frame: a turn touches the database a good few times
 _ips = itertools.count(1)
 
@@ -188,19 +190,42 @@ def test_only_the_principal_connects(world_a: TenantWorld, world_b: TenantWorld)
     async def scenario() -> None:
         # Owner sessions: the anonymous, another member and another tenant's owner are refused.
         for cookie in ("", member_cookie, other_owner_cookie, my_cookie):
-            assert await Chat(owned.pk, cookie).refused_with() == 4403, cookie
+            assert await Chat(owned.pk, cookie).refused_with() == NOT_FOUND, cookie
         # Customer sessions: another customer's cookie, a cookie of another tenant, none at all,
         # and even the agent's owner.
         for cookie in (other_cookie, foreign_tenant_cookie, "", owner_cookie, f"{my_cookie}x"):
-            assert await Chat(mine.pk, cookie).refused_with() == 4403, cookie
+            assert await Chat(mine.pk, cookie).refused_with() == NOT_FOUND, cookie
         # Peers don't use the WebSocket, whatever cookies come along.
-        assert await Chat(peer.pk, f"{owner_cookie}; {my_cookie}").refused_with() == 4403
-        assert await Chat("6f1c3c8e-1111-4222-8333-944455556666", my_cookie).refused_with() == 4404
+        assert await Chat(peer.pk, f"{owner_cookie}; {my_cookie}").refused_with() == NOT_FOUND
+        assert await Chat("6f1c3c8e-1111-4222-8333-944455556666", my_cookie).refused_with() == NOT_FOUND
         # The principals themselves are let in.
         for session_id, cookie in ((owned.pk, owner_cookie), (mine.pk, my_cookie)):
             chat = Chat(session_id, cookie)
             assert (await chat.open())["type"] == "history"
             await chat.close()
+
+    run(scenario)
+
+
+def test_an_unknown_session_and_someone_elses_are_refused_alike(world_a: TenantWorld, world_b: TenantWorld) -> None:
+    """Nothing the server sends tells a stranger which session ids exist: an unknown id, another
+    customer's session and another tenant's owner session get the same handshake and close."""
+    mine, _ = customer_session(world_a)
+    owned, _ = owner_session(world_b)
+    _, stranger = customer_of(world_a)
+
+    async def seen_by_stranger(session_id: Any) -> list[dict[str, Any]]:
+        chat = Chat(session_id, stranger)
+        connected, _ = await chat.ws.connect(timeout=WAIT)
+        frames = [{"connected": connected}, await chat.ws.receive_output(timeout=WAIT)]
+        assert await chat.ws.receive_nothing(timeout=0.2)
+        return frames
+
+    async def scenario() -> None:
+        unknown = await seen_by_stranger(uuid.uuid4())
+        assert unknown == [{"connected": True}, {"type": "websocket.close", "code": NOT_FOUND}]
+        for session_id in (mine.pk, owned.pk):
+            assert await seen_by_stranger(session_id) == unknown
 
     run(scenario)
 

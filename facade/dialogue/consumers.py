@@ -1,10 +1,12 @@
 """The chat WebSocket (`ws/sessions/<uuid>/`): one connection per session, for its principal.
 
-A thin layer over the same selector, rules and services as the HTTP API.  On connect the
-caller must be the session's principal — the signed-in user of an owner session, or the
-customer whose tenant-scoped signed cookie matches a customer session; peers use HTTP only.
-Refusals accept and then close with a code the page can act on (4404 unknown session, 4403
-not yours), since a close before the handshake reaches a browser only as 1006.
+A thin layer over the same selector and services as the HTTP API.  On connect the caller must
+be the session's principal — the signed-in user of an owner session, or the customer whose
+tenant-scoped signed cookie matches a customer session; peers use HTTP only.  Anyone else is
+refused exactly like a session id that does not exist: accepted, then closed with 4404 (a close
+before the handshake reaches a browser only as 1006), so the code never tells which ids exist.
+Every message passes `message_admit`, the gate the HTTP API uses, and a refusal is an `error`
+frame with the code the HTTP API would answer.
 
 A message runs `turn_handle` in a worker thread as a background task, so that a `cancel`
 frame arriving meanwhile is handled at once.  Progress frames come from the runtime's callback;
@@ -22,22 +24,20 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AnonymousUser
 from pydantic import ValidationError
 
+from facade.errors import ApplicationError
+from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
-from facade.tenancy.rules import Audience, PostDecision, may_post
+from facade.tenancy.rules import Audience
 
 from .models import DialogueSession, Message
-from .ratelimit import message_rate_check
 from .runtime.loop import TurnResult, run_cancel, turn_handle
 from .runtime.providers import Provider
 from .schemas import (
@@ -53,13 +53,12 @@ from .schemas import (
     ReplyOut,
     in_frame,
 )
-from .selectors import session_for_caller, session_history
-from .services import DialogueError, rating_record, trust_adjust
+from .selectors import reply_view, session_for_principal, session_history
+from .services import message_admit, rating_record
 
 log = logging.getLogger(__name__)
 
-CLOSE_FORBIDDEN = 4403
-CLOSE_UNKNOWN = 4404
+CLOSE_NOT_FOUND = 4404  # no such session for this caller: unknown and someone else's alike
 DELTA_CHARS = 40  # a reply is streamed in pieces of at least about this size …
 DELTA_MAX = 3  # … and in at most this many (each frame costs the server a write; the text is complete)
 DELTA_PAUSE = 0.0  # seconds between pieces (the text is complete and guarded already; no artificial delay)
@@ -78,28 +77,17 @@ def turn_executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=settings.FACADE_TURN_THREADS, thread_name_prefix="facade-turn")
 
 
-@dataclass
-class ScopeCaller:
-    """What the session selector reads from a request, taken from a WebSocket scope.  It never
-    carries a peer credential: peers don't use the WebSocket."""
-
-    user: Any
-    COOKIES: dict[str, str] = field(default_factory=dict)
-    auth: None = None
+def scope_principal(scope: dict[str, Any]) -> Principal:
+    """The caller of a WebSocket: the user the auth middleware signed in and the cookies sent
+    with the handshake.  Never a peer — peers have no key to show here."""
+    return Principal.of(user=scope.get("user"), cookies=scope.get("cookies") or {})
 
 
-def session_for_scope(scope: dict[str, Any], session_id: Any) -> tuple[DialogueSession | None, int | None]:
-    """The session and None, or None and the close code: unknown session, or not the caller's."""
-    if not DialogueSession.objects.filter(pk=session_id).exists():
-        return None, CLOSE_UNKNOWN
-    caller = ScopeCaller(user=scope.get("user") or AnonymousUser(), COOKIES=dict(scope.get("cookies") or {}))
+def session_or_none(principal: Principal, session_id: Any) -> DialogueSession | None:
     try:
-        session = session_for_caller(request=caller, session_id=session_id)
+        return session_for_principal(principal=principal, session_id=session_id)
     except NotFound:
-        return None, CLOSE_FORBIDDEN
-    if session.audience == Audience.PEER:  # unreachable without a key; refused all the same
-        return None, CLOSE_FORBIDDEN
-    return session, None
+        return None
 
 
 def reply_chunks(text: str) -> list[str]:
@@ -120,12 +108,6 @@ def reply_chunks(text: str) -> list[str]:
     return pieces
 
 
-def reply_view(reply: Message | None) -> dict[str, Any] | None:
-    if reply is None:
-        return None
-    return {"id": reply.pk, "text": reply.text, "citations": reply.citations, "stop_reason": reply.stop_reason}
-
-
 def message_view(message: Message) -> dict[str, Any]:
     return {
         "id": message.pk,
@@ -137,8 +119,8 @@ def message_view(message: Message) -> dict[str, Any]:
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
+    principal: Principal
     session: DialogueSession
-    user_id: int | None
     ip: str
 
     async def connect(self) -> None:
@@ -147,16 +129,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.worker: asyncio.Task[None] | None = None
         self.cancel_event: threading.Event | None = None
         self.progress_sent: asyncio.Future[None] | None = None
-        session, refusal = await database_sync_to_async(session_for_scope)(
-            self.scope, self.scope["url_route"]["kwargs"]["session_id"]
+        self.principal = scope_principal(self.scope)
+        session = await database_sync_to_async(session_or_none)(
+            self.principal, self.scope["url_route"]["kwargs"]["session_id"]
         )
         await self.accept()
         if session is None:
             self.closed = True
-            await self.close(code=refusal)
+            await self.close(code=CLOSE_NOT_FOUND)
             return
         self.session = session
-        self.user_id = session.user_id
         client = self.scope.get("client") or ("unknown", 0)
         self.ip = str(client[0] or "unknown")
         history = await database_sync_to_async(session_history)(session)
@@ -182,7 +164,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         except ValueError:
             raw = None
         if not isinstance(raw, dict):
-            await self._error("malformed_frame", "a frame is a JSON object with a type")
+            await self._refuse(ApplicationError("malformed_frame", "a frame is a JSON object with a type"))
             return
         try:
             frame = in_frame.validate_python(raw)
@@ -190,12 +172,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or 'frame'}: {e['msg']}" for e in exc.errors()[:3]
             )
-            await self._error("malformed_frame", problems[:300], client_message_id=_cid(raw))
+            await self._refuse(ApplicationError("malformed_frame", problems[:300]), client_message_id=_cid(raw))
             return
         if isinstance(frame, MessageFrame):
-            refusal = await database_sync_to_async(self._admit)(frame)
-            if refusal is not None:
-                await self._send(refusal.frame())
+            try:
+                await database_sync_to_async(self._admit)(frame)
+            except ApplicationError as exc:
+                await self._refuse(exc, client_message_id=frame.client_message_id)
                 return
             self.queue.put_nowait(frame)
         elif isinstance(frame, CancelFrame):
@@ -207,66 +190,30 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(frame, RateFrame):
             try:
                 stars = await database_sync_to_async(self._rate)(frame)
-            except DialogueError as exc:
-                await self._error(exc.code, exc.detail)
+            except ApplicationError as exc:
+                await self._refuse(exc)
                 return
             await self._send(RatedOut(stars=stars).frame())
 
-    def _fresh(self) -> DialogueSession:
-        return DialogueSession.objects.select_related("agent__tenant", "tenant").get(pk=self.session.pk)
-
-    def _current(self) -> DialogueSession:
-        """The connection's session with its status and last activity read again: what may change
-        while the socket is open.  The agent and principal were read at connect and are fixed for
-        the session (a change of the agent's published behaviour closes its sessions)."""
-        row = DialogueSession.objects.filter(pk=self.session.pk).values_list("status", "last_activity_at").first()
-        if row is not None:
-            self.session.status, self.session.last_activity_at = row
-        return self.session
-
     def _still_owner(self) -> bool:
-        """Asked again at every message and before every owner tool call, from the database."""
-        if self.user_id is None:
-            return False
-        user = get_user_model().objects.filter(pk=self.user_id, is_active=True).first()
-        return user is not None and AgentPolicy.is_owner(user, self.session.agent)
+        """Asked again before every owner tool call, from the database."""
+        user_id = self.principal.user_id
+        return user_id is not None and AgentPolicy.still_owns(user_id=user_id, agent=self.session.agent)
 
-    def _admit(self, frame: MessageFrame) -> ErrorOut | None:
-        """The checks of the HTTP endpoint, in the same order: may the principal still post,
-        then the rate limits (a customer who hits one loses some trust)."""
-        session = self._current()
-        decision = may_post(
-            audience=session.audience,
-            status=session.status,
-            caller_still_owner=session.audience == Audience.OWNER and self._still_owner(),
-        )
-        cid = frame.client_message_id
-        if decision == PostDecision.NO_LONGER_OWNER:
-            return ErrorOut(
-                code="no_longer_owner", detail="you are no longer an owner of this agent", client_message_id=cid
-            )
-        if decision == PostDecision.SESSION_NOT_OPEN:
-            return ErrorOut(
-                code=f"session_{session.status}",
-                detail="this session does not accept messages any more; open a new one",
-                client_message_id=cid,
-            )
-        if decision != PostDecision.ALLOWED:
-            return ErrorOut(code=decision.value, detail="this session does not accept messages", client_message_id=cid)
-        limited = message_rate_check(customer_id=str(session.customer_id) if session.customer_id else None, ip=self.ip)
-        if limited is None:
-            return None
-        if session.customer_id is not None:
-            trust_adjust(customer_id=session.customer_id, reason="rate_limited")
-        return ErrorOut(
-            code="rate_limited",
-            detail=f"too many messages; try again in {limited.retry_after} s",
-            client_message_id=cid,
-            retry_after=limited.retry_after,
+    def _admit(self, frame: MessageFrame) -> None:
+        """The gate of the HTTP endpoint; the session as it reads now is the one the turn uses."""
+        self.session = message_admit(
+            principal=self.principal,
+            session_id=self.session.pk,
+            text=frame.text,
+            client_message_id=frame.client_message_id,
+            ip=self.ip,
+            held=self.session,
         )
 
     def _rate(self, frame: RateFrame) -> int:
-        return rating_record(session=self._fresh(), stars=frame.stars, comment=frame.comment).stars
+        # The audience never changes and the service reads whether it was rated: the copy in hand will do.
+        return rating_record(session=self.session, stars=frame.stars, comment=frame.comment).stars
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -280,13 +227,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.cancel_event = threading.Event()
             try:
                 await self._turn(frame, self.cancel_event)
-            except DialogueError as exc:
-                await self._error(exc.code, exc.detail, client_message_id=frame.client_message_id)
+            except ApplicationError as exc:
+                await self._refuse(exc, client_message_id=frame.client_message_id)
             except Exception:  # one broken turn must not end the connection
                 log.exception("chat turn failed", extra={"session": str(self.session.pk)})
-                await self._error(
-                    "internal_error",
-                    "something went wrong; please try again",
+                await self._refuse(
+                    ApplicationError("internal_error", "something went wrong; please try again"),
                     client_message_id=frame.client_message_id,
                 )
             finally:
@@ -350,8 +296,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json(frame)
 
-    async def _error(self, code: str, detail: str, client_message_id: str | None = None) -> None:
-        await self._send(ErrorOut(code=code, detail=detail, client_message_id=client_message_id).frame())
+    async def _refuse(self, error: ApplicationError, client_message_id: str | None = None) -> None:
+        """The one writer of `error` frames: the code, detail and retry_after the HTTP API would
+        answer (its status has no place in a frame), and the message refused, if any."""
+        frame = ErrorOut(
+            code=error.code, detail=error.detail, client_message_id=client_message_id, retry_after=error.retry_after
+        )
+        await self._send(frame.frame())
 
     @classmethod
     async def encode_json(cls, content: Any) -> str:

@@ -2,37 +2,33 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from django.db.models import Q
-
-from facade.tenancy.identity import customer_from_request
-from facade.tenancy.models import PeerCredential
+from facade.tenancy.identity import Principal
 from facade.tenancy.policy import NotFound
 
-from .models import DialogueSession
+from .models import DialogueSession, Message
 
 
-def session_for_caller(*, request: Any, session_id: Any) -> DialogueSession:
+def session_for_principal(*, principal: Principal, session_id: uuid.UUID | str) -> DialogueSession:
     """The session, if the caller is its principal; otherwise NotFound, exactly as if the id
-    did not exist.  A peer request is matched only by its key, never by cookies."""
+    did not exist (both edges answer the two alike).  One read: the principal is matched against
+    the session's own ids, and a customer cookie is checked by its signature alone — the session
+    row itself proves that its customer exists in its tenant."""
     session = DialogueSession.objects.select_related("agent__tenant", "tenant").filter(pk=session_id).first()
-    if session is None:
-        raise NotFound(str(session_id))
-    credential = request.auth if isinstance(getattr(request, "auth", None), PeerCredential) else None
-    if credential is not None:
-        mine = Q(peer=credential)
-    else:
-        mine = Q(pk__in=[])
-        user = request.user
-        if user.is_authenticated:
-            mine |= Q(user=user)
-        customer = customer_from_request(request, session.tenant)
-        if customer is not None:
-            mine |= Q(customer=customer)
-    if not DialogueSession.objects.filter(mine, pk=session.pk).exists():
+    if session is None or not principal.is_principal(
+        tenant_id=session.tenant_id, user_id=session.user_id, customer_id=session.customer_id, peer_id=session.peer_id
+    ):
         raise NotFound(str(session_id))
     return session
+
+
+def reply_view(reply: Message | None) -> dict[str, Any] | None:
+    """The agent's reply as both edges send it: its text, what it cited and why the run stopped."""
+    if reply is None:
+        return None
+    return {"id": reply.pk, "text": reply.text, "citations": reply.citations, "stop_reason": reply.stop_reason}
 
 
 def request_view(request: Any) -> dict[str, Any]:
@@ -49,7 +45,7 @@ def request_view(request: Any) -> dict[str, Any]:
 def session_history(session: DialogueSession) -> dict[str, Any]:
     """What the principal of a session sees again after a reload: its latest 500 messages,
     oldest first, and the requests it registered with who acts next."""
-    from .models import CustomerRequest, Message, Rating
+    from .models import CustomerRequest, Rating
 
     messages = [
         {

@@ -6,14 +6,18 @@ import datetime as dt
 import json
 import uuid
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from facade.errors import ApplicationError
+from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile, Customer, PeerCredential
-from facade.tenancy.rules import Audience, PrincipalType
+from facade.tenancy.policy import AgentPolicy, NotFound
+from facade.tenancy.rules import Audience, PostDecision, PrincipalType, may_post
 from facade.tenancy.schemas import Actor
 from knowledge.services import knowledge_hits_record
 from ledger.services import ledger_append
@@ -30,13 +34,12 @@ from .models import (
     Span,
     TrustChange,
 )
+from .ratelimit import message_rate_check
+from .selectors import session_for_principal
 
 
-class DialogueError(ValueError):
-    def __init__(self, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
+class DialogueError(ApplicationError):
+    """A refusal of the dialogue services (400 unless the raiser says otherwise)."""
 
 
 def session_actor(session: DialogueSession) -> Actor:
@@ -87,6 +90,94 @@ def session_open(
     return session
 
 
+def message_admit(
+    *,
+    principal: Principal,
+    session_id: uuid.UUID | str,
+    text: str,
+    client_message_id: str = "",
+    ip: str | None = None,
+    held: DialogueSession | None = None,
+) -> DialogueSession:
+    """The one gate a message passes before its turn, asked alike by the HTTP API and the chat
+    WebSocket; it returns the session as read now, and the turn goes on with that copy.  In order:
+
+    - the session is the caller's — else 404 `not_found`, as for an id that does not exist;
+    - its principal may still post in it — else 403 `no_longer_owner` (an owner since removed,
+      asked of the database) or 409 `session_<status>`;
+    - the message is one the session would store — else 400 `empty_message`,
+      `message_too_long` or `invalid_client_message_id`;
+    - the caller is within its rate limits (per customer and per IP, or per peer key) — else
+      429 `rate_limited` with `retry_after`, and a customer who hits one loses some trust.
+
+    Its cost is the turn's: one read of the session (only its status and last activity when the
+    caller passes the session it `held` since it was established as its principal), one more for
+    an owner session, and one round trip to the cache for every limit together.  A session that
+    has been idle too long is still open here; storing the message expires it (`run_start`)."""
+    if held is not None and held.pk == session_id:
+        session = _refreshed(held)
+    else:
+        session = session_for_principal(principal=principal, session_id=session_id)
+    owner = session.audience == Audience.OWNER
+    decision = may_post(
+        audience=session.audience,
+        status=session.status,
+        caller_still_owner=owner
+        and principal.user_id is not None
+        and AgentPolicy.still_owns(user_id=principal.user_id, agent=session.agent),
+    )
+    if decision == PostDecision.NO_LONGER_OWNER:
+        raise DialogueError("no_longer_owner", "you are no longer an owner of this agent", HTTPStatus.FORBIDDEN)
+    if decision == PostDecision.SESSION_NOT_OPEN:
+        raise _not_open(session.status)
+    if decision != PostDecision.ALLOWED:
+        raise DialogueError(decision.value, "this session does not accept messages", HTTPStatus.CONFLICT)
+    _message_check(text=text, client_message_id=client_message_id)
+    limited = message_rate_check(
+        customer_id=str(session.customer_id) if session.customer_id else None,
+        peer_id=str(session.peer_id) if session.peer_id else None,
+        ip=None if session.peer_id else ip,  # a peer is counted by its key, wherever it calls from
+    )
+    if limited is not None:
+        if session.customer_id is not None:
+            trust_adjust(customer_id=session.customer_id, reason="rate_limited")
+        raise DialogueError(
+            "rate_limited",
+            f"too many messages; try again in {limited.retry_after} s",
+            HTTPStatus.TOO_MANY_REQUESTS,
+            retry_after=limited.retry_after,
+        )
+    return session
+
+
+def _refreshed(session: DialogueSession) -> DialogueSession:
+    """A session the caller already holds (the chat WebSocket, since it connected as the
+    session's principal) with what can change while it is held read again: its status and last
+    activity.  Its agent and principal are fixed for the session (a change to what the agent
+    tells customers closes its sessions), so one narrow read will do."""
+    row = DialogueSession.objects.filter(pk=session.pk).values_list("status", "last_activity_at").first()
+    if row is None:
+        raise NotFound(str(session.pk))
+    session.status, session.last_activity_at = row
+    return session
+
+
+def _not_open(status: str) -> DialogueError:
+    return DialogueError(
+        f"session_{status}", "this session does not accept messages any more; open a new one", HTTPStatus.CONFLICT
+    )
+
+
+def _message_check(*, text: str, client_message_id: str) -> None:
+    if not text.strip():
+        raise DialogueError("empty_message", "a message needs some text")
+    limit = settings.FACADE_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
+    if len(client_message_id) > 64:
+        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
+
+
 def message_post(*, session: DialogueSession, text: str, client_message_id: str = "") -> tuple[Message, bool]:
     """Store a message from the session's principal, without a run.  A repeated
     client_message_id returns the message already stored instead of a second one.  A session
@@ -132,13 +223,7 @@ def run_start(
 
 
 def _message_store(*, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity | None) -> RunStart:
-    if not text.strip():
-        raise DialogueError("empty_message", "a message needs some text")
-    limit = settings.FACADE_MESSAGE_MAX_CHARS
-    if len(text) > limit:
-        raise DialogueError("message_too_long", f"a message may have at most {limit} characters")
-    if len(client_message_id) > 64:
-        raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
+    _message_check(text=text, client_message_id=client_message_id)
     idle = settings.FACADE_SESSION_IDLE_MINUTES
     if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), idle):
         # The copy in hand may be stale (a WebSocket holds it for long): decide under the lock.
@@ -156,9 +241,7 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
             existing = _stored(locked, client_message_id)
             if existing is not None:
                 return RunStart(existing, None, created=False, counted=False)
-            raise DialogueError(
-                f"session_{locked.status}", "this session does not accept messages any more; open a new one"
-            )
+            raise _not_open(locked.status)
         session.last_activity_at = now
         if run is not None and connection.vendor == "postgresql":
             started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
@@ -552,7 +635,7 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     if len(comment) > 2000:
         raise DialogueError("invalid_rating", "a comment may have at most 2000 characters")
     if Rating.objects.filter(session=session).exists():
-        raise DialogueError("already_rated", "this conversation has been rated already")
+        raise DialogueError("already_rated", "this conversation has been rated already", HTTPStatus.CONFLICT)
     rating = Rating.objects.create(
         session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip()
     )

@@ -6,19 +6,32 @@ reach raises NotFound, so another tenant's object looks exactly like one that do
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any, cast
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.translation import gettext
+
+from facade.errors import ApplicationError
 
 from .models import AgentProfile, Membership, Role, Tenant
 
 UserLike = AbstractBaseUser | AnonymousUser | Any
 
 
-class NotFound(LookupError):
-    """The object does not exist for this caller (whether or not it exists at all)."""
+class NotFound(ApplicationError):
+    """The object does not exist for this caller (whether or not it exists at all).  `what` is
+    kept for tracebacks only: the answer never echoes it, so "no such" and "not yours" read
+    alike."""
+
+    http_status = HTTPStatus.NOT_FOUND
+
+    def __init__(self, what: str = "") -> None:
+        super().__init__("not_found", gettext("Not found."))
+        self.what = what
 
 
 def _active(user: UserLike) -> bool:
@@ -46,6 +59,16 @@ class AgentPolicy:
     @classmethod
     def is_owner(cls, user: UserLike, agent: AgentProfile) -> bool:
         return cls.owned(user).filter(pk=agent.pk).exists()
+
+    @staticmethod
+    def still_owns(*, user_id: int, agent: AgentProfile) -> bool:
+        """`is_owner` for a user known by id, asked of the database in one query.  A WebSocket
+        keeps the user it connected with for hours: deactivation, a lost owner role or removal
+        from the agent's owners must count at its next message all the same."""
+        listed = AgentProfile.objects.filter(pk=agent.pk, owners=OuterRef("pk"))
+        owner_role = Membership.objects.filter(user_id=OuterRef("pk"), tenant_id=agent.tenant_id, role=Role.OWNER)
+        users = get_user_model().objects.filter(pk=user_id, is_active=True)
+        return users.filter(Q(is_staff=True) | (Exists(listed) & Exists(owner_role))).exists()
 
     @classmethod
     def get_owned(cls, user: UserLike, slug: str) -> AgentProfile:

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from facade.errors import ApplicationError
 from ledger.services import ledger_append
 
 from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant
@@ -19,11 +20,8 @@ from .schemas import Actor, IssuedPeerKey
 PEER_KEY_PREFIX = "fpk"
 
 
-class TenancyError(ValueError):
-    def __init__(self, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
+class TenancyError(ApplicationError):
+    """A refusal of the tenancy services (400 unless the raiser says otherwise)."""
 
 
 def _event(

@@ -12,14 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import ApiError, BoundedJSONParser, error_response
+from facade.api import BoundedJSONParser, error_response
+from facade.errors import ApplicationError
 from facade.tenancy.api.audience import request_audience
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.schemas import Actor
 
 from ..extract import MAX_BYTES as MAX_UPLOAD
-from ..extract import ExtractError, extract, extract_text
+from ..extract import extract, extract_text
 from ..ingest import ingest_material
 from ..jobs import ingest_job_create, ingest_job_status
 from ..models import EntryVersion, IngestJob, Kind, KnowledgeEntry, SourceType, Status
@@ -32,10 +33,6 @@ from ..services import (
     knowledge_unquarantine,
     regulated_term_add,
 )
-
-
-def _knowledge_error(exc: KnowledgeError | ExtractError) -> ApiError:
-    return ApiError(exc.code, exc.detail, exc.http_status)
 
 
 class SourceSerializer(serializers.Serializer):
@@ -119,32 +116,27 @@ class IngestView(APIView):
         agent = _owned(request, slug)
         actor = Actor.human(request.user.pk)
         upload = request.FILES.get("file") if hasattr(request, "FILES") else None
-        try:
-            if upload is not None:
-                data = upload.read(MAX_UPLOAD + 1)
-                extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
-                outcome = ingest_material(
-                    agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor
-                )
-            else:
-                if "source" not in request.data:
-                    raise KnowledgeError("source_required", 'JSON material needs a source: {"type", "ref"}')
-                payload = TextIngestIn(data=request.data)
-                payload.is_valid(raise_exception=True)
-                values: dict[str, Any] = payload.validated_data
-                extracted = extract_text(values["title"], values["text"])
-                source = values["source"]
-                outcome = ingest_material(
-                    agent=agent,
-                    extracted=extracted,
-                    document=f"{source['ref']}",
-                    actor=actor,
-                    source_type=source["type"],
-                    kind=values["kind"],
-                    confidence=values.get("confidence"),
-                )
-        except (KnowledgeError, ExtractError) as exc:
-            raise _knowledge_error(exc) from exc
+        if upload is not None:
+            data = upload.read(MAX_UPLOAD + 1)
+            extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
+            outcome = ingest_material(agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor)
+        else:
+            if "source" not in request.data:
+                raise KnowledgeError("source_required", 'JSON material needs a source: {"type", "ref"}')
+            payload = TextIngestIn(data=request.data)
+            payload.is_valid(raise_exception=True)
+            values: dict[str, Any] = payload.validated_data
+            extracted = extract_text(values["title"], values["text"])
+            source = values["source"]
+            outcome = ingest_material(
+                agent=agent,
+                extracted=extracted,
+                document=f"{source['ref']}",
+                actor=actor,
+                source_type=source["type"],
+                kind=values["kind"],
+                confidence=values.get("confidence"),
+            )
         body = {
             "document": outcome.document,
             "sha256": outcome.sha256,
@@ -188,11 +180,11 @@ class SearchView(APIView):
         audience, _ = request_audience(request, agent)
         query = request.query_params.get("q", "").strip()
         if not query or len(query) > 500:
-            raise ApiError("invalid_input", "q is required and may have at most 500 characters")
+            raise ApplicationError("invalid_input", "q is required and may have at most 500 characters")
         try:
             limit = int(request.query_params.get("limit", 5))
         except ValueError as exc:
-            raise ApiError("invalid_input", "limit must be a number") from exc
+            raise ApplicationError("invalid_input", "limit must be a number") from exc
         # A GET only reads: misses are counted from conversations (the runtime's search tool).
         results = knowledge_search(agent=agent, query=query, audience=audience, limit=limit)
         public = ("entry_id", "version", "title", "snippet", "status", "source")
@@ -277,11 +269,8 @@ class RestoreView(APIView):
         try:
             number = int(request.data.get("version"))  # type: ignore[arg-type]  # None → TypeError → 400
         except (TypeError, ValueError) as exc:
-            raise ApiError("invalid_input", "version must be a number") from exc
-        try:
-            restored = entry_restore(entry=entry, number=number, actor=Actor.human(request.user.pk))
-        except KnowledgeError as exc:
-            raise _knowledge_error(exc) from exc
+            raise ApplicationError("invalid_input", "version must be a number") from exc
+        restored = entry_restore(entry=entry, number=number, actor=Actor.human(request.user.pk))
         return Response(VersionOut(restored).data, status=status.HTTP_201_CREATED)
 
 
@@ -302,10 +291,7 @@ class _BatchView(APIView):
         payload = BatchIn(data=request.data)
         payload.is_valid(raise_exception=True)
         action = knowledge_unquarantine if self.release else knowledge_quarantine
-        try:
-            count = action(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
-        except KnowledgeError as exc:
-            raise _knowledge_error(exc) from exc
+        count = action(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
         return Response({"versions": count})
 
 
@@ -376,11 +362,8 @@ class UploadView(APIView):
         agent = _owned(request, slug)
         upload = request.FILES.get("file")
         if upload is None:
-            raise ApiError("invalid_input", "send the document in the multipart field `file`")
-        try:
-            extracted = extract(upload.name or "upload", upload.read(MAX_UPLOAD + 1), declared_type=upload.content_type)
-        except ExtractError as exc:
-            raise _knowledge_error(exc) from exc
+            raise ApplicationError("invalid_input", "send the document in the multipart field `file`")
+        extracted = extract(upload.name or "upload", upload.read(MAX_UPLOAD + 1), declared_type=upload.content_type)
         job = ingest_job_create(
             agent=agent, filename=upload.name or "upload", extracted=extracted, actor=Actor.human(request.user.pk)
         )
@@ -428,8 +411,5 @@ class RegulatedTermsView(APIView):
         agent = _owned(request, slug)
         payload = RegulatedTermIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        try:
-            row = regulated_term_add(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
-        except KnowledgeError as exc:
-            raise _knowledge_error(exc) from exc
+        row = regulated_term_add(agent=agent, actor=Actor.human(request.user.pk), **payload.validated_data)
         return Response(RegulatedTermIn(row).data, status=status.HTTP_201_CREATED)

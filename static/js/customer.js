@@ -261,7 +261,7 @@
       ws = null;
       running = {};
       busy();
-      if (event.code === 4403 || event.code === 4404) { endSession(); restart(); return; }   // not ours (any more)
+      if (event.code === 4404) { endSession(); restart(); return; }   // no such session for us (any more)
       failures += 1;
       if (!wsEverOpened && failures >= 2) { useHttp = true; return loadOverHttp(); }
       setStatus(T.reconnecting);

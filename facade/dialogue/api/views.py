@@ -11,18 +11,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import ApiError, error_response
-from facade.tenancy.api.audience import request_audience
+from facade.api import error_response
+from facade.errors import ApplicationError
+from facade.tenancy.api.audience import request_audience, request_principal
 from facade.tenancy.identity import customer_for_request, set_customer_cookie
 from facade.tenancy.policy import AgentPolicy, NotFound
-from facade.tenancy.rules import Audience, PostDecision, find_audience_key, first_audience_name, may_post
+from facade.tenancy.rules import Audience, find_audience_key, first_audience_name
 from facade.tenancy.schemas import Actor
 
-from ..models import CustomerRequest, DialogueSession, Message
-from ..ratelimit import message_rate_check
+from ..models import CustomerRequest, DialogueSession
 from ..runtime.loop import run_cancel, turn_handle
-from ..selectors import request_view, session_for_caller, session_history
-from ..services import DialogueError, rating_record, request_transition, session_open, trust_adjust
+from ..selectors import reply_view, request_view, session_for_principal, session_history
+from ..services import message_admit, rating_record, request_transition, session_open
 
 
 class SessionOut(serializers.Serializer):
@@ -59,13 +59,15 @@ def refuse_audience_spoofing(request: Request) -> None:
     ):
         found = first_audience_name(names)
         if found is not None:
-            raise ApiError("audience_is_server_derived", f"the audience is derived by the server ({source} {found!r})")
+            raise ApplicationError(
+                "audience_is_server_derived", f"the audience is derived by the server ({source} {found!r})"
+            )
     data: Any = request.data
     if hasattr(data, "lists"):
         data = {key: values for key, values in data.lists()}
     found = find_audience_key(data)
     if found is not None:
-        raise ApiError("audience_is_server_derived", f"the audience is derived by the server (body {found!r})")
+        raise ApplicationError("audience_is_server_derived", f"the audience is derived by the server (body {found!r})")
 
 
 @extend_schema(
@@ -115,7 +117,7 @@ class SessionCreateView(APIView):
 )
 class SessionDetailView(APIView):
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_for_caller(request=request, session_id=session_id)
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
         return Response(SessionOut(session).data)
 
 
@@ -150,43 +152,8 @@ class HistoryItem(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-def reply_view(reply: Message | None) -> dict[str, Any] | None:
-    if reply is None:
-        return None
-    return {"id": reply.pk, "text": reply.text, "citations": reply.citations, "stop_reason": reply.stop_reason}
-
-
-def client_ip(request: Any) -> str:
+def client_ip(request: Request) -> str:
     return str(request.META.get("REMOTE_ADDR") or "unknown")
-
-
-def refuse_if_limited(session: DialogueSession, request: Request) -> None:
-    limited = message_rate_check(
-        customer_id=str(session.customer_id) if session.customer_id else None,
-        peer_id=str(session.peer_id) if session.peer_id else None,
-        ip=None if session.peer_id else client_ip(request),
-    )
-    if limited is None:
-        return
-    if session.customer_id is not None:
-        trust_adjust(customer_id=session.customer_id, reason="rate_limited")
-    error = ApiError(
-        "rate_limited", f"too many messages; try again in {limited.retry_after} s", status.HTTP_429_TOO_MANY_REQUESTS
-    )
-    error.retry_after = limited.retry_after  # type: ignore[attr-defined]
-    raise error
-
-
-def check_may_post(session: DialogueSession, request: Request) -> None:
-    decision = may_post(
-        audience=session.audience,
-        status=session.status,
-        caller_still_owner=session.audience == Audience.OWNER and AgentPolicy.is_owner(request.user, session.agent),
-    )
-    if decision == PostDecision.NO_LONGER_OWNER:
-        raise ApiError("no_longer_owner", "you are no longer an owner of this agent", status.HTTP_403_FORBIDDEN)
-    if decision != PostDecision.ALLOWED:
-        raise ApiError(decision.value, "this session does not accept messages", status.HTTP_409_CONFLICT)
 
 
 class MessagesView(APIView):
@@ -207,7 +174,7 @@ class MessagesView(APIView):
         tags=["sessions"],
     )
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_for_caller(request=request, session_id=session_id)
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
         return Response(session_history(session))
 
     @extend_schema(
@@ -238,29 +205,28 @@ class MessagesView(APIView):
             401: error_response("`invalid_peer_key`"),
             403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
             404: error_response("`not_found`"),
-            409: error_response("`session_not_open`, `session_expired`"),
+            409: error_response("`session_expired`, `session_closed`"),
             429: error_response("`rate_limited` (with a Retry-After header)"),
         },
         tags=["sessions"],
     )
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_for_caller(request=request, session_id=session_id)
+        principal = request_principal(request)
         payload = MessageIn(data=request.data)
-        payload.is_valid(raise_exception=True)
-        check_may_post(session, request)
-        refuse_if_limited(session, request)
-        try:
-            result = turn_handle(
-                session=session,
-                text=payload.validated_data["text"],
-                client_message_id=payload.validated_data["client_message_id"],
-            )
-        except DialogueError as exc:
-            raise ApiError(
-                exc.code,
-                exc.detail,
-                status.HTTP_409_CONFLICT if exc.code.startswith("session_") else status.HTTP_400_BAD_REQUEST,
-            ) from exc
+        if not payload.is_valid():
+            # Someone else's session answers 404 whatever the body, as everywhere; the lookup is
+            # made here only on this path, since message_admit reads the session anyway.
+            session_for_principal(principal=principal, session_id=session_id)
+            raise serializers.ValidationError(payload.errors)
+        text, client_message_id = payload.validated_data["text"], payload.validated_data["client_message_id"]
+        session = message_admit(
+            principal=principal,
+            session_id=session_id,
+            text=text,
+            client_message_id=client_message_id,
+            ip=client_ip(request),
+        )
+        result = turn_handle(session=session, text=text, client_message_id=client_message_id)
         body = {
             "message": MessageOut(result.message).data,
             "duplicate": result.duplicate,
@@ -282,7 +248,7 @@ class MessagesView(APIView):
 )
 class CancelView(APIView):
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_for_caller(request=request, session_id=session_id)
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
         return Response({"cancelled": run_cancel(session=session)})
 
 
@@ -304,19 +270,12 @@ class RatingIn(serializers.Serializer):
 )
 class RatingView(APIView):
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_for_caller(request=request, session_id=session_id)
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
         payload = RatingIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        try:
-            rating = rating_record(
-                session=session, stars=payload.validated_data["stars"], comment=payload.validated_data["comment"]
-            )
-        except DialogueError as exc:
-            raise ApiError(
-                exc.code,
-                exc.detail,
-                status.HTTP_409_CONFLICT if exc.code == "already_rated" else status.HTTP_400_BAD_REQUEST,
-            ) from exc
+        rating = rating_record(
+            session=session, stars=payload.validated_data["stars"], comment=payload.validated_data["comment"]
+        )
         return Response({"stars": rating.stars}, status=status.HTTP_201_CREATED)
 
 
@@ -341,12 +300,7 @@ class RequestTransitionView(APIView):
             raise NotFound(str(request_id))
         payload = TransitionIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        try:
-            moved = request_transition(
-                request=found, to=payload.validated_data["to"], actor=Actor.human(request.user.pk)
-            )
-        except DialogueError as exc:
-            raise ApiError(exc.code, exc.detail) from exc
+        moved = request_transition(request=found, to=payload.validated_data["to"], actor=Actor.human(request.user.pk))
         return Response(request_view(moved))
 
 

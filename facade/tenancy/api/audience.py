@@ -1,12 +1,15 @@
-"""The one place an HTTP request's audience towards an agent is derived (red line 1)."""
+"""The one place an HTTP request's audience towards an agent is derived (red line 1), and its
+principal read."""
 
 from __future__ import annotations
 
-from rest_framework import status
+from http import HTTPStatus
+
 from rest_framework.request import Request
 
-from facade.api import ApiError
+from facade.errors import ApplicationError
 
+from ..identity import Principal
 from ..models import AgentProfile, PeerCredential
 from ..policy import AgentPolicy, is_platform_operator
 from ..rules import Audience, CallerFacts, derive_audience
@@ -18,7 +21,7 @@ def request_audience(request: Request, agent: AgentProfile) -> tuple[Audience, P
     platform operator makes an owner, anyone else is a customer."""
     credential = request.auth if isinstance(request.auth, PeerCredential) else None
     if credential is not None and credential.agent_id != agent.pk:
-        raise ApiError("invalid_peer_key", "this key belongs to another agent", status.HTTP_401_UNAUTHORIZED)
+        raise ApplicationError("invalid_peer_key", "this key belongs to another agent", HTTPStatus.UNAUTHORIZED)
     user = request.user
     facts = CallerFacts(
         has_valid_peer_key=credential is not None,
@@ -27,3 +30,10 @@ def request_audience(request: Request, agent: AgentProfile) -> tuple[Audience, P
         is_platform_operator=credential is None and is_platform_operator(user),
     )
     return derive_audience(facts), credential
+
+
+def request_principal(request: Request) -> Principal:
+    """Who calls: the peer whose key authenticated the request (and nothing else), otherwise
+    the signed-in user and the customer cookies the browser sent."""
+    credential = request.auth if isinstance(request.auth, PeerCredential) else None
+    return Principal.of(user=request.user, peer=credential, cookies=request.COOKIES)

@@ -9,12 +9,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import ApiError, error_response
+from facade.api import error_response
 
 from ..models import PeerCredential
 from ..policy import AgentPolicy, NotFound
 from ..schemas import Actor
-from ..services import TenancyError, peer_key_create, peer_key_revoke
+from ..services import peer_key_create, peer_key_revoke
 
 
 class PeerKeyIn(serializers.Serializer):
@@ -62,15 +62,12 @@ class PeerKeyListView(APIView):
         agent = AgentPolicy.get_owned(request.user, slug)
         payload = PeerKeyIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        try:
-            issued = peer_key_create(
-                agent=agent,
-                name=payload.validated_data["name"],
-                actor=Actor.human(request.user.pk),
-                created_by=request.user,
-            )
-        except TenancyError as exc:
-            raise ApiError(exc.code, exc.detail) from exc
+        issued = peer_key_create(
+            agent=agent,
+            name=payload.validated_data["name"],
+            actor=Actor.human(request.user.pk),
+            created_by=request.user,
+        )
         return Response(
             {"id": issued.credential_id, "name": issued.name, "key": issued.key}, status=status.HTTP_201_CREATED
         )
