@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Register this app's ledger event types in the catalogue, so that ledger_append knows
+        # them before anything is written and the docs list them.
+        from . import events  # noqa: F401

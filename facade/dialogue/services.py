@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import transaction
@@ -13,9 +13,8 @@ from django.utils import timezone
 from facade.tenancy.models import AgentProfile, Customer, PeerCredential
 from facade.tenancy.rules import Audience, PrincipalType
 from facade.tenancy.schemas import Actor
-from ledger.services import ledger_append
 
-from . import rules
+from . import events, rules
 from .models import CustomerRequest, DialogueSession, Message, Rating, SessionStatus, TrustChange
 
 
@@ -61,16 +60,7 @@ def session_open(
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=agent.tenant_id,
-        event_type="session.opened",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"agent": agent.slug, "audience": audience.value, "principal_type": principal_type.value},
-    )
+    events.session_opened(session=session, actor=session_actor(session))
     return session
 
 
@@ -122,31 +112,14 @@ def _message_store(
     locked.save(update_fields=["last_activity_at"])
     if on_stored is not None:
         on_stored(message)
-    actor = session_actor(locked)
-    ledger_append(
-        chain_id=locked.tenant_id,
-        event_type="message.posted",
-        entity_type="session",
-        entity_id=locked.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"message_id": message.pk, "chars": len(text)},
-    )
+    events.message_posted(session=locked, message=message, actor=session_actor(locked))
     return message, True
 
 
 def _expire(session: DialogueSession) -> None:
     session.status = SessionStatus.EXPIRED
     session.save(update_fields=["status"])
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type="session.expired",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type="platform",
-        actor_id="sessions",
-        payload={"idle_minutes": settings.FACADE_SESSION_IDLE_MINUTES},
-    )
+    events.session_expired(session=session, idle_minutes=settings.FACADE_SESSION_IDLE_MINUTES)
 
 
 def sessions_expire() -> int:
@@ -167,12 +140,22 @@ def sessions_expire() -> int:
     return done
 
 
+# Each kind of request has its own event type (the auditor filters on them).
+_SUBMITTED = {"request": events.request_submitted, "handoff": events.handoff_submitted}
+
+
 @transaction.atomic
 def request_submit(
-    *, session: DialogueSession, summary: str, details: dict[str, str], kind: str = "request", run: Any = None
+    *,
+    session: DialogueSession,
+    summary: str,
+    details: dict[str, str],
+    kind: Literal["request", "handoff"] = "request",
+    run: Any = None,
 ) -> CustomerRequest:
     """Register what a customer or peer wants done, in the first state of the agent's flow.
     Owners never submit requests (no ordering on a customer's behalf)."""
+    submitted = _SUBMITTED[kind]
     if session.audience == Audience.OWNER:
         raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
     flow = session.agent.request_flow
@@ -187,16 +170,7 @@ def request_submit(
         details={str(k)[:40]: str(v)[:500] for k, v in list(details.items())[:10]},
         flow=flow,
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type=f"{kind}.submitted",
-        entity_type="request",
-        entity_id=request.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"session": str(session.pk), "state": request.state, "fields": sorted(request.details)},
-    )
+    submitted(session=session, request=request, actor=session_actor(session))
     return request
 
 
@@ -208,15 +182,7 @@ def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> Cu
     before = locked.state
     locked.state = to
     locked.save(update_fields=["state", "updated_at"])
-    ledger_append(
-        chain_id=locked.tenant_id,
-        event_type="request.transitioned",
-        entity_type="request",
-        entity_id=locked.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"from": before, "to": to},
-    )
+    events.request_transitioned(request=locked, before=before, actor=actor)
     if to == "done" and locked.session.customer_id is not None:
         trust_adjust(customer_id=locked.session.customer_id, reason="request_completed")
     return locked
@@ -230,15 +196,7 @@ def trust_adjust(*, customer_id: Any, reason: str) -> int:
     customer.trust = score
     customer.save(update_fields=["trust"])
     TrustChange.objects.create(tenant_id=customer.tenant_id, customer=customer, delta=delta, reason=reason, score=score)
-    ledger_append(
-        chain_id=customer.tenant_id,
-        event_type="customer.trust_changed",
-        entity_type="customer",
-        entity_id=customer.pk,
-        actor_type="platform",
-        actor_id="trust",
-        payload={"reason": reason, "delta": delta, "score": score},
-    )
+    events.customer_trust_changed(customer=customer, reason=reason, delta=delta)
     return score
 
 
@@ -256,14 +214,5 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     rating = Rating.objects.create(
         session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip()
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type="session.rated",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"stars": rating.stars, "comment_chars": len(rating.comment)},
-    )
+    events.session_rated(session=session, rating=rating, actor=session_actor(session))
     return rating

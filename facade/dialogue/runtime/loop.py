@@ -25,8 +25,8 @@ from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.rules import Audience
 from knowledge.models import EntryVersion
 from knowledge.services import knowledge_hits_record
-from ledger.services import ledger_append
 
+from .. import events
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import request_view
 from ..services import message_post, trust_adjust
@@ -409,40 +409,9 @@ def _finish(
             knowledge_hits_record(
                 agent=agent, session_id=session.pk, version_ids=[c["version_id"] for c in ctx.citations]
             )
-        payload: dict[str, Any] = {
-            "session": str(session.pk),
-            "message_id": run.message_id,
-            "reply_id": reply.pk,
-            "status": status.value,
-            "stop_reason": stop_reason,
-            "steps": run.step_index,
-            "llm_calls": run.llm_call_count,
-            "tool_calls": run.tool_call_count,
-            "model_units": run.prompt_tokens + run.completion_tokens,
-            "provider": run.provider,
-            "context_hash": run.context_hash,
-            "reply_chars": len(text),
-            "citations": len(citations),
-        }
-        ledger_append(
-            chain_id=session.tenant_id,
-            event_type="run.finished",
-            entity_type="run",
-            entity_id=run.pk,
-            actor_type="agent",
-            actor_id=f"agent:{agent.pk}",
-            payload=payload,
-        )
+        events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(citations))
         if guarded:
-            ledger_append(
-                chain_id=session.tenant_id,
-                event_type="guard.blocked",
-                entity_type="run",
-                entity_id=run.pk,
-                actor_type="platform",
-                actor_id="guard",
-                payload={"category": guarded, "audience": audience.value},
-            )
+            events.guard_blocked(session=session, run=run, category=guarded, audience=audience)
             if session.customer_id is not None:
                 trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
     if status == RunStatus.CANCELLED:
