@@ -11,8 +11,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-# The real-browser fixtures (tests/browser_support.py), shared by every browser test module.
-pytest_plugins = ["browser_support"]
+# The real-browser fixtures (tests/browser_support.py), shared by every browser test module, and
+# the check that the whole suite emits every type of the ledger's event catalogue
+# (tests/event_coverage.py).
+pytest_plugins = ["browser_support", "event_coverage"]
 
 
 def _reachable(url: str, default_port: int) -> str | None:
