@@ -156,7 +156,8 @@ def test_register_refuses_what_the_catalogue_cannot_describe(
 ) -> None:
     with pytest.raises(ValueError, match=problem):
         register(name, app="tests", entity_type=entity, payload=payload, description=description)
-    assert catalogue.get("session.opened") is not None and catalogue.get("session.opened").app == "dialogue"  # type: ignore[union-attr]
+    opened = catalogue.get("session.opened")
+    assert opened is not None and opened.app == "dialogue"
     assert "sample.made" not in catalogue
 
 
