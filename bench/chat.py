@@ -708,7 +708,7 @@ def governance_share(turns: int = 300) -> dict[str, float]:
     the commitment guard, the tool registry's execution checks, the ledger appends (the message's
     and the run's events) and the prompt built per audience.  Returns ms per turn of each and of
     the whole turn, so the share of governance in a turn is measured, not assumed."""
-    from facade.dialogue import services
+    from facade.dialogue import events
     from facade.dialogue.runtime import loop, tools
     from facade.dialogue.runtime.loop import turn_handle
     from facade.dialogue.services import session_open
@@ -732,8 +732,7 @@ def governance_share(turns: int = 300) -> dict[str, float]:
         (loop, "guard_check", "guard"),
         (loop, "unsourced_figures", "grounding"),
         (tools, "may_execute", "tool checks"),
-        (services, "ledger_append", "ledger appends"),
-        (tools, "ledger_append", "ledger appends"),
+        (events, "ledger_append", "ledger appends"),  # every event of a customer's turn is the dialogue's
         (loop, "_build_prompt", "prompt"),
     ]
     originals = [(module, attr, getattr(module, attr)) for module, attr, _ in patches]

@@ -34,25 +34,30 @@ from django.db import transaction  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from facade.asgi import application as product  # sets Django up before anything else
-from facade.dialogue import services  # noqa: E402
+from facade.dialogue import events as dialogue_events  # noqa: E402
 from facade.dialogue.consumers import ChatConsumer, message_view  # noqa: E402
 from facade.dialogue.models import DialogueSession, Message  # noqa: E402
 from facade.dialogue.runtime import loop, tools  # noqa: E402
 from facade.dialogue.runtime.guard import GuardVerdict  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
 from facade.dialogue.selectors import reply_view  # noqa: E402
+from knowledge import events as knowledge_events  # noqa: E402
 from ledger.schemas import AppendedEvent  # noqa: E402
 
 ECHO_PATH = "/ws/echo/"
 
 GOVERNANCE_OFF: ContextVar[bool] = ContextVar("bench_governance_off", default=False)
 # What each governance step answers while it is switched off: everything passes, nothing is recorded.
+# Every ledger event a turn appends goes through the event constructors of its app (the dialogue's:
+# message, run, guard, tool refusal, request, trust; the knowledge's: a lesson an owner's turn
+# records), and each constructor calls the ledger_append its own module imported: that is the
+# name to switch.
 UNGOVERNED = (
     (loop, "guard_check", GuardVerdict(blocked=False, category=None)),
     (loop, "unsourced_figures", set()),
     (tools, "may_execute", None),
-    (tools, "ledger_append", AppendedEvent(0, 0, b"")),
-    (services, "ledger_append", AppendedEvent(0, 0, b"")),
+    (dialogue_events, "ledger_append", AppendedEvent(0, 0, b"")),
+    (knowledge_events, "ledger_append", AppendedEvent(0, 0, b"")),
 )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -15,9 +14,9 @@ from django.utils import timezone
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
-from ledger.services import ledger_append
+from ledger.schemas import AppendedEvent
 
-from . import rules
+from . import events, rules
 from .models import EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
 from .schemas import SourceIn
 from .text import search_text, subject_key, topic_key
@@ -37,32 +36,6 @@ ORIGIN_OF_SOURCE = {
 }
 MAX_TITLE = 300
 MAX_BODY = 20_000
-
-
-def _event(version: EntryVersion, actor: Actor, event_type: str, extra: dict[str, Any] | None = None) -> int:
-    payload = {
-        "agent": version.agent.slug,
-        "entry": version.entry_id,
-        "version": version.number,
-        "status": version.status,
-        "kind": version.entry.kind,
-        "source_type": version.source_type,
-        "source_ref": version.source_ref,
-        "source_version": version.source_version,
-        # The content itself lives in the version row; the ledger keeps its fingerprint.
-        "content_sha256": hashlib.sha256(f"{version.title}\n{version.body}".encode()).hexdigest(),
-        **(extra or {}),
-    }
-    return ledger_append(
-        chain_id=version.agent.tenant_id,
-        event_type=event_type,
-        entity_type="knowledge_entry",
-        entity_id=version.entry_id,
-        entity_version=version.number,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload=payload,
-    ).seq
 
 
 def _refresh_current(entry: KnowledgeEntry) -> None:
@@ -177,10 +150,7 @@ def entry_propose(
         actor_id=actor.id,
         search_text=search_text(title, body),
     )
-    seq = _event(
-        version, actor, "knowledge.version_created", {"reasons": version.decision_reasons, "regulated": categories}
-    )
-    version.caused_by_seq = seq
+    version.caused_by_seq = events.knowledge_version_created(version=version, actor=actor).seq
     version.save(update_fields=["caused_by_seq"])
     if version.status == Status.APPROVED:
         _refresh_current(entry)
@@ -199,7 +169,7 @@ def entry_approve(*, version: EntryVersion, actor: Actor) -> EntryVersion:
         raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
     version.status = Status.APPROVED
     version.save(update_fields=["status"])
-    _event(version, actor, "knowledge.version_approved")
+    events.knowledge_version_approved(version=version, actor=actor)
     _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=version.entry_id))
     return version
 
@@ -211,7 +181,7 @@ def entry_reject(*, version: EntryVersion, actor: Actor, reason: str = "") -> En
         raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
     version.status = Status.REJECTED
     version.save(update_fields=["status"])
-    _event(version, actor, "knowledge.version_rejected", {"reason": reason[:200]})
+    events.knowledge_version_rejected(version=version, actor=actor, reason=reason)
     return version
 
 
@@ -229,7 +199,7 @@ def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryV
     for later in entry.versions.filter(number__gt=number, status=Status.APPROVED).order_by("number"):
         later.status = Status.ROLLED_BACK
         later.save(update_fields=["status"])
-        _event(later, actor, "knowledge.version_rolled_back", {"restored": number})
+        events.knowledge_version_rolled_back(version=later, actor=actor, restored=number)
     entry.latest_number += 1
     entry.save(update_fields=["latest_number"])
     restored = EntryVersion.objects.create(
@@ -253,7 +223,7 @@ def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryV
         restored_from=target,
         search_text=target.search_text,
     )
-    restored.caused_by_seq = _event(restored, actor, "knowledge.version_restored", {"restored": number})
+    restored.caused_by_seq = events.knowledge_version_restored(version=restored, actor=actor, restored=number).seq
     restored.save(update_fields=["caused_by_seq"])
     _refresh_current(entry)
     return restored
@@ -283,14 +253,16 @@ def _batch_filter(
     return query
 
 
-def _transition(versions: Any, actor: Actor, event_type: str, change: Callable[[EntryVersion], None]) -> int:
+def _transition(
+    versions: Any, actor: Actor, event: Callable[..., AppendedEvent], change: Callable[[EntryVersion], None]
+) -> int:
     """Lock the versions, change each one, record an event per version, then re-point their
     entries at what now takes effect.  The batch writes of this module all go through here."""
     locked = list(versions.select_for_update().select_related("entry", "agent").order_by("pk"))
     for version in locked:
         change(version)
         version.save(update_fields=["status", "decision_reasons"])
-        _event(version, actor, event_type)
+        event(version=version, actor=actor)
     for entry_id in sorted({v.entry_id for v in locked}):
         _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
     return len(locked)
@@ -333,7 +305,7 @@ def knowledge_quarantine(
     at once — the response to bad material or poisoned content."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
     versions = EntryVersion.objects.filter(query, status__in=[Status.APPROVED, Status.PENDING])
-    return _transition(versions, actor, "knowledge.version_quarantined", _quarantine)
+    return _transition(versions, actor, events.knowledge_version_quarantined, _quarantine)
 
 
 @transaction.atomic
@@ -350,14 +322,14 @@ def knowledge_unquarantine(
     """Put quarantined versions back into the status they had."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
     versions = EntryVersion.objects.filter(query, status=Status.QUARANTINED)
-    return _transition(versions, actor, "knowledge.version_released", _release)
+    return _transition(versions, actor, events.knowledge_version_released, _release)
 
 
 @transaction.atomic
 def knowledge_expire(*, now: dt.datetime | None = None) -> int:
     """Mark versions past `valid_until` expired (search never serves them anyway)."""
     versions = EntryVersion.objects.filter(status=Status.APPROVED, valid_until__lte=now or timezone.now())
-    return _transition(versions, Actor.platform("knowledge_expire"), "knowledge.version_expired", _expire)
+    return _transition(versions, Actor.platform("knowledge_expire"), events.knowledge_version_expired, _expire)
 
 
 @transaction.atomic
@@ -366,15 +338,7 @@ def regulated_term_add(*, agent: AgentProfile, term: str, category: str, actor: 
     if not term or len(term) > 100 or not category.strip():
         raise KnowledgeError("invalid_input", "a regulated term needs 1 to 100 characters and a category")
     row, _ = RegulatedTerm.objects.update_or_create(agent=agent, term=term, defaults={"category": category.strip()})
-    ledger_append(
-        chain_id=agent.tenant_id,
-        event_type="knowledge.regulated_term_set",
-        entity_type="agent",
-        entity_id=agent.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"term": term, "category": row.category},
-    )
+    events.knowledge_regulated_term_set(agent=agent, term=row, actor=actor)
     return row
 
 

@@ -23,6 +23,7 @@ from .canonical import (
     prepare_payload,
     utc_text,
 )
+from .catalogue import catalogue
 from .keys import ledger_keys
 from .models import GENESIS_HASH, ActorType, LedgerEvent
 from .scan import first_bad_tag
@@ -147,11 +148,19 @@ def ledger_append(
     """Append one event to `chain_id` inside the caller's transaction.
 
     The business write and its event commit or roll back together, so this refuses to run
-    outside `transaction.atomic`.  Payloads must not hold secrets; floats are refused.
+    outside `transaction.atomic`.  Only types of the event catalogue are written, each about the
+    kind of entity it was registered with; the apps call this through the typed constructors of
+    their `events.py`, which validate the payload.  Payloads must not hold secrets; floats are
+    refused.
     """
     connection = connections[using]
     if not connection.in_atomic_block:
         raise LedgerError("ledger_append must run inside the caller's transaction (transaction.atomic)")
+    registered = catalogue.get(event_type)
+    if registered is None:
+        raise LedgerError(f"event type {str(event_type)[:64]!r} is not in the event catalogue (ledger.catalogue)")
+    if registered.entity_type != entity_type:
+        raise LedgerError(f"{registered.name} events are about a {registered.entity_type}, not {entity_type!r}")
     actor = actor_type.value if isinstance(actor_type, ActorType) else actor_type
     if actor not in _ACTOR_TYPES:
         raise LedgerError(f"actor_type must be one of {sorted(_ACTOR_TYPES)}")

@@ -4,6 +4,7 @@ tenant isolation, expiry, restore and quarantine — with the ledger verifying a
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from knowledge.services import (
     regulated_term_add,
 )
 from knowledge.text import search_text, topic_key
+from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
 
 OWNER = Actor.platform("tests")
@@ -105,6 +107,35 @@ def test_regulated_and_contradicting_material_waits(world_a: Any) -> None:
     entry_reject(version=contradiction, actor=OWNER, reason="wrong")
     with pytest.raises(KnowledgeError):
         entry_approve(version=contradiction, actor=OWNER)
+
+
+@pytest.mark.django_db
+def test_an_approved_version_is_served_at_once_and_recorded(world_a: Any) -> None:
+    pending = propose(world_a.agent, "Deposit", "A deposit of 20% is due on ordering.", confidence="0.5")
+    assert pending.status == Status.PENDING
+    assert knowledge_search(agent=world_a.agent, query="deposit ordering", audience="customer") == []
+    approved = entry_approve(version=pending, actor=Actor.human(world_a.owner.pk))
+    assert approved.status == Status.APPROVED
+    [served] = knowledge_search(agent=world_a.agent, query="deposit ordering", audience="customer")
+    assert (served.entry_id, served.version) == (pending.entry_id, 1)
+    [event] = LedgerEvent.objects.of_type("knowledge.version_approved")
+    assert (event.entity_type, event.entity_id, event.entity_version, event.actor_id) == (
+        "knowledge_entry",
+        str(pending.entry_id),
+        1,
+        f"user:{world_a.owner.pk}",
+    )
+    assert event.payload == {
+        "agent": world_a.agent.slug,
+        "entry": pending.entry_id,
+        "version": 1,
+        "status": "approved",
+        "kind": "fact",
+        "source_type": "owner_dialogue",
+        "source_ref": "chat:1",
+        "source_version": "1",
+        "content_sha256": hashlib.sha256(b"Deposit\nA deposit of 20% is due on ordering.").hexdigest(),
+    }
 
 
 @pytest.mark.django_db

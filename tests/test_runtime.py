@@ -151,6 +151,25 @@ def test_a_price_question_gets_the_boundary_then_a_registered_request(
     )
 
 
+def test_a_handoff_is_its_own_kind_of_request_and_event(world_a: Any) -> None:
+    session = customer_session(world_a)
+    provider = ScriptedProvider.of(call("request_handoff", {"reason": "wants a person"}), say("Someone will call."))
+    result = turn_handle(session=session, text="can a human call me back?", provider=provider)
+    request = CustomerRequest.objects.get()
+    assert (request.kind, request.state, result.request is not None) == ("handoff", "submitted", True)
+    [handoff] = events("handoff.submitted")
+    assert (handoff.entity_type, handoff.entity_id, handoff.actor_id) == (
+        "request",
+        str(request.pk),
+        f"customer:{session.customer_id}",
+    )
+    assert handoff.payload == {"session": str(session.pk), "state": "submitted", "fields": []}
+    assert events("request.submitted") == []
+    request_transition(request=request, to="accepted", actor=Actor.human(world_a.owner.pk))
+    [moved] = events("request.transitioned")
+    assert moved.payload == {"from": "submitted", "to": "accepted"} and moved.actor_id == f"user:{world_a.owner.pk}"
+
+
 def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -> None:
     world_a.agent.clarification_order = ["need", "contact"]
     world_a.agent.save(update_fields=["clarification_order"])
@@ -345,14 +364,15 @@ def test_the_daily_budget_counts_every_model_call_of_a_run(world_a: Any, setting
 
 
 def test_a_message_and_its_run_are_stored_together_or_not_at_all(world_a: Any, monkeypatch: Any) -> None:
-    from facade.dialogue import services
+    from facade.dialogue import events
 
     session = customer_session(world_a)
 
     def refuse(**kwargs: Any) -> Any:
         raise RuntimeError("ledger unavailable")
 
-    monkeypatch.setattr(services, "ledger_append", refuse)
+    # The message's event is appended through the dialogue app's event constructors.
+    monkeypatch.setattr(events, "ledger_append", refuse)
     with pytest.raises(RuntimeError):
         turn_handle(session=session, text="hello")
     assert not Message.objects.filter(session=session).exists()

@@ -7,7 +7,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.db import connection, models, transaction
@@ -20,9 +20,8 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience, PostDecision, PrincipalType, may_post
 from facade.tenancy.schemas import Actor
 from knowledge.services import knowledge_hits_record
-from ledger.services import ledger_append
 
-from . import rules, turn_sql
+from . import events, rules, turn_sql
 from .models import (
     CustomerRequest,
     DialogueSession,
@@ -77,16 +76,7 @@ def session_open(
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=agent.tenant_id,
-        event_type="session.opened",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"agent": agent.slug, "audience": audience.value, "principal_type": principal_type.value},
-    )
+    events.session_opened(session=session, actor=session_actor(session))
     return session
 
 
@@ -248,16 +238,7 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
         else:
             started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
         if started.created:
-            actor = session_actor(session)
-            ledger_append(
-                chain_id=session.tenant_id,
-                event_type="message.posted",
-                entity_type="session",
-                entity_id=session.pk,
-                actor_type=actor.type,
-                actor_id=actor.id,
-                payload={"message_id": started.message.pk, "chars": len(text)},
-            )
+            events.message_posted(session=session, message=started.message, actor=session_actor(session))
         return started
 
 
@@ -401,7 +382,7 @@ def run_finish(
     outcome: RunOutcome,
     spans: list[Span],
     hits: list[int],
-    agent_id: int,
+    agent: AgentProfile,
 ) -> Message:
     """Store the reply and the run's outcome, counters, spans and knowledge hits (`hits`: the
     ids of the approved versions the reply cited), with the `run.finished` ledger event — and
@@ -478,41 +459,10 @@ def run_finish(
         )
         Span.objects.bulk_create(spans)
     if hits:
-        knowledge_hits_record(agent_id=agent_id, session_id=session.pk, version_ids=hits)
-    payload: dict[str, Any] = {
-        "session": str(session.pk),
-        "message_id": run.message_id,
-        "reply_id": reply.pk,
-        "status": outcome.status.value,
-        "stop_reason": outcome.stop_reason,
-        "steps": run.step_index,
-        "llm_calls": run.llm_call_count,
-        "tool_calls": run.tool_call_count,
-        "model_units": run.prompt_tokens + run.completion_tokens,
-        "provider": run.provider,
-        "context_hash": run.context_hash,
-        "reply_chars": len(outcome.text),
-        "citations": len(outcome.citations),
-    }
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type="run.finished",
-        entity_type="run",
-        entity_id=run.pk,
-        actor_type="agent",
-        actor_id=f"agent:{agent_id}",
-        payload=payload,
-    )
+        knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=hits)
+    events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(outcome.citations))
     if outcome.guard_category:
-        ledger_append(
-            chain_id=session.tenant_id,
-            event_type="guard.blocked",
-            entity_type="run",
-            entity_id=run.pk,
-            actor_type="platform",
-            actor_id="guard",
-            payload={"category": outcome.guard_category, "audience": session.audience},
-        )
+        events.guard_blocked(session=session, run=run, category=outcome.guard_category, audience=session.audience)
         if session.customer_id is not None:
             trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
     return reply
@@ -521,15 +471,7 @@ def run_finish(
 def _expire(session: DialogueSession) -> None:
     session.status = SessionStatus.EXPIRED
     session.save(update_fields=["status"])
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type="session.expired",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type="platform",
-        actor_id="sessions",
-        payload={"idle_minutes": settings.FACADE_SESSION_IDLE_MINUTES},
-    )
+    events.session_expired(session=session, idle_minutes=settings.FACADE_SESSION_IDLE_MINUTES)
 
 
 def sessions_expire() -> int:
@@ -550,12 +492,22 @@ def sessions_expire() -> int:
     return done
 
 
+# Each kind of request has its own event type (the auditor filters on them).
+_SUBMITTED = {"request": events.request_submitted, "handoff": events.handoff_submitted}
+
+
 @transaction.atomic
 def request_submit(
-    *, session: DialogueSession, summary: str, details: dict[str, str], kind: str = "request", run: Any = None
+    *,
+    session: DialogueSession,
+    summary: str,
+    details: dict[str, str],
+    kind: Literal["request", "handoff"] = "request",
+    run: Any = None,
 ) -> CustomerRequest:
     """Register what a customer or peer wants done, in the first state of the agent's flow.
     Owners never submit requests (no ordering on a customer's behalf)."""
+    submitted = _SUBMITTED[kind]
     if session.audience == Audience.OWNER:
         raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
     flow = session.agent.request_flow
@@ -570,16 +522,7 @@ def request_submit(
         details={str(k)[:40]: str(v)[:500] for k, v in list(details.items())[:10]},
         flow=flow,
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type=f"{kind}.submitted",
-        entity_type="request",
-        entity_id=request.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"session": str(session.pk), "state": request.state, "fields": sorted(request.details)},
-    )
+    submitted(session=session, request=request, actor=session_actor(session))
     return request
 
 
@@ -591,15 +534,7 @@ def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> Cu
     before = locked.state
     locked.state = to
     locked.save(update_fields=["state", "updated_at"])
-    ledger_append(
-        chain_id=locked.tenant_id,
-        event_type="request.transitioned",
-        entity_type="request",
-        entity_id=locked.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"from": before, "to": to},
-    )
+    events.request_transitioned(request=locked, before=before, actor=actor)
     if to == "done" and locked.session.customer_id is not None:
         trust_adjust(customer_id=locked.session.customer_id, reason="request_completed")
     return locked
@@ -613,15 +548,7 @@ def trust_adjust(*, customer_id: Any, reason: str) -> int:
     customer.trust = score
     customer.save(update_fields=["trust"])
     TrustChange.objects.create(tenant_id=customer.tenant_id, customer=customer, delta=delta, reason=reason, score=score)
-    ledger_append(
-        chain_id=customer.tenant_id,
-        event_type="customer.trust_changed",
-        entity_type="customer",
-        entity_id=customer.pk,
-        actor_type="platform",
-        actor_id="trust",
-        payload={"reason": reason, "delta": delta, "score": score},
-    )
+    events.customer_trust_changed(customer=customer, reason=reason, delta=delta)
     return score
 
 
@@ -639,14 +566,5 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     rating = Rating.objects.create(
         session=session, tenant_id=session.tenant_id, stars=int(stars), comment=comment.strip()
     )
-    actor = session_actor(session)
-    ledger_append(
-        chain_id=session.tenant_id,
-        event_type="session.rated",
-        entity_type="session",
-        entity_id=session.pk,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload={"stars": rating.stars, "comment_chars": len(rating.comment)},
-    )
+    events.session_rated(session=session, rating=rating, actor=session_actor(session))
     return rating

@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from facade.errors import ApplicationError
-from ledger.services import ledger_append
 
+from . import events
 from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant
 from .schemas import Actor, IssuedPeerKey
 
@@ -24,26 +24,12 @@ class TenancyError(ApplicationError):
     """A refusal of the tenancy services (400 unless the raiser says otherwise)."""
 
 
-def _event(
-    tenant: Tenant, actor: Actor, event_type: str, entity_type: str, entity_id: object, payload: dict[str, Any]
-) -> None:
-    ledger_append(
-        chain_id=tenant.pk,
-        event_type=event_type,
-        entity_type=entity_type,
-        entity_id=str(entity_id),
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload=payload,
-    )
-
-
 @transaction.atomic
 def tenant_create(*, slug: str, name: str, actor: Actor) -> Tenant:
     if Tenant.objects.filter(slug=slug).exists():
         raise TenancyError("tenant_exists", f"a tenant with slug {slug!r} already exists")
     tenant = Tenant.objects.create(slug=slug, name=name)
-    _event(tenant, actor, "tenant.created", "tenant", tenant.pk, {"slug": slug, "name": name})
+    events.tenant_created(tenant=tenant, actor=actor)
     return tenant
 
 
@@ -56,7 +42,7 @@ def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Acto
     if not created:
         membership.role = role
         membership.save(update_fields=["role"])
-    _event(tenant, actor, "membership.granted", "membership", membership.pk, {"user_id": user.pk, "role": role.value})
+    events.membership_granted(membership=membership, actor=actor)
     return membership
 
 
@@ -68,10 +54,10 @@ def membership_revoke(*, tenant: Tenant, user: Any, actor: Actor) -> None:
         raise TenancyError("not_a_member", "that user is not a member of this tenant")
     for agent in AgentProfile.objects.filter(tenant=tenant, owners=user).order_by("pk"):
         agent.owners.remove(user)
-        _event(tenant, actor, "agent.owner_removed", "agent", agent.pk, {"user_id": user.pk})
+        events.agent_owner_removed(agent=agent, user_id=user.pk, actor=actor)
     membership_id = membership.pk
     membership.delete()
-    _event(tenant, actor, "membership.revoked", "membership", membership_id, {"user_id": user.pk})
+    events.membership_revoked(tenant=tenant, membership_id=membership_id, user_id=user.pk, actor=actor)
 
 
 @transaction.atomic
@@ -81,7 +67,7 @@ def agent_create(
     if AgentProfile.objects.filter(slug=slug).exists():
         raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
     agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
-    _event(tenant, actor, "agent.created", "agent", agent.pk, {"slug": slug, "name": name})
+    events.agent_created(agent=agent, actor=actor)
     for user in owners or []:
         agent_owner_add(agent=agent, user=user, actor=actor)
     return agent
@@ -95,7 +81,7 @@ def agent_owner_add(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
     if agent.owners.filter(pk=user.pk).exists():
         return
     agent.owners.add(user)
-    _event(agent.tenant, actor, "agent.owner_added", "agent", agent.pk, {"user_id": user.pk})
+    events.agent_owner_added(agent=agent, user_id=user.pk, actor=actor)
 
 
 @transaction.atomic
@@ -103,7 +89,7 @@ def agent_owner_remove(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
     if not agent.owners.filter(pk=user.pk).exists():
         raise TenancyError("not_an_owner", "that user is not an owner of this agent")
     agent.owners.remove(user)
-    _event(agent.tenant, actor, "agent.owner_removed", "agent", agent.pk, {"user_id": user.pk})
+    events.agent_owner_removed(agent=agent, user_id=user.pk, actor=actor)
 
 
 def hash_peer_secret(secret: str) -> str:
@@ -133,14 +119,7 @@ def peer_key_create(*, agent: AgentProfile, name: str, actor: Actor, created_by:
     credential = PeerCredential.objects.create(
         agent=agent, name=name, key_prefix=prefix, key_hash=hash_peer_secret(secret), created_by=created_by
     )
-    _event(
-        agent.tenant,
-        actor,
-        "peer_key.created",
-        "peer_credential",
-        credential.pk,
-        {"agent": agent.slug, "name": name, "key_prefix": prefix},
-    )
+    events.peer_key_created(credential=credential, agent=agent, actor=actor)
     return IssuedPeerKey(credential_id=str(credential.pk), name=name, key=f"{PEER_KEY_PREFIX}_{prefix}_{secret}")
 
 
@@ -151,21 +130,14 @@ def peer_key_revoke(*, credential: PeerCredential, actor: Actor) -> PeerCredenti
         return credential
     credential.revoked_at = timezone.now()
     credential.save(update_fields=["revoked_at"])
-    _event(
-        credential.agent.tenant,
-        actor,
-        "peer_key.revoked",
-        "peer_credential",
-        credential.pk,
-        {"agent": credential.agent.slug, "key_prefix": credential.key_prefix},
-    )
+    events.peer_key_revoked(credential=credential, agent=credential.agent, actor=actor)
     return credential
 
 
 @transaction.atomic
 def customer_create(*, tenant: Tenant) -> Customer:
     customer = Customer.objects.create(tenant=tenant)
-    _event(tenant, Actor.platform("customer-cookie"), "customer.created", "customer", customer.pk, {})
+    events.customer_created(customer=customer, actor=Actor.platform("customer-cookie"))
     return customer
 
 

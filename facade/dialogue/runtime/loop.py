@@ -349,7 +349,7 @@ def _finish(
         text=text,
         citations=citations,
     )
-    reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent_id=agent.pk)
+    reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
     if status == RunStatus.CANCELLED:
         cache.delete(cancel_key(run.pk))
     report("done")

@@ -25,9 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
-from ledger.services import ledger_append
 
-from .. import rules
+from .. import events, rules
 from ..models import DialogueSession, Run
 from ..rules import RefusalReason
 from .providers.base import ToolCall, ToolSpec
@@ -164,19 +163,13 @@ class ToolRegistry:
         if refusal is not None or tool is None:
             reason = refusal or RefusalReason.UNKNOWN_TOOL
             with transaction.atomic():
-                ledger_append(
-                    chain_id=ctx.session.tenant_id,
-                    event_type="tool.refused",
-                    entity_type="run",
-                    entity_id=ctx.run.pk,
-                    actor_type="agent",
-                    actor_id=f"agent:{ctx.agent.pk}",
-                    payload={
-                        "tool": recorded_name(call.name),
-                        "audience": ctx.audience.value,
-                        "reason": reason.value,
-                        "session": str(ctx.session.pk),
-                    },
+                events.tool_refused(
+                    session=ctx.session,
+                    run=ctx.run,
+                    agent=ctx.agent,
+                    tool=recorded_name(call.name),
+                    audience=ctx.audience,
+                    reason=reason,
                 )
             return ToolResult(
                 Outcome.REFUSED, {"error": reason.value, "detail": f"the tool {call.name[:64]!r} is not available here"}

@@ -1,0 +1,272 @@
+"""The dialogue app's ledger events: one payload model and one typed constructor per type.
+
+The services and the runtime call these constructors inside their transaction; nothing else in
+the app writes to the ledger.  Payloads carry ids, sizes, states and outcomes — never the text
+of a message, a reply or a comment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from facade.tenancy.models import AgentProfile, Customer
+from facade.tenancy.schemas import Actor
+from ledger.catalogue import EventPayload, EventType, register
+from ledger.models import ActorType
+from ledger.schemas import AppendedEvent
+from ledger.services import ledger_append
+
+from .models import CustomerRequest, DialogueSession, Message, Rating, Run
+
+APP = "dialogue"
+
+
+class SessionOpened(EventPayload):
+    agent: str
+    audience: str
+    principal_type: str
+
+
+class SessionExpired(EventPayload):
+    idle_minutes: int
+
+
+class SessionRated(EventPayload):
+    stars: int
+    comment_chars: int
+
+
+class MessagePosted(EventPayload):
+    message_id: int
+    chars: int
+
+
+class RequestSubmitted(EventPayload):
+    session: str
+    state: str
+    fields: list[str]
+
+
+class RequestTransitioned(EventPayload):
+    from_: str = Field(serialization_alias="from")  # "from" is a Python keyword
+    to: str
+
+
+class TrustChanged(EventPayload):
+    reason: str
+    delta: int
+    score: int
+
+
+class RunFinished(EventPayload):
+    session: str
+    message_id: int
+    reply_id: int
+    status: str
+    stop_reason: str
+    steps: int
+    llm_calls: int
+    tool_calls: int
+    model_units: int
+    provider: str
+    context_hash: str
+    reply_chars: int
+    citations: int
+
+
+class GuardBlocked(EventPayload):
+    category: str
+    audience: str
+
+
+class ToolRefused(EventPayload):
+    tool: str
+    audience: str
+    reason: str
+    session: str
+
+
+SESSION_OPENED = register(
+    "session.opened",
+    app=APP,
+    entity_type="session",
+    payload=SessionOpened,
+    description="A conversation was opened; its audience and principal are fixed from here on.",
+)
+SESSION_EXPIRED = register(
+    "session.expired",
+    app=APP,
+    entity_type="session",
+    payload=SessionExpired,
+    description="A conversation idle for longer than the limit was closed to new messages.",
+)
+SESSION_RATED = register(
+    "session.rated",
+    app=APP,
+    entity_type="session",
+    payload=SessionRated,
+    description="The customer rated the conversation (the comment's length only, not its text).",
+)
+MESSAGE_POSTED = register(
+    "message.posted",
+    app=APP,
+    entity_type="session",
+    payload=MessagePosted,
+    description="The session's principal posted a message (its id and length, not its text).",
+)
+REQUEST_SUBMITTED = register(
+    "request.submitted",
+    app=APP,
+    entity_type="request",
+    payload=RequestSubmitted,
+    description="A customer or peer request was registered in the first state of the agent's flow.",
+)
+HANDOFF_SUBMITTED = register(
+    "handoff.submitted",
+    app=APP,
+    entity_type="request",
+    payload=RequestSubmitted,
+    description="The agent asked for a person to follow the conversation up.",
+)
+REQUEST_TRANSITIONED = register(
+    "request.transitioned",
+    app=APP,
+    entity_type="request",
+    payload=RequestTransitioned,
+    description="A request moved from one state of its flow to another.",
+)
+TRUST_CHANGED = register(
+    "customer.trust_changed",
+    app=APP,
+    entity_type="customer",
+    payload=TrustChanged,
+    description="A customer's trust score changed, and why.",
+)
+RUN_FINISHED = register(
+    "run.finished",
+    app=APP,
+    entity_type="run",
+    payload=RunFinished,
+    description="The agent's run for a message ended with a reply: outcome, counters and sizes.",
+)
+GUARD_BLOCKED = register(
+    "guard.blocked",
+    app=APP,
+    entity_type="run",
+    payload=GuardBlocked,
+    description="The commitment guard or the grounding check replaced a reply with the boundary sentence.",
+)
+TOOL_REFUSED = register(
+    "tool.refused",
+    app=APP,
+    entity_type="run",
+    payload=ToolRefused,
+    description="The tool registry refused a tool call the model asked for.",
+)
+
+# Actors that are parts of the platform rather than people or agents.
+SESSIONS = Actor.platform("sessions")
+TRUST = Actor.platform("trust")
+GUARD = Actor.platform("guard")
+
+
+def _agent(agent: AgentProfile) -> Actor:
+    return Actor(ActorType.AGENT, f"agent:{agent.pk}")
+
+
+def _append(
+    event_type: EventType, tenant_id: int, entity_id: Any, actor: Actor, payload: EventPayload
+) -> AppendedEvent:
+    return ledger_append(
+        chain_id=tenant_id,
+        event_type=event_type.name,
+        entity_type=event_type.entity_type,
+        entity_id=entity_id,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def session_opened(*, session: DialogueSession, actor: Actor) -> AppendedEvent:
+    payload = SessionOpened(agent=session.agent.slug, audience=session.audience, principal_type=session.principal_type)
+    return _append(SESSION_OPENED, session.tenant_id, session.pk, actor, payload)
+
+
+def session_expired(*, session: DialogueSession, idle_minutes: int) -> AppendedEvent:
+    return _append(SESSION_EXPIRED, session.tenant_id, session.pk, SESSIONS, SessionExpired(idle_minutes=idle_minutes))
+
+
+def session_rated(*, session: DialogueSession, rating: Rating, actor: Actor) -> AppendedEvent:
+    payload = SessionRated(stars=rating.stars, comment_chars=len(rating.comment))
+    return _append(SESSION_RATED, session.tenant_id, session.pk, actor, payload)
+
+
+def message_posted(*, session: DialogueSession, message: Message, actor: Actor) -> AppendedEvent:
+    payload = MessagePosted(message_id=message.pk, chars=len(message.text))
+    return _append(MESSAGE_POSTED, session.tenant_id, session.pk, actor, payload)
+
+
+def _submitted(
+    event_type: EventType, session: DialogueSession, request: CustomerRequest, actor: Actor
+) -> AppendedEvent:
+    payload = RequestSubmitted(session=str(session.pk), state=request.state, fields=sorted(request.details))
+    return _append(event_type, session.tenant_id, request.pk, actor, payload)
+
+
+def request_submitted(*, session: DialogueSession, request: CustomerRequest, actor: Actor) -> AppendedEvent:
+    return _submitted(REQUEST_SUBMITTED, session, request, actor)
+
+
+def handoff_submitted(*, session: DialogueSession, request: CustomerRequest, actor: Actor) -> AppendedEvent:
+    return _submitted(HANDOFF_SUBMITTED, session, request, actor)
+
+
+def request_transitioned(*, request: CustomerRequest, before: str, actor: Actor) -> AppendedEvent:
+    """`request` already holds its new state; `before` is the one it left."""
+    payload = RequestTransitioned(from_=before, to=request.state)
+    return _append(REQUEST_TRANSITIONED, request.tenant_id, request.pk, actor, payload)
+
+
+def customer_trust_changed(*, customer: Customer, reason: str, delta: int) -> AppendedEvent:
+    """`customer` already holds its new score."""
+    payload = TrustChanged(reason=reason, delta=delta, score=customer.trust)
+    return _append(TRUST_CHANGED, customer.tenant_id, customer.pk, TRUST, payload)
+
+
+def run_finished(
+    *, session: DialogueSession, run: Run, agent: AgentProfile, reply: Message, citations: int
+) -> AppendedEvent:
+    """`run` already holds its final status, stop reason and counters; `reply` is the message
+    the run answered with."""
+    payload = RunFinished(
+        session=str(session.pk),
+        message_id=run.message_id,
+        reply_id=reply.pk,
+        status=run.status,
+        stop_reason=run.stop_reason,
+        steps=run.step_index,
+        llm_calls=run.llm_call_count,
+        tool_calls=run.tool_call_count,
+        model_units=run.prompt_tokens + run.completion_tokens,
+        provider=run.provider,
+        context_hash=run.context_hash,
+        reply_chars=len(reply.text),
+        citations=citations,
+    )
+    return _append(RUN_FINISHED, session.tenant_id, run.pk, _agent(agent), payload)
+
+
+def guard_blocked(*, session: DialogueSession, run: Run, category: str, audience: str) -> AppendedEvent:
+    payload = GuardBlocked(category=category, audience=audience)
+    return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
+
+
+def tool_refused(
+    *, session: DialogueSession, run: Run, agent: AgentProfile, tool: str, audience: str, reason: str
+) -> AppendedEvent:
+    """`tool` is the name as the runtime records it (a name-shaped string, never model text)."""
+    payload = ToolRefused(tool=tool, audience=audience, reason=reason, session=str(session.pk))
+    return _append(TOOL_REFUSED, session.tenant_id, run.pk, _agent(agent), payload)

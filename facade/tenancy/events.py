@@ -1,0 +1,168 @@
+"""The tenancy app's ledger events: one payload model and one typed constructor per type.
+
+The services call these constructors inside their transaction; nothing else in the app writes
+to the ledger.  Payloads carry ids, slugs and names, never a secret (a peer key's prefix is its
+public half).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.catalogue import EventPayload, EventType, register
+from ledger.schemas import AppendedEvent
+from ledger.services import ledger_append
+
+from .models import AgentProfile, Customer, Membership, PeerCredential, Tenant
+from .schemas import Actor
+
+APP = "tenancy"
+
+
+class TenantCreated(EventPayload):
+    slug: str
+    name: str
+
+
+class MembershipGranted(EventPayload):
+    user_id: int
+    role: str
+
+
+class MembershipRevoked(EventPayload):
+    user_id: int
+
+
+class AgentCreated(EventPayload):
+    slug: str
+    name: str
+
+
+class AgentOwnerChanged(EventPayload):
+    user_id: int
+
+
+class PeerKeyCreated(EventPayload):
+    agent: str
+    name: str
+    key_prefix: str
+
+
+class PeerKeyRevoked(EventPayload):
+    agent: str
+    key_prefix: str
+
+
+class CustomerCreated(EventPayload):
+    pass
+
+
+TENANT_CREATED = register(
+    "tenant.created", app=APP, entity_type="tenant", payload=TenantCreated, description="A tenant was created."
+)
+MEMBERSHIP_GRANTED = register(
+    "membership.granted",
+    app=APP,
+    entity_type="membership",
+    payload=MembershipGranted,
+    description="A user was given a role in the tenant, or their role was changed.",
+)
+MEMBERSHIP_REVOKED = register(
+    "membership.revoked",
+    app=APP,
+    entity_type="membership",
+    payload=MembershipRevoked,
+    description="A user was removed from the tenant.",
+)
+AGENT_CREATED = register(
+    "agent.created", app=APP, entity_type="agent", payload=AgentCreated, description="An agent was created."
+)
+AGENT_OWNER_ADDED = register(
+    "agent.owner_added",
+    app=APP,
+    entity_type="agent",
+    payload=AgentOwnerChanged,
+    description="A tenant owner was made an owner of the agent.",
+)
+AGENT_OWNER_REMOVED = register(
+    "agent.owner_removed",
+    app=APP,
+    entity_type="agent",
+    payload=AgentOwnerChanged,
+    description="A user stopped owning the agent (removed, or left the tenant).",
+)
+PEER_KEY_CREATED = register(
+    "peer_key.created",
+    app=APP,
+    entity_type="peer_credential",
+    payload=PeerKeyCreated,
+    description="An API key for a peer agent was issued (only its public prefix is recorded).",
+)
+PEER_KEY_REVOKED = register(
+    "peer_key.revoked",
+    app=APP,
+    entity_type="peer_credential",
+    payload=PeerKeyRevoked,
+    description="A peer agent's API key was revoked.",
+)
+CUSTOMER_CREATED = register(
+    "customer.created",
+    app=APP,
+    entity_type="customer",
+    payload=CustomerCreated,
+    description="An anonymous customer identity was issued (the signed cookie).",
+)
+
+
+def _append(
+    event_type: EventType, tenant_id: int, entity_id: Any, actor: Actor, payload: EventPayload
+) -> AppendedEvent:
+    return ledger_append(
+        chain_id=tenant_id,
+        event_type=event_type.name,
+        entity_type=event_type.entity_type,
+        entity_id=str(entity_id),
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def tenant_created(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
+    return _append(TENANT_CREATED, tenant.pk, tenant.pk, actor, TenantCreated(slug=tenant.slug, name=tenant.name))
+
+
+def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent:
+    payload = MembershipGranted(user_id=membership.user_id, role=membership.role)
+    return _append(MEMBERSHIP_GRANTED, membership.tenant_id, membership.pk, actor, payload)
+
+
+def membership_revoked(*, tenant: Tenant, membership_id: int, user_id: int, actor: Actor) -> AppendedEvent:
+    """Written after the membership row is gone, hence ids rather than the row."""
+    return _append(MEMBERSHIP_REVOKED, tenant.pk, membership_id, actor, MembershipRevoked(user_id=user_id))
+
+
+def agent_created(*, agent: AgentProfile, actor: Actor) -> AppendedEvent:
+    return _append(AGENT_CREATED, agent.tenant_id, agent.pk, actor, AgentCreated(slug=agent.slug, name=agent.name))
+
+
+def agent_owner_added(*, agent: AgentProfile, user_id: int, actor: Actor) -> AppendedEvent:
+    return _append(AGENT_OWNER_ADDED, agent.tenant_id, agent.pk, actor, AgentOwnerChanged(user_id=user_id))
+
+
+def agent_owner_removed(*, agent: AgentProfile, user_id: int, actor: Actor) -> AppendedEvent:
+    return _append(AGENT_OWNER_REMOVED, agent.tenant_id, agent.pk, actor, AgentOwnerChanged(user_id=user_id))
+
+
+def peer_key_created(*, credential: PeerCredential, agent: AgentProfile, actor: Actor) -> AppendedEvent:
+    payload = PeerKeyCreated(agent=agent.slug, name=credential.name, key_prefix=credential.key_prefix)
+    return _append(PEER_KEY_CREATED, agent.tenant_id, credential.pk, actor, payload)
+
+
+def peer_key_revoked(*, credential: PeerCredential, agent: AgentProfile, actor: Actor) -> AppendedEvent:
+    payload = PeerKeyRevoked(agent=agent.slug, key_prefix=credential.key_prefix)
+    return _append(PEER_KEY_REVOKED, agent.tenant_id, credential.pk, actor, payload)
+
+
+def customer_created(*, customer: Customer, actor: Actor) -> AppendedEvent:
+    return _append(CUSTOMER_CREATED, customer.tenant_id, customer.pk, actor, CustomerCreated())
