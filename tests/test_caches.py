@@ -13,16 +13,25 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from pydantic import Field
+from test_ledger import TEST_TYPES
 
 from facade.dialogue.runtime import tools
 from knowledge.search import BACKENDS, search_backends_reset
 from knowledge.search.postgres import PostgresSearch
 from ledger import keys, services
+from ledger.catalogue import catalogue
 from ledger.selectors import ledger_verify
 from ledger.services import ledger_append
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("facade", "knowledge", "ledger", "rsi", "approvals")
+
+
+@pytest.fixture(autouse=True)
+def _test_event_types() -> Any:
+    """The ledger accepts only catalogued types: these tests append the ledger tests' own."""
+    with catalogue.extended(*TEST_TYPES):
+        yield
 
 
 def append(chain: int) -> None:

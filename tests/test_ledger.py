@@ -301,6 +301,36 @@ def test_eight_threads_appending_leave_one_gapless_valid_chain() -> None:
     assert ledger_verify(chain_id=CHAIN + 1).checked == 50
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("shift", [-2, 3])
+def test_a_stale_head_hint_costs_one_more_statement_and_never_a_wrong_event(
+    shift: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hint behind the chain (another process appended) or ahead of it (a rolled-back append
+    of this one) is answered by the append statement itself with the head as it stands."""
+    from ledger import services
+
+    append(5)
+    size, head = services._head_cache().get(("default", CHAIN), (0, b""))
+    services._head_cache()[("default", CHAIN)] = (size + shift, hashlib.sha256(head).digest())
+    locked: list[int] = []
+    monkeypatch.setattr(services, "_lock_head", lambda alias, chain: locked.append(chain) or (0, b""))
+    statements: list[str] = []
+    raw = services.psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return raw(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(services.psycopg.Cursor, "execute", counted)
+    append(1)
+    assert locked == [] and len([q for q in statements if "ledger_event" in q]) == 2
+    assert services._head_cache().get(("default", CHAIN), (0, b""))[0] == 6
+    seqs = list(LedgerEvent.objects.filter(chain_id=CHAIN).order_by("seq").values_list("seq", flat=True))
+    assert seqs == [1, 2, 3, 4, 5, 6]
+    assert ledger_verify(chain_id=CHAIN).ok
+
+
 # --- the mutation catalogue ----------------------------------------------------------------
 
 

@@ -18,12 +18,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 from rest_framework import exceptions
-from test_ledger import append
+from test_ledger import TEST_TYPES, append
 
 from facade.tenancy.ledger_chains import TenantChains
 from facade.tenancy.models import Role
 from facade.tenancy.schemas import Actor
 from facade.tenancy.services import membership_grant
+from ledger.catalogue import catalogue
 from ledger.chains import ChainDirectory, NamedChain, chain_directory
 from ledger.services import checkpoint_path, load_checkpoints
 from ledger.tasks import ledger_verify_all
@@ -31,6 +32,13 @@ from ledger.tasks import ledger_verify_all
 LEDGER = Path(__file__).resolve().parents[1] / "ledger"
 PROJECT_PACKAGES = {"facade", "knowledge", "rsi", "approvals"}
 STUB_CHAIN = NamedChain(id=4242, label="stub-chain")
+
+
+@pytest.fixture(autouse=True)
+def _test_event_types() -> Any:
+    """The ledger accepts only catalogued types: these tests append the ledger tests' own."""
+    with catalogue.extended(*TEST_TYPES):
+        yield
 
 
 # --- the boundary --------------------------------------------------------------------------
