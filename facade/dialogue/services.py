@@ -225,18 +225,22 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
     with transaction.atomic():
         now = timezone.now()
         # Touching an open session takes its row lock, so one session's messages are stored one
-        # after another; a session that is not open is looked at under the lock below.
-        if not DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).update(last_activity_at=now):
+        # after another (on PostgreSQL in the same statement that stores the message and starts
+        # its run); a session that is not open is looked at under the lock below.
+        started: RunStart | None
+        if run is not None and _one_statement():
+            started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
+        elif DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).update(last_activity_at=now):
+            started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
+        else:
+            started = None
+        if started is None:
             locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
             existing = _stored(locked, client_message_id)
             if existing is not None:
                 return RunStart(existing, None, created=False, counted=False)
             raise _not_open(locked.status)
         session.last_activity_at = now
-        if run is not None and connection.vendor == "postgresql":
-            started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
-        else:
-            started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
         if started.created:
             events.message_posted(session=session, message=started.message, actor=session_actor(session))
         return started
@@ -269,7 +273,8 @@ def _message_start_orm(
 
 def _run_start_pg(
     *, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity, now: dt.datetime
-) -> RunStart:
+) -> RunStart | None:
+    """None when the session is not open (nothing was written)."""
     run_id = uuid.uuid4()
     row = turn_sql.execute(
         connection,
@@ -287,14 +292,17 @@ def _run_start_pg(
             "context_hash": run.context_hash,
         },
     )
-    if row is None:  # the session holds this client_message_id already
+    assert row is not None  # the statement always answers one row
+    if not row[0]:
+        return None
+    if row[1] is None:  # the session holds this client_message_id already
         existing = _stored(session, client_message_id)
         if existing is None:
             raise DialogueError("message_not_stored", "the message could not be stored; please send it again")
         return RunStart(existing, None, created=False, counted=False)
     message = _loaded(
         Message,
-        id=row[0],
+        id=row[1],
         session_id=session.pk,
         role="principal",
         text=text,
@@ -326,7 +334,13 @@ def _run_start_pg(
         finished_at=None,
     )
     started.session, started.message = session, message
-    return RunStart(message, started, created=True, counted=bool(row[1]))
+    return RunStart(message, started, created=True, counted=bool(row[2]))
+
+
+def _one_statement() -> bool:
+    """Whether a turn's writes go as the single statements of `turn_sql` (PostgreSQL) or
+    through the ORM (any other database; the tests compare the two)."""
+    return connection.vendor == "postgresql"
 
 
 _M = TypeVar("_M", bound=models.Model)
@@ -350,7 +364,7 @@ def model_call_count(*, tenant_id: int) -> bool:
     if limit <= 0:
         return False
     params: dict[str, Any] = {"tenant": tenant_id, "day": timezone.now().date(), "limit": limit}
-    if connection.vendor == "postgresql":
+    if _one_statement():
         return turn_sql.execute(connection, turn_sql.COUNT, params) is not None
     with connection.cursor() as cursor:
         cursor.execute(
@@ -391,7 +405,7 @@ def run_finish(
     now = timezone.now()
     run.status, run.stop_reason, run.needs_input = outcome.status, outcome.stop_reason, outcome.needs_input
     run.guard_category, run.finished_at = outcome.guard_category, now
-    if connection.vendor == "postgresql":
+    if _one_statement():
         row = turn_sql.execute(
             connection,
             turn_sql.FINISH,

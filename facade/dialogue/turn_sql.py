@@ -19,15 +19,20 @@ from typing import Any
 
 import psycopg
 
-# The principal's message, the run that answers it and the first model call's count against
-# the tenant's daily budget.  A message whose client_message_id the session already holds
-# inserts nothing (no run, no count) and the statement returns no row.  The count is made only
-# when the budget (the last parameter) has room; `counted` says whether it did.
+# The session touched (its last activity; the row lock serialises its messages), the
+# principal's message, the run that answers it and the first model call's count against the
+# tenant's daily budget.  Answers one row: whether the session was open (if not, nothing was
+# written), the message's id (NULL when the session holds this client_message_id already: then
+# no run and no count either) and whether the budget had room (the last parameter) for the count.
 START = """
-WITH m AS (
+WITH s AS (
+    UPDATE dialogue_dialoguesession SET last_activity_at = %(now)s
+    WHERE id = %(session)s AND status = 'open'
+    RETURNING id
+), m AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
                                   created_at)
-    VALUES (%(session)s, 'principal', %(text)s, %(cid)s, NULL, '[]'::jsonb, '', %(now)s)
+    SELECT s.id, 'principal', %(text)s, %(cid)s, NULL, '[]'::jsonb, '', %(now)s FROM s
     ON CONFLICT (session_id, client_message_id) WHERE NOT (client_message_id = '') DO NOTHING
     RETURNING id
 ), b AS (
@@ -45,7 +50,7 @@ WITH m AS (
     FROM m
     RETURNING message_id
 )
-SELECT r.message_id, EXISTS (SELECT 1 FROM b) AS counted FROM r
+SELECT EXISTS (SELECT 1 FROM s), (SELECT message_id FROM r), EXISTS (SELECT 1 FROM b)
 """
 
 # One more model call of a run against the daily budget; a row back means it was counted.
