@@ -5,9 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.db import connection
+
 from facade.tenancy.identity import Principal
 from facade.tenancy.policy import NotFound
 
+from . import turn_sql
 from .models import DialogueSession, Message
 
 
@@ -66,3 +69,13 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
         "rated": Rating.objects.filter(session=session).exists(),
         "status": session.status,
     }
+
+
+def recent_messages(*, session: DialogueSession, limit: int) -> list[tuple[str, str]]:
+    """The session's latest `limit` messages as (role, text), oldest first.  Read once per turn,
+    so on PostgreSQL it is one prepared statement (facade/dialogue/turn_sql.py)."""
+    if connection.vendor == "postgresql":
+        rows = turn_sql.fetch(connection, turn_sql.HISTORY, {"session": session.pk, "limit": limit})
+    else:
+        rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:limit])
+    return [(str(role), str(text)) for role, text in reversed(rows)]

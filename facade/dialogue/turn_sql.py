@@ -86,13 +86,27 @@ WITH reply AS (
 SELECT id FROM reply
 """
 
+# The session's latest messages, newest first (read before a turn stores its message).
+HISTORY = """
+SELECT role, text FROM dialogue_message WHERE session_id = %(session)s ORDER BY id DESC LIMIT %(limit)s
+"""
+
 _held = threading.local()
 
 
 def execute(connection: Any, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     """Run one of the statements above on the Django connection's psycopg connection (inside
-    the caller's transaction) and return its first row.  One server-binding cursor per
-    connection, each statement prepared once."""
+    the caller's transaction, if any) and return its first row."""
+    return _cursor(connection, sql, params).fetchone()
+
+
+def fetch(connection: Any, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """As `execute`, all rows."""
+    return _cursor(connection, sql, params).fetchall()
+
+
+def _cursor(connection: Any, sql: str, params: dict[str, Any]) -> psycopg.Cursor[Any]:
+    """One server-binding cursor per connection, each statement prepared once."""
     connection.ensure_connection()
     raw = connection.connection
     held = getattr(_held, "cursor", None)
@@ -100,4 +114,4 @@ def execute(connection: Any, sql: str, params: dict[str, Any]) -> tuple[Any, ...
         held = _held.cursor = (raw, psycopg.Cursor(raw))
     cursor: psycopg.Cursor[Any] = held[1]
     cursor.execute(sql, params, prepare=True)
-    return cursor.fetchone()
+    return cursor

@@ -28,7 +28,7 @@ from facade.tenancy.rules import Audience
 from knowledge.models import EntryVersion
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
-from ..selectors import request_view
+from ..selectors import recent_messages, request_view
 from ..services import RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry
 from .grounding import unsourced_figures
@@ -95,8 +95,8 @@ def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, 
 
 def _history(session: DialogueSession) -> list[dict[str, Any]]:
     """The session's latest messages, read before the new one is stored."""
-    rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:HISTORY])
-    return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in reversed(rows)]
+    rows = recent_messages(session=session, limit=HISTORY)
+    return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in rows]
 
 
 def turn_handle(
