@@ -168,14 +168,6 @@ def _message_check(*, text: str, client_message_id: str) -> None:
         raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
 
 
-def message_post(*, session: DialogueSession, text: str, client_message_id: str = "") -> tuple[Message, bool]:
-    """Store a message from the session's principal, without a run.  A repeated
-    client_message_id returns the message already stored instead of a second one.  A session
-    idle for too long is marked expired (and stays so) before the message is refused."""
-    started = _message_store(session=session, text=text, client_message_id=client_message_id, run=None)
-    return started.message, started.created
-
-
 @dataclass(frozen=True)
 class RunStart:
     """What `run_start` stored: the principal's message and its run.  `created` is False for a
@@ -202,8 +194,9 @@ def run_start(
 ) -> RunStart:
     """Store the principal's message and start the run that answers it, in one transaction with
     the first model call's count against the tenant's daily budget and the message's ledger
-    event: a stored message always has its run, and a turn pays for one commit less.  Otherwise
-    as `message_post`."""
+    event: a stored message always has its run, and a turn pays for one commit less.  A repeated
+    client_message_id returns the message already stored (and writes nothing); a session idle for
+    too long is marked expired (and stays so) before the message is refused."""
     return _message_store(
         session=session,
         text=text,
@@ -212,7 +205,7 @@ def run_start(
     )
 
 
-def _message_store(*, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity | None) -> RunStart:
+def _message_store(*, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity) -> RunStart:
     _message_check(text=text, client_message_id=client_message_id)
     idle = settings.FACADE_SESSION_IDLE_MINUTES
     if session.status == SessionStatus.OPEN and rules.is_idle(session.last_activity_at, timezone.now(), idle):
@@ -228,7 +221,7 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
         # after another (on PostgreSQL in the same statement that stores the message and starts
         # its run); a session that is not open is looked at under the lock below.
         started: RunStart | None
-        if run is not None and _one_statement():
+        if _one_statement():
             started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
         elif DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).update(last_activity_at=now):
             started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
@@ -252,15 +245,11 @@ def _stored(session: DialogueSession, client_message_id: str) -> Message | None:
     return Message.objects.filter(session=session, client_message_id=client_message_id).first()
 
 
-def _message_start_orm(
-    *, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity | None
-) -> RunStart:
+def _message_start_orm(*, session: DialogueSession, text: str, client_message_id: str, run: RunIdentity) -> RunStart:
     existing = _stored(session, client_message_id)
     if existing is not None:
         return RunStart(existing, None, created=False, counted=False)
     message = Message.objects.create(session=session, role="principal", text=text, client_message_id=client_message_id)
-    if run is None:
-        return RunStart(message, None, created=True, counted=False)
     started = Run.objects.create(
         tenant_id=session.tenant_id,
         session=session,
