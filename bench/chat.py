@@ -504,6 +504,7 @@ class Load:
     postgres_cpu: float = 0.0
     ledger_events: int = 0
     statements: int = 0  # what the server sent to PostgreSQL during the load (bench/echo_asgi.py counts)
+    governance_cpu: dict[str, float] = field(default_factory=dict)  # server CPU of each governance step
     transactions: int = 0
     machine_busy: float = 0.0
     machine_total: float = 0.0
@@ -610,6 +611,8 @@ async def run_load(
     stats1 = await server_stats(port)
     load.statements = stats1["statements"] - stats0["statements"]
     load.transactions = stats1["transactions"] - stats0["transactions"]
+    before = stats0.get("governance_cpu", {})
+    load.governance_cpu = {k: v - before.get(k, 0.0) for k, v in stats1.get("governance_cpu", {}).items()}
     for r in results:
         if isinstance(r, BaseException):
             name = type(r).__name__
@@ -617,8 +620,8 @@ async def run_load(
     return load
 
 
-async def server_stats(port: int) -> dict[str, int]:
-    def fetch() -> dict[str, int]:
+async def server_stats(port: int) -> dict[str, Any]:
+    def fetch() -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/bench/stats", timeout=10) as response:
             return dict(json.loads(response.read()))
 
@@ -646,6 +649,8 @@ def pooled(loads: list[Load]) -> Load:
     out = Load(loads[0].mode)
     for load in loads:
         out.latencies += load.latencies
+        for step, spent in load.governance_cpu.items():
+            out.governance_cpu[step] = out.governance_cpu.get(step, 0.0) + spent
         out.first_delta += load.first_delta
         for kind, values in load.kinds.items():
             out.kinds.setdefault(kind, []).extend(values)
@@ -840,6 +845,14 @@ async def _measure(
     print(
         f"  for information, chat / the bare echo (no work at all): turns/s {rate(chat) / rate(echo):6.3f}, "
         f"p95 {pct(chat.latencies, 95) / pct(echo.latencies, 95):6.1f}"
+    )
+    steps = {"guard_check": "guard", "unsourced_figures": "grounding", "may_execute": "tool checks",
+             "ledger_append": "ledger appends"}  # fmt: skip
+    spent = {label: 1000 * chat.governance_cpu.get(step, 0.0) / max(chat.turns, 1) for step, label in steps.items()}
+    print(
+        "  governance in the server during the chat load, CPU of the turn's thread per turn: "
+        + ", ".join(f"{label} {ms:.2f} ms" for label, ms in spent.items())
+        + f" — {sum(spent.values()):.2f} ms"
     )
     print("  per turn, from the server:    statements  transactions  ledger events")
     for label, load in (("storing echo", store), ("governance off", ungoverned), ("chat", chat)):
