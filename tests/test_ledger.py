@@ -331,6 +331,44 @@ def test_a_stale_head_hint_costs_one_more_statement_and_never_a_wrong_event(
     assert ledger_verify(chain_id=CHAIN).ok
 
 
+class RecordingTurn:
+    """A stand-in for a chain's turn lock that is never granted and records who asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def acquire(self, timeout: float = -1) -> bool:
+        self.asked.append(timeout)
+        return False
+
+    def release(self) -> None:
+        raise AssertionError("a turn that was not granted is never released")
+
+
+@pytest.mark.django_db(transaction=True)  # each atomic block below is a transaction of its own
+def test_appends_do_not_depend_on_their_turn_and_a_transaction_asks_once_per_chain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Turns only spare retries: an append whose turn is not granted (another appender of the
+    process holds it too long) goes ahead on the compare-and-swap, and a second event of the same
+    transaction, which holds the chain's lock already, does not ask for a turn at all."""
+    from ledger import services
+
+    turn = RecordingTurn()
+    monkeypatch.setattr(services, "_APPEND_TURNS", (turn,))
+    services._holding.__dict__.clear()
+    with transaction.atomic():
+        for i in range(3):
+            ledger_append(
+                chain_id=CHAIN, event_type="test.event", entity_type="thing", entity_id=i,
+                actor_type="platform", actor_id="tests", payload={"i": i},
+            )  # fmt: skip
+    assert turn.asked == [services.APPEND_TURN_WAIT]
+    append(1)  # a new transaction asks again
+    assert len(turn.asked) == 2
+    assert ledger_verify(chain_id=CHAIN).checked == 4
+
+
 # --- the mutation catalogue ----------------------------------------------------------------
 
 
