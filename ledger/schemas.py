@@ -41,3 +41,4 @@ class VerifyResult(BaseModel):
     reason: str | None = None
     checkpoints_checked: int = 0
     head_hash: str = ""  # hex hash of event `checked`, the last one that verified
+    detail: str | None = None  # what went wrong, in words, when `reason` alone does not say

@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
+from hmac import compare_digest
 
-import rfc8785
-from cryptography.exceptions import InvalidSignature
-
-from .canonical import HASH_PREFIX
-from .keys import ledger_keys, public_key_from_raw
+from .canonical import HASH_PREFIX, event_mac
+from .keys import ledger_keys
 from .models import GENESIS_HASH
 from .scan import first_bad_tag, rows
 from .schemas import Checkpoint, VerifyResult
-from .services import CHECKPOINT_PREFIX, load_checkpoints
-
-
-def checkpoint_signature_ok(checkpoint: Checkpoint, trusted_public_key: bytes) -> bool:
-    if base64.b64decode(checkpoint.public_key) != trusted_public_key:
-        return False
-    fields = checkpoint.model_dump(exclude={"signature"})
-    try:
-        public_key_from_raw(trusted_public_key).verify(
-            base64.b64decode(checkpoint.signature), CHECKPOINT_PREFIX + rfc8785.dumps(fields)
-        )
-    except (InvalidSignature, ValueError):
-        return False
-    return True
+from .services import LedgerError, checkpoint_signature_ok, load_checkpoints
 
 
 def ledger_verify(
@@ -36,12 +20,16 @@ def ledger_verify(
     signed checkpoints (from the checkpoint directory unless given).
 
     `first_bad_seq` is the first position that cannot be trusted: a missing, duplicated or
-    altered event or a broken link; or, via a checkpoint, the first event cut off the tail, or
-    the first event of a history rewritten with recomputed hashes (found by its keyed tag, which
-    nobody without the key outside the database can recompute).
+    altered event, a broken link, or an event whose keyed tag this ledger did not write (a tail
+    forged or rewritten with recomputed hashes: nobody without the key, which is kept outside
+    the database, can recompute a tag); or, via a checkpoint, the first event cut off the tail.
     """
     keys = ledger_keys()
-    held = load_checkpoints(chain_id) if checkpoints is None else checkpoints
+    unreadable: str | None = None
+    try:
+        held = load_checkpoints(chain_id) if checkpoints is None else checkpoints
+    except LedgerError as exc:  # reported below, after the chain itself was checked
+        held, unreadable = [], str(exc)
     wanted = {checkpoint.size for checkpoint in held}
     at: dict[int, bytes] = {}
     sha256 = hashlib.sha256
@@ -50,7 +38,8 @@ def ledger_verify(
     expected = 1
     first_bad: int | None = None
     reason: str | None = None
-    for seq, prev_hash, digest, canonical in rows(using, chain_id, "seq, prev_hash, hash, canonical"):
+    mac_key = keys.mac_key
+    for seq, prev_hash, digest, canonical, mac in rows(using, chain_id, "seq, prev_hash, hash, canonical, mac"):
         if seq != expected:
             first_bad, reason = min(seq, expected), ("duplicate_seq" if seq < expected else "missing_seq")
             break
@@ -59,6 +48,11 @@ def ledger_verify(
             break
         if sha256(prefix + prev + canonical).digest() != digest:
             first_bad, reason = seq, "hash_mismatch"
+            break
+        if not compare_digest(event_mac(mac_key, digest), mac):
+            # Linked and hashed right, but not tagged with this ledger's key: appended or rewritten
+            # by someone who knows the hash rule and not the key (past the last checkpoint too).
+            first_bad, reason = seq, "bad_tag"
             break
         prev = digest
         if seq in wanted:
@@ -91,6 +85,15 @@ def ledger_verify(
             break
         if checkpoint.size <= checked:
             good_until = checkpoint.size
+    if unreadable is not None and reason is None:
+        return VerifyResult(
+            ok=False,
+            checked=checked,
+            first_bad_seq=None,
+            reason="checkpoint_file_invalid",
+            head_hash=prev.hex(),
+            detail=unreadable,
+        )
     return VerifyResult(
         ok=reason is None,
         checked=checked,

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import rfc8785
+from cryptography.exceptions import InvalidSignature
 from django.conf import settings
 from django.db import connections
 
@@ -24,7 +25,7 @@ from .canonical import (
     utc_text,
 )
 from .catalogue import catalogue
-from .keys import ledger_keys
+from .keys import ledger_keys, public_key_from_raw
 from .models import GENESIS_HASH, ActorType, LedgerEvent
 from .scan import first_bad_tag
 from .schemas import AppendedEvent, Checkpoint
@@ -83,8 +84,10 @@ class _HeadHints:
 
 
 # The last head this process appended per (database, chain): a hint shared by all threads.  It
-# may name an event that is not committed yet, or be stale; the append statement locks the head
-# either way and answers with it, so a wrong hint costs one more round trip, never a wrong event.
+# may name an event that is not committed yet (the append statement then waits for that
+# transaction and succeeds once it commits) or be stale (another process appended, or a
+# transaction rolled back): then the statement answers with the true head and the event is hashed
+# again — one more round trip, never a wrong event.
 _HEAD_HINTS = _HeadHints()
 
 
@@ -111,25 +114,26 @@ def head_hints_reset() -> None:
     _HEAD_HINTS.clear()
 
 
-# PostgreSQL: lock the chain's head, move it and insert the event in one statement, i.e. one
-# round trip, prepared once per connection.  The head is moved only when it is the one the event
-# was hashed against (the hint): a compare-and-swap.  Either way the statement answers with the
-# head as it stands, locked for this transaction, so a stale hint costs one more round trip (the
-# same statement with the true head, which then cannot fail) and never a separate locking read.
+# PostgreSQL: move the head and insert the event in one statement, i.e. one round trip, prepared
+# once per connection.  The head row is updated whatever the hint says, so the statement always
+# takes the row's lock — waiting for a transaction that moved the head and has not committed yet,
+# then seeing what it committed — and moves the head only if it is the one the event was hashed
+# against (the hint): a compare-and-swap that cannot fail on a head committed a moment ago.
+# Either way it answers with the head as it stands, locked now, so a stale hint costs one more
+# round trip (the same statement with the true head, which then cannot fail).
 _PG_APPEND = """
-WITH cur AS (
-    SELECT size, head_hash FROM ledger_chain WHERE chain_id = %(chain)s FOR UPDATE
-), head AS (
-    UPDATE ledger_chain SET size = ledger_chain.size + 1, head_hash = %(hash)s
-    FROM cur
-    WHERE ledger_chain.chain_id = %(chain)s AND cur.size = %(size)s AND cur.head_hash = %(prev)s
-    RETURNING ledger_chain.size
+WITH head AS (
+    UPDATE ledger_chain
+    SET size = CASE WHEN size = $1 AND head_hash = $2 THEN size + 1 ELSE size END,
+        head_hash = CASE WHEN size = $1 AND head_hash = $2 THEN $3 ELSE head_hash END
+    WHERE chain_id = $4
+    RETURNING size, head_hash
 ), event AS (
     INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac)
-    SELECT %(chain)s, head.size, %(canonical)s, %(prev)s, %(hash)s, %(mac)s FROM head
+    SELECT $4, head.size, $5, $2, $3, $6 FROM head WHERE head.head_hash = $3
     RETURNING seq
 )
-SELECT cur.size, cur.head_hash, EXISTS (SELECT 1 FROM event) FROM cur
+SELECT head.size, head.head_hash, EXISTS (SELECT 1 FROM event) FROM head
 """
 
 
@@ -233,12 +237,13 @@ def ledger_append(
     raise LedgerError("could not append: the chain head moved while locked")
 
 
-def _append_cursor(raw: Any) -> psycopg.Cursor[Any]:
+def _append_cursor(raw: Any) -> psycopg.RawCursor[Any]:
     """One server-side-binding cursor per connection, so the append statement is prepared once
-    and no cursor is built per event."""
+    and no cursor is built per event.  A raw cursor: the statement uses PostgreSQL's numbered
+    placeholders, so a value used twice is sent once and the query is never rewritten."""
     held = getattr(_heads, "cursor", None)
     if held is None or held[0] is not raw or held[1].closed:
-        held = _heads.cursor = (raw, psycopg.Cursor(raw))
+        held = _heads.cursor = (raw, psycopg.RawCursor(raw))
     return held[1]
 
 
@@ -250,8 +255,7 @@ def _insert(
     cannot tell in the same statement)."""
     if connection.vendor == "postgresql":
         cursor = _append_cursor(connection.connection)
-        params = {"chain": chain_id, "size": size, "prev": head, "hash": digest, "canonical": canonical, "mac": mac}
-        cursor.execute(_PG_APPEND, params, prepare=True)
+        cursor.execute(_PG_APPEND, (size, head, digest, chain_id, canonical, mac), prepare=True)
         row = cursor.fetchone()
         if row is None:
             return False, None
@@ -289,12 +293,48 @@ def checkpoint_path(chain_id: int) -> Path:
 
 
 def load_checkpoints(chain_id: int) -> list[Checkpoint]:
+    """The checkpoints held in this chain's local file, as written.  Their signatures are not
+    checked here: `signed_checkpoints` is what a decision may rest on."""
     path = checkpoint_path(chain_id)
     if not path.exists():
         return []
-    return [
-        Checkpoint.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+    try:
+        return [
+            Checkpoint.model_validate_json(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    except ValueError as exc:
+        raise LedgerError(f"the checkpoint file of chain {int(chain_id)} holds a line that is no checkpoint") from exc
+
+
+def checkpoint_signature_ok(checkpoint: Checkpoint, trusted_public_key: bytes) -> bool:
+    """Whether `checkpoint` was signed by the holder of `trusted_public_key`."""
+    try:
+        if base64.b64decode(checkpoint.public_key) != trusted_public_key:
+            return False
+        fields = checkpoint.model_dump(exclude={"signature"})
+        public_key_from_raw(trusted_public_key).verify(
+            base64.b64decode(checkpoint.signature), _checkpoint_message(fields)
+        )
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def signed_checkpoints(chain_id: int) -> list[Checkpoint]:
+    """The local checkpoints of a chain, each checked against this ledger's public key.  One that
+    is not validly signed for this chain is an error, never a trusted starting point: someone
+    who can write the file could otherwise declare forged events already sealed."""
+    public = ledger_keys().public_raw
+    held = load_checkpoints(chain_id)
+    for checkpoint in held:
+        if checkpoint.chain != int(chain_id) or not checkpoint_signature_ok(checkpoint, public):
+            raise LedgerError(
+                f"the checkpoint file of chain {int(chain_id)} holds a checkpoint (size {checkpoint.size}) "
+                "that is not validly signed by this ledger's key"
+            )
+    return held
 
 
 def checkpoint_issue(
@@ -316,7 +356,7 @@ def checkpoint_issue(
             raise LedgerError(f"refusing to sign a checkpoint: event {size} is not the head that was verified")
     # Never bless events this key did not tag: a chain rewritten since the last checkpoint with
     # recomputed hashes is internally consistent, but its tags give it away.
-    sealed = max((c.size for c in load_checkpoints(chain_id) if c.key_id == keys.key_id and c.size <= size), default=0)
+    sealed = max((c.size for c in signed_checkpoints(chain_id) if c.size <= size), default=0)
     bad = first_bad_tag(using, chain_id, sealed, size, keys.mac_key)
     if bad is not None:
         raise LedgerError(f"refusing to sign a checkpoint: event {bad} does not carry this ledger's tag")

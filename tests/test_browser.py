@@ -66,6 +66,21 @@ def test_auditor_verifies_the_ledger(page: Any, site: str, world: TenantWorld) -
     assert checked > 0
 
 
+def test_auditor_sees_a_forged_tail_at_its_first_event(page: Any, site: str, world: TenantWorld) -> None:
+    from django.db import connection
+    from test_ledger_runs import forge_event
+
+    try:
+        forged = forge_event(world.tenant.pk)
+    finally:  # this test's writes are committed: the append-only trigger must not stay off
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE ledger_event ENABLE TRIGGER ledger_event_append_only")
+    sign_in(page, site, "auditor@alpha.test", "pw-alpha")
+    page.get_by_role("button", name="Verify ledger").click()
+    result = page.locator('output.verify-result[data-tenant="alpha"]')
+    expect(result).to_have_text(f"✗ first bad seq {forged} (bad_tag)")
+
+
 # --- c. the customer page -----------------------------------------------------------------
 
 

@@ -303,18 +303,20 @@ def test_eight_threads_appending_leave_one_gapless_valid_chain() -> None:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("shift", [-2, 3])
-def test_a_stale_head_hint_costs_one_more_statement_and_never_a_wrong_event(
+def test_a_stale_head_hint_is_corrected_under_lock_and_never_makes_a_wrong_event(
     shift: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A hint behind the chain (another process appended) or ahead of it (a rolled-back append
-    of this one) is answered by the append statement itself with the head as it stands."""
+    of this one) is answered by the append statement itself with the head as it stands, locked:
+    one more statement, no separate locking read, and the event at the right place."""
     from ledger import services
 
     append(5)
     size, head = services._head_cache().get(("default", CHAIN), (0, b""))
     services._head_cache()[("default", CHAIN)] = (size + shift, hashlib.sha256(head).digest())
     locked: list[int] = []
-    monkeypatch.setattr(services, "_lock_head", lambda alias, chain: locked.append(chain) or (0, b""))
+    lock_head = services._lock_head
+    monkeypatch.setattr(services, "_lock_head", lambda alias, chain: locked.append(chain) or lock_head(alias, chain))
     statements: list[str] = []
     raw = services.psycopg.Cursor.execute
 
@@ -508,7 +510,7 @@ def test_a_truncated_tail_is_found_by_the_checkpoint(chain10: None) -> None:
 
 
 @pytest.mark.parametrize("start", [1, 3])
-def test_a_rewritten_chain_with_recomputed_hashes_is_found_by_the_checkpoint(chain10: None, start: int) -> None:
+def test_a_rewritten_chain_with_recomputed_hashes_is_found_by_its_tags(chain10: None, start: int) -> None:
     prev = row(start - 1)["hash"] if start > 1 else bytes(32)
     for seq in range(start, 11):
         old = row(seq)
@@ -524,8 +526,75 @@ def test_a_rewritten_chain_with_recomputed_hashes_is_found_by_the_checkpoint(cha
         )
         prev = digest
     sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
-    assert ledger_verify(chain_id=CHAIN, checkpoints=[]).ok  # internally consistent
-    assert verdict() == (False, start, "rewritten")
+    # Internally consistent, yet every rewritten event lacks this ledger's tag: found with or
+    # without a checkpoint, at the first rewritten event.
+    without = ledger_verify(chain_id=CHAIN, checkpoints=[])
+    assert (without.ok, without.first_bad_seq, without.reason) == (False, start, "bad_tag")
+    assert verdict() == (False, start, "bad_tag")
+
+
+def forge_tail(count: int, tag: bytes = b"\x00" * 32) -> None:
+    """Append events past the last checkpoint the way someone with the database but not the key
+    would: canonical text, link and SHA-256 right, the tag made up."""
+    head = row(10)
+    prev, seq = bytes(head["hash"]), 10
+    for _ in range(count):
+        seq += 1
+        body = rewritten_canonical(10, seq=seq, actor_id="user:forger")
+        digest = chain_hash(prev, body.encode())
+        sql(
+            "INSERT INTO ledger_event (chain_id, seq, canonical, prev_hash, hash, mac) VALUES (%s, %s, %s, %s, %s, %s)",
+            [CHAIN, seq, body, prev, digest, tag],
+        )
+        prev = digest
+    sql("UPDATE ledger_chain SET size = %s, head_hash = %s WHERE chain_id = %s", [seq, prev, CHAIN])
+
+
+def test_a_forged_tail_past_the_last_checkpoint_is_found_at_its_first_event(chain10: None) -> None:
+    forge_tail(3)
+    assert verdict() == (False, 11, "bad_tag")
+    result = ledger_verify(chain_id=CHAIN)
+    assert (result.checked, result.head_hash) == (10, row(10)["hash"].hex())  # the last event that holds
+    with pytest.raises(LedgerError, match="event 11"):
+        checkpoint_issue(chain_id=CHAIN, label="test")
+
+
+def test_a_forged_tail_with_another_keys_tags_is_found_too(chain10: None) -> None:
+    from ledger.canonical import event_mac
+
+    head = row(10)
+    body = rewritten_canonical(10, seq=11, actor_id="user:forger")
+    digest = chain_hash(bytes(head["hash"]), body.encode())
+    forge_tail(1, tag=event_mac(b"k" * 32, digest))
+    assert verdict() == (False, 11, "bad_tag")
+
+
+def test_a_forged_local_checkpoint_is_never_a_starting_point(chain10: None) -> None:
+    """A line written into the local checkpoint file by someone without the signing key (here: a
+    genuine checkpoint moved forward over forged events) is refused, not trusted."""
+    from ledger.services import checkpoint_path, signed_checkpoints
+
+    forge_tail(2)
+    genuine = load_checkpoints(CHAIN)[0]
+    forged = genuine.model_copy(update={"size": 12, "head_hash": row(12)["hash"].hex()})
+    with checkpoint_path(CHAIN).open("a", encoding="utf-8") as handle:
+        handle.write(forged.model_dump_json() + "\n")
+    with pytest.raises(LedgerError, match="not validly signed"):
+        signed_checkpoints(CHAIN)
+    with pytest.raises(LedgerError):
+        checkpoint_issue(chain_id=CHAIN, label="test", size=12, head=bytes(row(12)["hash"]))
+    result = ledger_verify(chain_id=CHAIN)  # the forged checkpoint is reported; the forged events too
+    assert (result.ok, result.first_bad_seq, result.reason) == (False, 11, "checkpoint_signature_invalid")
+    assert len(load_checkpoints(CHAIN)) == 2  # nothing new was signed
+
+
+def test_a_checkpoint_file_with_a_line_that_is_no_checkpoint_is_an_error(chain10: None) -> None:
+    from ledger.services import checkpoint_path
+
+    with checkpoint_path(CHAIN).open("a", encoding="utf-8") as handle:
+        handle.write("{not a checkpoint}\n")
+    with pytest.raises(LedgerError, match="no checkpoint"):
+        load_checkpoints(CHAIN)
 
 
 def test_a_forged_checkpoint_is_refused(chain10: None) -> None:
@@ -558,7 +627,8 @@ def test_document_form_is_stable() -> None:
 
 def test_a_checkpoint_is_never_signed_over_a_rewritten_tail(chain10: None) -> None:
     """Events appended after the last checkpoint and then rewritten with recomputed hashes are
-    internally consistent; signing a checkpoint must still refuse them (their tags are wrong)."""
+    internally consistent; verifying finds them by their tags, and signing a checkpoint refuses
+    them all the same."""
     start = 11
     append(3)
     prev = row(start - 1)["hash"]
@@ -572,7 +642,8 @@ def test_a_checkpoint_is_never_signed_over_a_rewritten_tail(chain10: None) -> No
         )
         prev = digest
     sql("UPDATE ledger_chain SET head_hash = %s WHERE chain_id = %s", [prev, CHAIN])
-    assert ledger_verify(chain_id=CHAIN).ok  # nothing sealed covers seq 11..13 yet
+    # Nothing sealed covers seq 11..13 yet, but their tags give them away.
+    assert verdict() == (False, 11, "bad_tag")
     with pytest.raises(LedgerError, match="event 11"):
         checkpoint_issue(chain_id=CHAIN, label="test")
     assert [c.size for c in load_checkpoints(CHAIN)] == [10]

@@ -46,7 +46,10 @@ class Command(BaseCommand):
                 lines = options["checkpoint"].read_text(encoding="utf-8").splitlines()
             except OSError as exc:
                 raise CommandError(f"cannot read {options['checkpoint']}: {exc}") from exc
-            held = [Checkpoint.model_validate_json(line) for line in lines if line.strip()]
+            try:
+                held = [Checkpoint.model_validate_json(line) for line in lines if line.strip()]
+            except ValueError as exc:
+                raise CommandError(f"{options['checkpoint']} holds a line that is no checkpoint") from exc
         failed = False
         for chain in chains:
             mine = None if held is None else [c for c in held if c.chain == chain.id]
