@@ -41,3 +41,4 @@ bench: install
 	$(BIN)/python bench/knowledge.py
 	$(BIN)/python bench/guard.py
 	$(BIN)/python bench/chat.py
+	$(BIN)/python bench/abuse.py

@@ -1,0 +1,198 @@
+"""Abuse benchmark on PostgreSQL + Redis (`make bench`): does a well-behaved customer stay served
+while anonymous clients abuse the public endpoints?
+
+A real daphne serves the product (its own database, default facade_bench_abuse, and Redis db 13)
+with its production limits, behind a pretend proxy on loopback: the server trusts
+X-Forwarded-For from 127.0.0.1, and each client of this script sends its own address there, as a
+proxy would.  No traffic leaves the machine; the addresses only name the clients.
+
+One customer chats over the WebSocket (a question every half second, waiting for each reply),
+first alone, then while N anonymous clients (default 8) loop as fast as they are answered over:
+oversized JSON bodies (1 MiB) to the session endpoint, session opens with no cookie, and
+knowledge searches.  Everything is bounded: the abusers stop when the customer's turns are done
+or after --max-seconds, and after --max-requests requests in all.  Prints the customer's p50/p95
+alone and under abuse, the ratio (target p95 <= 2x), and what the abusers were answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import chat  # noqa: E402  (the chat benchmark's world: entries, questions, seeding)
+from fresh_db import prepare_database  # noqa: E402
+
+REDIS_URL = "redis://127.0.0.1:6379/13"
+BENCH_VAR = ROOT / "var" / "bench"
+# The chatting customer asks faster than a person types; its own limit is raised so that only
+# what the abusers do can slow it down.  Every other limit is the product's default.
+CUSTOMER_RATE = "600/60"
+GOOD_ADDRESS = "198.51.100.1"  # documentation addresses (RFC 5737): names, never contacted
+ABUSER_ADDRESSES = "203.0.113.{}"
+BIG_BODY = json.dumps({"padding": "x" * (1 << 20)}).encode()
+
+
+def start_server(port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "facade.settings",
+            "REDIS_URL": REDIS_URL,
+            "FACADE_VAR_DIR": str(BENCH_VAR),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "FACADE_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "FACADE_LLM_PROVIDER": "offline",
+            "FACADE_RATE_CUSTOMER": CUSTOMER_RATE,
+            "FACADE_TRUSTED_PROXIES": "127.0.0.1",
+            "DB_POOL": "8",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    daphne = Path(sys.executable).with_name("daphne")
+    log = open(log_path, "wb")  # noqa: SIM115 (open for the server's lifetime)
+    proc = subprocess.Popen(
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "facade.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"daphne exited with {proc.returncode}; see {log_path}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+            return proc
+        except urllib.error.HTTPError:
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit(f"daphne did not answer within 60 s; see {log_path}")
+
+
+async def customer(port: int, seat: chat.Seat, turns: int, pause: float, timeout: float) -> list[float]:
+    from websockets.asyncio.client import connect
+
+    latencies: list[float] = []
+    headers = {"Cookie": seat.cookie, "X-Forwarded-For": GOOD_ADDRESS}
+    url = f"ws://127.0.0.1:{port}/ws/sessions/{seat.session_id}/"
+    async with connect(url, origin=f"http://127.0.0.1:{port}", additional_headers=headers, ping_interval=None) as ws:
+        while json.loads(await asyncio.wait_for(ws.recv(), timeout))["type"] != "history":
+            pass
+        for _kind, text in chat.script(4242, turns):
+            cid = str(uuid.uuid4())
+            sent = time.perf_counter()
+            await ws.send(json.dumps({"type": "message", "text": text, "client_message_id": cid}))
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+                if frame.get("client_message_id") != cid:
+                    continue
+                if frame["type"] == "reply":
+                    latencies.append(time.perf_counter() - sent)
+                    break
+                if frame["type"] == "error":
+                    raise SystemExit(f"the well-behaved customer was refused: {frame}")
+            await asyncio.sleep(pause)
+    return latencies
+
+
+async def abuser(n: int, port: int, slug: str, stop: asyncio.Event, budget: list[int], answers: Counter[str]) -> None:
+    import httpx
+
+    headers = {"X-Forwarded-For": ABUSER_ADDRESSES.format(n + 1), "Content-Type": "application/json"}
+    rng = random.Random(n)
+    base = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+        while not stop.is_set() and budget[0] > 0:
+            budget[0] -= 1
+            kind = rng.choice(("oversized", "open", "search"))
+            try:
+                if kind == "oversized":
+                    response = await client.post(f"/api/agents/{slug}/sessions", content=BIG_BODY)
+                elif kind == "open":
+                    response = await client.post(f"/api/agents/{slug}/sessions", content=b"{}")
+                else:
+                    response = await client.get(f"/api/agents/{slug}/knowledge/search", params={"q": "frames"})
+                answers[f"{kind} {response.status_code}"] += 1
+            except httpx.HTTPError as exc:
+                answers[f"{kind} {type(exc).__name__}"] += 1
+
+
+def pct(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1] * 1000
+
+
+async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat]) -> None:
+    alone = await customer(port, seats[0], args.turns, args.pause, args.timeout)
+    stop, budget, answers = asyncio.Event(), [args.max_requests], Counter[str]()
+    abusers = [asyncio.create_task(abuser(n, port, "bench-frames", stop, budget, answers)) for n in range(args.abusers)]
+    started = time.perf_counter()
+    try:
+        abused = await asyncio.wait_for(
+            customer(port, seats[1], args.turns, args.pause, args.timeout), timeout=args.max_seconds
+        )
+    finally:
+        stop.set()
+        await asyncio.gather(*abusers, return_exceptions=True)
+    wall = time.perf_counter() - started
+    ratio = pct(abused, 95) / pct(alone, 95)
+    print(f"abuse benchmark: one customer, {args.turns} turns ({args.pause} s apart), {args.abusers} abusers")
+    print(f"  {'':22}{'p50 ms':>9}{'p95 ms':>9}")
+    print(f"  {'customer alone':22}{pct(alone, 50):9.1f}{pct(alone, 95):9.1f}")
+    print(f"  {'customer under abuse':22}{pct(abused, 50):9.1f}{pct(abused, 95):9.1f}")
+    print(f"  ratio p95 abused/alone {ratio:7.2f}   (target <= 2.00: {'met' if ratio <= 2 else 'NOT met'})")
+    total = sum(answers.values())
+    print(f"  abusers: {total} requests in {wall:.1f} s; answered:")
+    for key, count in sorted(answers.items()):
+        print(f"    {key:28}{count:7d}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--abusers", type=int, default=8)
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--pause", type=float, default=0.5, help="seconds between the customer's turns")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for any one frame")
+    parser.add_argument("--max-seconds", type=float, default=120.0, help="the abused phase stops after this")
+    parser.add_argument("--max-requests", type=int, default=20_000, help="abusers' requests in all, at most")
+    args = parser.parse_args()
+
+    prepare_database(script="bench/abuse.py", env_name="FACADE_BENCH_ABUSE_DB", default_name="facade_bench_abuse")
+    os.environ["REDIS_URL"] = REDIS_URL
+    os.environ["FACADE_VAR_DIR"] = str(BENCH_VAR)
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+
+    seats, _facts = chat.seed(2)
+    cache.clear()  # no counts left from an earlier run
+    BENCH_VAR.mkdir(parents=True, exist_ok=True)
+    port = chat.free_port()
+    proc = start_server(port, BENCH_VAR / "abuse-daphne.log")
+    try:
+        asyncio.run(measure(args, port, seats))
+    finally:
+        chat.stop_server(proc)
+
+
+if __name__ == "__main__":
+    main()
