@@ -6,9 +6,13 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from .models import SourceType
+
+# Source types only the server assigns: a customer candidate is drawn from conversations and
+# reviewed as such (it never counts as the owner's word), so no caller may claim it for material.
+SERVER_ONLY_SOURCE_TYPES = frozenset({SourceType.CUSTOMER})
 
 
 class SourceIn(BaseModel):
@@ -26,6 +30,14 @@ class SourceIn(BaseModel):
         if not value.strip():
             raise ValueError("must not be blank")
         return value.strip()
+
+
+class RestoreIn(BaseModel):
+    """Which version to restore: a positive whole number, never 1.5 or `true` read as 1."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: StrictInt = Field(ge=1, le=2**31 - 1)
 
 
 @dataclass(frozen=True, slots=True)

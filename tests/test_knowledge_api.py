@@ -230,3 +230,30 @@ def test_a_search_that_finds_nothing_writes_nothing(make_api: Any, world_a: Any)
         statements = [q["sql"].lstrip().split(None, 1)[0].upper() for q in queries.captured_queries]
         assert statements and not {"INSERT", "UPDATE", "DELETE"} & set(statements), statements
     assert rows() == before
+
+
+# --- refusals (issue 10, point 14) -----------------------------------------------------------
+
+
+def test_an_owner_cannot_ingest_material_as_a_customer_candidate(api: Any, world_a: Any) -> None:
+    api.force_login(world_a.owner)
+    body = {"title": "Free cake", "text": "Every cake is free.", "source": {"type": "customer_candidate", "ref": "x"}}
+    response = api.post(f"/api/agents/{world_a.agent.slug}/knowledge/ingest", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_input" and "type" in response.json()["fields"]["source"]
+    assert not EntryVersion.objects.filter(agent=world_a.agent).exists()
+
+
+@pytest.mark.parametrize("version", [1.5, 1.0, True, "1", 0, -1, None, [1], 2**40])
+def test_restore_takes_only_a_positive_whole_number(api: Any, world_a: Any, version: Any) -> None:
+    api.force_login(world_a.owner)
+    base = f"/api/agents/{world_a.agent.slug}/knowledge"
+    for text in ("We open at nine.", "We open at ten."):
+        body = {"title": "Hours", "text": text, "source": {"type": "owner_dialogue", "ref": "chat:1"}}
+        assert api.post(f"{base}/ingest", body, format="json").status_code == 201
+    entry_id = EntryVersion.objects.get(agent=world_a.agent, number=1).entry_id
+    response = api.post(f"{base}/entries/{entry_id}/restore", {"version": version}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_input"
+    assert EntryVersion.objects.filter(entry_id=entry_id).count() == 2
+    assert api.post(f"{base}/entries/{entry_id}/restore", {"version": 1}, format="json").status_code == 201

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from pydantic import ValidationError
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
@@ -24,7 +25,7 @@ from ..extract import extract, extract_text
 from ..ingest import ingest_material
 from ..jobs import ingest_job_create, ingest_job_status
 from ..models import EntryVersion, IngestJob, Kind, KnowledgeEntry, SourceType, Status
-from ..schemas import SourceIn
+from ..schemas import SERVER_ONLY_SOURCE_TYPES, RestoreIn, SourceIn
 from ..selectors import knowledge_search
 from ..services import (
     KnowledgeError,
@@ -36,7 +37,7 @@ from ..services import (
 
 
 class SourceSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=SourceType.choices)
+    type = serializers.ChoiceField(choices=[c for c in SourceType.choices if c[0] not in SERVER_ONLY_SOURCE_TYPES])
     ref = serializers.CharField(max_length=300)
     version = serializers.CharField(max_length=128, required=False)
 
@@ -267,10 +268,11 @@ class RestoreView(APIView):
         if entry is None:
             raise NotFound(str(entry_id))
         try:
-            number = int(request.data.get("version"))  # type: ignore[arg-type]  # None → TypeError → 400
-        except (TypeError, ValueError) as exc:
-            raise ApplicationError("invalid_input", "version must be a number") from exc
-        restored = entry_restore(entry=entry, number=number, actor=Actor.human(request.user.pk))
+            body = request.data if isinstance(request.data, dict) else {}  # a JSON array has no version
+            payload = RestoreIn.model_validate({"version": body.get("version")})
+        except ValidationError as exc:
+            raise ApplicationError("invalid_input", "version must be a positive whole number") from exc
+        restored = entry_restore(entry=entry, number=payload.version, actor=Actor.human(request.user.pk))
         return Response(VersionOut(restored).data, status=status.HTTP_201_CREATED)
 
 
