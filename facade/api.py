@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
@@ -90,3 +94,29 @@ class BoundedJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise exceptions.ParseError("JSON nested too deeply") from exc
+
+
+def _bad_request_code(exception: Exception) -> str:
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        return "too_many_fields"
+    if isinstance(exception, RequestDataTooBig):
+        return "too_large"
+    if isinstance(exception, MultiPartParserError):
+        return "malformed_body"
+    return "bad_request"
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's own 400 (a body it refused to parse before any view ran, a bad Host …) in the
+    API's error shape on `/api/` paths, so a client of the API always gets JSON; pages keep
+    Django's HTML page.  The exception's text is not echoed: it may quote the request."""
+    if not request.path_info.startswith("/api/"):
+        return defaults.bad_request(request, exception)
+    code = _bad_request_code(exception)
+    details = {
+        "too_many_fields": "the body has more fields or files than the server accepts",
+        "too_large": "the body is larger than the server accepts",
+        "malformed_body": "the multipart body could not be parsed (is its boundary missing?)",
+        "bad_request": "the request could not be understood",
+    }
+    return JsonResponse({"error": code, "detail": details[code]}, status=400)

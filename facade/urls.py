@@ -67,3 +67,6 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     *api,
 ]
+
+# Django's own 400 pages answer in the API's JSON error shape on /api/ paths.
+handler400 = "facade.api.bad_request"

@@ -62,14 +62,35 @@ def world(site: str) -> TenantWorld:
     return build_tenant("alpha")
 
 
+# Every document reports a Content-Security-Policy violation on the console, where the context
+# collects it: Chromium's own "Refused to …" messages are not console API calls Playwright sees.
+_REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", function (event) {
+  console.error("CSP violation: " + event.effectiveDirective + " blocked " + (event.blockedURI || "inline")
+    + " at " + event.sourceFile + ":" + event.lineNumber);
+});
+"""
+
+
+def watch_csp(context: Any) -> list[str]:
+    """The Content-Security-Policy violations of every page of `context`, as they happen."""
+    violations: list[str] = []
+    context.add_init_script(_REPORT_CSP_VIOLATIONS)
+    context.on("console", lambda message: violations.append(message.text) if "CSP violation" in message.text else None)
+    return violations
+
+
 @pytest.fixture
 def context(browser: Any) -> Iterator[Any]:
     context = browser.new_context()
     context.set_default_timeout(TIMEOUT_MS)
+    violations = watch_csp(context)
     try:
         yield context
     finally:
         context.close()
+    # Every page a person uses must work under the policy: a blocked script or style is a bug.
+    assert not violations, f"Content-Security-Policy violations: {violations}"
 
 
 @pytest.fixture

@@ -11,3 +11,4 @@ from .drf import *  # noqa: F401,F403
 from .email import *  # noqa: F401,F403
 from .logging import *  # noqa: F401,F403
 from .runtime import *  # noqa: F401,F403
+from .security import *  # noqa: F401,F403
