@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularAPIView
 
-from facade import health, web
+from facade import api_docs, health, web
 from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
@@ -52,7 +52,8 @@ api = [
         name="knowledge-unquarantine",
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularRedocView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", api_docs.api_docs, name="api-docs"),
+    path("api/docs/redoc.js", api_docs.redoc_script, name="api-docs-script"),
 ]
 
 urlpatterns = [

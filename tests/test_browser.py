@@ -81,6 +81,18 @@ def test_auditor_sees_a_forged_tail_at_its_first_event(page: Any, site: str, wor
     expect(result).to_have_text(f"✗ first bad seq {forged} (bad_tag)")
 
 
+def test_the_api_reference_renders_from_this_site_alone(page: Any, site: str, world: TenantWorld) -> None:
+    """Redoc is served from the site's static files: no CDN, no web fonts, and no policy
+    violation (the shared context fails the test on one)."""
+    from urllib.parse import urlparse
+
+    hosts: list[str] = []
+    page.on("request", lambda request: hosts.append(urlparse(request.url).netloc))
+    page.goto(f"{site}/api/docs/")
+    expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible()
+    assert {host for host in hosts if host} == {urlparse(site).netloc}
+
+
 # --- c. the customer page -----------------------------------------------------------------
 
 
