@@ -30,6 +30,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "django_otp",
+    "django_otp.plugins.otp_totp",
+    "axes",
     "ledger",
     "facade.tenancy",
     "facade.dialogue",
@@ -49,6 +51,8 @@ MIDDLEWARE = [
     "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a lock-out flagged during authenticate() into the sign-in page saying so.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "facade.urls"
