@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .env import env_int
+from .env import env_int, env_str
 
 # Wrong passwords for one account from one client address before that pair is locked out.
 FACADE_LOGIN_FAILURE_LIMIT = env_int("FACADE_LOGIN_FAILURE_LIMIT", 5)
@@ -37,3 +37,6 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "facade.accounts.views.locked_out"
 # Axes keeps the form fields of a failed attempt; the password and the code are masked.
 AXES_SENSITIVE_PARAMETERS = ["otp_token", "code"]
+
+# Two-step sign-in (django-otp): the name authenticator apps show beside the account.
+OTP_TOTP_ISSUER = env_str("FACADE_TOTP_ISSUER", "Facade")
