@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from facade import api_docs, health, web
+from facade.accounts import views as accounts
 from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
@@ -62,7 +63,9 @@ urlpatterns = [
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
     path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", accounts.SignInView.as_view(), name="login"),
+    path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
+    path("accounts/two-step/", accounts.two_step_setup, name="two-step"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -32,6 +32,8 @@ INSTALLED_APPS = [
     "channels",
     "django_otp",
     "csp",
+    "django_otp.plugins.otp_totp",
+    "axes",
     "ledger",
     "facade.tenancy",
     "facade.dialogue",
@@ -50,8 +52,11 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    "facade.accounts.middleware.TwoStepGate",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a lock-out flagged during authenticate() into the sign-in page saying so.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "facade.urls"

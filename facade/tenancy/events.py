@@ -24,6 +24,10 @@ class TenantCreated(EventPayload):
     name: str
 
 
+class TenantTotpRequirementChanged(EventPayload):
+    required: bool
+
+
 class MembershipGranted(EventPayload):
     user_id: int
     role: str
@@ -59,6 +63,13 @@ class CustomerCreated(EventPayload):
 
 TENANT_CREATED = register(
     "tenant.created", app=APP, entity_type="tenant", payload=TenantCreated, description="A tenant was created."
+)
+TENANT_TOTP_REQUIREMENT_CHANGED = register(
+    "tenant.totp_requirement_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantTotpRequirementChanged,
+    description="The tenant started or stopped requiring its owners to sign in with an authenticator code.",
 )
 MEMBERSHIP_GRANTED = register(
     "membership.granted",
@@ -130,6 +141,11 @@ def _append(
 
 def tenant_created(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
     return _append(TENANT_CREATED, tenant.pk, tenant.pk, actor, TenantCreated(slug=tenant.slug, name=tenant.name))
+
+
+def tenant_totp_requirement_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
+    payload = TenantTotpRequirementChanged(required=tenant.owners_require_totp)
+    return _append(TENANT_TOTP_REQUIREMENT_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
 def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent:

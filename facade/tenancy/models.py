@@ -15,6 +15,9 @@ from facade.i18n import Phrasebook
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
+    # Its owners sign in with a password and a code from an authenticator app; one without an
+    # authenticator is sent to enrol one before any owner page or API answers them.
+    owners_require_totp = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

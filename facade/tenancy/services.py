@@ -34,6 +34,19 @@ def tenant_create(*, slug: str, name: str, actor: Actor) -> Tenant:
 
 
 @transaction.atomic
+def tenant_totp_require(*, tenant: Tenant, required: bool, actor: Actor) -> Tenant:
+    """Require (or stop requiring) the tenant's owners to sign in with an authenticator code.
+    Setting what is already set writes nothing."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    if tenant.owners_require_totp == required:
+        return tenant
+    tenant.owners_require_totp = required
+    tenant.save(update_fields=["owners_require_totp"])
+    events.tenant_totp_requirement_changed(tenant=tenant, actor=actor)
+    return tenant
+
+
+@transaction.atomic
 def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Actor) -> Membership:
     role = Role(role)
     membership, created = Membership.objects.get_or_create(user=user, tenant=tenant, defaults={"role": role})

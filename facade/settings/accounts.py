@@ -1,0 +1,42 @@
+"""Signing in: lock-out after repeated wrong passwords (django-axes) and two-step sign-in."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from .env import env_int, env_str
+
+# Wrong passwords for one account from one client address before that pair is locked out.
+FACADE_LOGIN_FAILURE_LIMIT = env_int("FACADE_LOGIN_FAILURE_LIMIT", 5)
+# Wrong passwords for one account from all addresses together before the account is locked for
+# everyone (0: never).  Higher than the pair's limit, so one address alone can never lock a
+# victim out, while spraying one account from many addresses still stops.
+FACADE_LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("FACADE_LOGIN_ACCOUNT_FAILURE_LIMIT", 30)
+FACADE_LOGIN_COOLOFF_MINUTES = env_int("FACADE_LOGIN_COOLOFF_MINUTES", 15)
+if FACADE_LOGIN_FAILURE_LIMIT < 1 or FACADE_LOGIN_COOLOFF_MINUTES < 1 or FACADE_LOGIN_ACCOUNT_FAILURE_LIMIT < 0:
+    raise ValueError(
+        "FACADE_LOGIN_FAILURE_LIMIT and FACADE_LOGIN_COOLOFF_MINUTES must be at least 1, "
+        "FACADE_LOGIN_ACCOUNT_FAILURE_LIMIT at least 0"
+    )
+
+# Axes looks at every authenticate() call; it must come before the backend that checks passwords.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "facade.accounts.throttle.LoginThrottle"
+AXES_FAILURE_LIMIT = FACADE_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=FACADE_LOGIN_COOLOFF_MINUTES)
+# The first entry is the pair (account, address); the second the account alone, counted against
+# FACADE_LOGIN_ACCOUNT_FAILURE_LIMIT by LoginThrottle.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username"]
+AXES_RESET_ON_SUCCESS = True
+# Attempts refused while locked out neither count nor extend the cool-off: the lock-out ends on
+# time, and one address cannot add to an account's total beyond its own limit.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "facade.accounts.views.locked_out"
+# Axes keeps the form fields of a failed attempt; the password and the code are masked.
+AXES_SENSITIVE_PARAMETERS = ["otp_token", "code"]
+
+# Two-step sign-in (django-otp): the name authenticator apps show beside the account.
+OTP_TOTP_ISSUER = env_str("FACADE_TOTP_ISSUER", "Facade")
