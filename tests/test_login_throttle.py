@@ -121,3 +121,17 @@ def test_no_password_is_kept_with_a_failed_attempt(client: Any, world_a: TenantW
     sign_in(client, "owner@alpha.test", "a-secret-guess")
     assert AccessAttempt.objects.count() == 1
     assert "a-secret-guess" not in AccessAttempt.objects.get().post_data
+
+
+def test_the_lock_out_counts_the_client_behind_a_trusted_proxy(settings: Any) -> None:
+    """Behind a trusted proxy each client is its own address to the lock-out, as to the rate
+    limits; without one, X-Forwarded-For is not believed."""
+    from django.test import RequestFactory
+
+    from facade.accounts.throttle import client_address
+
+    request = RequestFactory().post("/accounts/login/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    settings.FACADE_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert client_address(request) == "198.51.100.7"
+    settings.FACADE_TRUSTED_PROXIES = []
+    assert client_address(request) == "10.0.0.2"

@@ -26,3 +26,17 @@ class LoginThrottle(AxesDatabaseHandler):
             # Axes compares the answer with the pair's limit: report the account as at it.
             return max(pair, settings.FACADE_LOGIN_FAILURE_LIMIT)
         return int(pair)
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """The address the lock-out counts a sign-in attempt from (see facade.ratelimit); None when
+    the request has none (a test client's forced sign-in), as axes itself would answer."""
+    import ipaddress
+
+    from facade.ratelimit import request_client_ip
+
+    address = request_client_ip(request.META)
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return None

@@ -32,6 +32,7 @@ from django.conf import settings
 from pydantic import ValidationError
 
 from facade.errors import ApplicationError
+from facade.ratelimit import scope_client_ip
 from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -139,8 +140,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.session = session
-        client = self.scope.get("client") or ("unknown", 0)
-        self.ip = str(client[0] or "unknown")
+        self.ip = scope_client_ip(self.scope)  # behind a trusted proxy, the client it names
         history = await database_sync_to_async(session_history)(session)
         await self._send(HistoryOut(audience=session.audience, **history).frame())
         self.worker = asyncio.create_task(self._work())

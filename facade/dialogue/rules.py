@@ -1,4 +1,4 @@
-"""Pure decisions of the dialogue app: request transitions, trust, rate windows, idle sessions,
+"""Pure decisions of the dialogue app: request transitions, trust, idle sessions,
 whether a tool call may run.  No ORM here: plain data in, decisions out, anything unknown refused."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 from facade.tenancy.rules import Audience
 
 TRUST_MIN, TRUST_MAX = 0, 100
-TRUST_DELTA = {"request_completed": +5, "guard_blocked": -5, "rate_limited": -2}
+# A rate limit costs no trust: a refusal writes nothing but its counter, and the limit hit may be
+# one that other callers behind the same address used up.
+TRUST_DELTA = {"request_completed": +5, "guard_blocked": -5}
 
 
 def request_can_move(flow: dict[str, Any], state: str, to: str) -> bool:
@@ -22,15 +24,6 @@ def request_can_move(flow: dict[str, Any], state: str, to: str) -> bool:
 
 def trust_after(score: int, reason: str) -> int:
     return max(TRUST_MIN, min(TRUST_MAX, score + TRUST_DELTA[reason]))
-
-
-def parse_rate(spec: str) -> tuple[int, int]:
-    """ "20/60" → (20 messages, per 60 seconds)."""
-    count, _, seconds = spec.partition("/")
-    limit, window = int(count), int(seconds or 60)
-    if limit < 1 or window < 1:
-        raise ValueError(f"rate {spec!r} must be COUNT/SECONDS with both at least 1")
-    return limit, window
 
 
 def is_idle(last_activity: dt.datetime, now: dt.datetime, idle_minutes: int) -> bool:

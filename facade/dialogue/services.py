@@ -14,6 +14,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from facade.errors import ApplicationError
+from facade.ratelimit import rate_limited_error
 from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile, Customer, PeerCredential
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -98,7 +99,7 @@ def message_admit(
     - the message is one the session would store — else 400 `empty_message`,
       `message_too_long` or `invalid_client_message_id`;
     - the caller is within its rate limits (per customer and per IP, or per peer key) — else
-      429 `rate_limited` with `retry_after`, and a customer who hits one loses some trust.
+      429 `rate_limited` with `retry_after`; the refusal writes nothing but the limits' counters.
 
     Its cost is the turn's: one read of the session (only its status and last activity when the
     caller passes the session it `held` since it was established as its principal), one more for
@@ -129,14 +130,9 @@ def message_admit(
         ip=None if session.peer_id else ip,  # a peer is counted by its key, wherever it calls from
     )
     if limited is not None:
-        if session.customer_id is not None:
-            trust_adjust(customer_id=session.customer_id, reason="rate_limited")
-        raise DialogueError(
-            "rate_limited",
-            f"too many messages; try again in {limited.retry_after} s",
-            HTTPStatus.TOO_MANY_REQUESTS,
-            retry_after=limited.retry_after,
-        )
+        # Nothing is written for a refusal but its counter: no message, and no loss of trust (the
+        # limit may be one that others behind the same address used up).
+        raise rate_limited_error(limited, "messages")
     return session
 
 
@@ -545,9 +541,13 @@ def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> Cu
 
 @transaction.atomic
 def trust_adjust(*, customer_id: Any, reason: str) -> int:
+    """Move a customer's trust score for `reason`.  A score that does not move (already at the
+    bound it would pass) writes nothing: no row and no event for a change of zero."""
     customer = Customer.objects.select_for_update().get(pk=customer_id)
     score = rules.trust_after(customer.trust, reason)
     delta = score - customer.trust
+    if delta == 0:
+        return score
     customer.trust = score
     customer.save(update_fields=["trust"])
     TrustChange.objects.create(tenant_id=customer.tenant_id, customer=customer, delta=delta, reason=reason, score=score)

@@ -35,6 +35,9 @@ AXES_RESET_ON_SUCCESS = True
 # time, and one address cannot add to an account's total beyond its own limit.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "facade.accounts.views.locked_out"
+# The client's address as the rate limits read it: X-Forwarded-For only from FACADE_TRUSTED_PROXIES,
+# so that everyone behind a proxy is not one address to the lock-out.
+AXES_CLIENT_IP_CALLABLE = "facade.accounts.throttle.client_address"
 # Axes keeps the form fields of a failed attempt; the password and the code are masked.
 AXES_SENSITIVE_PARAMETERS = ["otp_token", "code"]
 

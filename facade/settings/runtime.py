@@ -1,6 +1,10 @@
 """The agent runtime: which model answers, and the budgets and limits every turn runs under."""
 
-from .env import env_int, env_str
+import ipaddress
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .env import env_int, env_list, env_str
 
 # offline (default, deterministic, no model needed) or openai (any OpenAI-compatible server).
 FACADE_LLM_PROVIDER = env_str("FACADE_LLM_PROVIDER", "offline")
@@ -24,3 +28,19 @@ FACADE_MESSAGE_MAX_CHARS = env_int("FACADE_MESSAGE_MAX_CHARS", 4000)
 FACADE_RATE_CUSTOMER = env_str("FACADE_RATE_CUSTOMER", "20/60")
 FACADE_RATE_IP = env_str("FACADE_RATE_IP", "60/60")
 FACADE_RATE_PEER = env_str("FACADE_RATE_PEER", "30/60")
+
+# Session opens and knowledge searches: per caller (a customer by its cookie, a peer by its key)
+# and per client address.  Owners signed in to their own agent are not counted.
+FACADE_RATE_SESSION = env_str("FACADE_RATE_SESSION", "10/60")
+FACADE_RATE_SESSION_IP = env_str("FACADE_RATE_SESSION_IP", "30/60")
+FACADE_RATE_SEARCH = env_str("FACADE_RATE_SEARCH", "30/60")
+FACADE_RATE_SEARCH_IP = env_str("FACADE_RATE_SEARCH_IP", "60/60")
+
+# Proxies (addresses or CIDR networks) whose X-Forwarded-For names the client; none by default,
+# since without a proxy in front the header is whatever the client chose to send.
+FACADE_TRUSTED_PROXIES = env_list("FACADE_TRUSTED_PROXIES", [])
+for _proxy in FACADE_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"FACADE_TRUSTED_PROXIES: {_exc}") from _exc

@@ -14,8 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import BoundedJSONParser, error_response
+from facade.bodylimit import KiB
 from facade.errors import ApplicationError
-from facade.tenancy.api.audience import request_audience
+from facade.tenancy.api.audience import refuse_over_limit, request_audience
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.schemas import Actor
@@ -42,9 +43,14 @@ class SourceSerializer(serializers.Serializer):
     version = serializers.CharField(max_length=128, required=False)
 
 
+TEXT_MAX_CHARS = 1_000_000
+# Multipart framing (boundaries, part headers) around a file of the largest size taken.
+UPLOAD_BODY_LIMIT = MAX_UPLOAD + 64 * KiB
+
+
 class TextIngestIn(serializers.Serializer):
     title = serializers.CharField(max_length=200)
-    text = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
+    text = serializers.CharField(max_length=TEXT_MAX_CHARS, trim_whitespace=False)
     source = SourceSerializer(required=False)  # type: ignore[assignment]  # a field named like Field.source
     kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
     confidence = serializers.DecimalField(max_digits=4, decimal_places=3, min_value=0, max_value=1, required=False)
@@ -83,6 +89,9 @@ def _owned(request: Request, slug: str) -> AgentProfile:
 class IngestView(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [BoundedJSONParser, MultiPartParser]
+    # JSON: the longest text taken, every character escaped (6 bytes), and its fields.
+    max_body_bytes = 6 * TEXT_MAX_CHARS + 64 * KiB
+    max_upload_bytes = UPLOAD_BODY_LIMIT
 
     @extend_schema(
         summary="Ingest material: a file (multipart field `file`) or JSON text",
@@ -107,7 +116,7 @@ class IngestView(APIView):
                 },
             ),
             400: error_response("`source_required`, `invalid_input`, `malformed_body`"),
-            413: error_response("`too_large`"),
+            413: error_response("`too_large` (the file), `body_too_large` (the request)"),
             415: error_response("`unsupported_type`"),
             422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
             **_OWNER_ERRORS,
@@ -173,12 +182,13 @@ class SearchResultOut(serializers.Serializer):
         400: error_response("`invalid_input`: q is missing or limit is not a number"),
         401: error_response("`invalid_peer_key`"),
         404: error_response("`not_found`: no such agent"),
+        429: error_response("`rate_limited` (with a Retry-After header)"),
     },
 )
 class SearchView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         agent = AgentPolicy.get_public(slug)
-        audience, _ = request_audience(request, agent)
+        audience, credential = request_audience(request, agent)
         query = request.query_params.get("q", "").strip()
         if not query or len(query) > 500:
             raise ApplicationError("invalid_input", "q is required and may have at most 500 characters")
@@ -186,6 +196,7 @@ class SearchView(APIView):
             limit = int(request.query_params.get("limit", 5))
         except ValueError as exc:
             raise ApplicationError("invalid_input", "limit must be a number") from exc
+        refuse_over_limit(request, agent, audience, credential, action="search")
         # A GET only reads: misses are counted from conversations (the runtime's search tool).
         results = knowledge_search(agent=agent, query=query, audience=audience, limit=limit)
         public = ("entry_id", "version", "title", "snippet", "status", "source")
@@ -346,6 +357,7 @@ class JobOut(serializers.Serializer):
 class UploadView(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser]
+    max_upload_bytes = UPLOAD_BODY_LIMIT
 
     @extend_schema(
         summary="Upload a document to be ingested by a worker (progress at /knowledge/jobs/<id>)",
@@ -354,7 +366,7 @@ class UploadView(APIView):
         responses={
             202: JobOut,
             400: error_response("`invalid_input`: no file"),
-            413: error_response("`too_large`"),
+            413: error_response("`too_large` (the file), `body_too_large` (the request)"),
             415: error_response("`unsupported_type`"),
             422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
             **_OWNER_ERRORS,

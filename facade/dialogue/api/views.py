@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -12,8 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import error_response
+from facade.bodylimit import KiB
 from facade.errors import ApplicationError
-from facade.tenancy.api.audience import request_audience, request_principal
+from facade.ratelimit import request_client_ip
+from facade.tenancy.api.audience import refuse_over_limit, request_audience, request_principal
 from facade.tenancy.identity import customer_for_request, set_customer_cookie
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience, find_audience_key, first_audience_name
@@ -84,15 +87,20 @@ def refuse_audience_spoofing(request: Request) -> None:
         401: error_response("`invalid_peer_key`"),
         403: error_response("`forbidden` (CSRF)"),
         404: error_response("`not_found`: no such agent"),
+        413: error_response("`body_too_large`"),
         415: error_response("`unsupported_media_type`"),
+        429: error_response("`rate_limited` (with a Retry-After header)"),
     },
     tags=["sessions"],
 )
 class SessionCreateView(APIView):
+    max_body_bytes = 2 * KiB  # the body carries nothing; it is read only to refuse a named audience
+
     def post(self, request: Request, slug: str) -> Response:
         refuse_audience_spoofing(request)
         agent = AgentPolicy.get_public(slug)
         audience, credential = request_audience(request, agent)
+        refuse_over_limit(request, agent, audience, credential, action="session")  # before anything is created
         user = request.user
         new_customer = None
         with transaction.atomic():
@@ -153,10 +161,18 @@ class HistoryItem(serializers.Serializer):
 
 
 def client_ip(request: Request) -> str:
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
+    return request_client_ip(request.META)
+
+
+def message_body_limit() -> int:
+    """Room for the longest message a principal may send with every character escaped as
+    `\\uXXXX` (6 bytes), and its client_message_id."""
+    return 6 * settings.FACADE_MESSAGE_MAX_CHARS + 2 * KiB
 
 
 class MessagesView(APIView):
+    max_body_bytes = staticmethod(message_body_limit)
+
     @extend_schema(
         summary="The messages of a session, oldest first, and its requests",
         responses={
@@ -206,6 +222,7 @@ class MessagesView(APIView):
             403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
             404: error_response("`not_found`"),
             409: error_response("`session_expired`, `session_closed`"),
+            413: error_response("`body_too_large`"),
             429: error_response("`rate_limited` (with a Retry-After header)"),
         },
         tags=["sessions"],
@@ -247,6 +264,8 @@ class MessagesView(APIView):
     tags=["sessions"],
 )
 class CancelView(APIView):
+    max_body_bytes = 1 * KiB
+
     def post(self, request: Request, session_id: str) -> Response:
         session = session_for_principal(principal=request_principal(request), session_id=session_id)
         return Response({"cancelled": run_cancel(session=session)})
@@ -269,6 +288,8 @@ class RatingIn(serializers.Serializer):
     tags=["sessions"],
 )
 class RatingView(APIView):
+    max_body_bytes = 16 * KiB  # a comment of 2,000 characters, escaped
+
     def post(self, request: Request, session_id: str) -> Response:
         session = session_for_principal(principal=request_principal(request), session_id=session_id)
         payload = RatingIn(data=request.data)

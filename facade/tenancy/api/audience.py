@@ -8,8 +8,9 @@ from http import HTTPStatus
 from rest_framework.request import Request
 
 from facade.errors import ApplicationError
+from facade.ratelimit import anonymous_rate_check, rate_limited_error, request_client_ip
 
-from ..identity import Principal
+from ..identity import Principal, signed_customer_id
 from ..models import AgentProfile, PeerCredential
 from ..policy import AgentPolicy, is_platform_operator
 from ..rules import Audience, CallerFacts, derive_audience
@@ -37,3 +38,22 @@ def request_principal(request: Request) -> Principal:
     the signed-in user and the customer cookies the browser sent."""
     credential = request.auth if isinstance(request.auth, PeerCredential) else None
     return Principal.of(user=request.user, peer=credential, cookies=request.COOKIES)
+
+
+def refuse_over_limit(
+    request: Request, agent: AgentProfile, audience: Audience, credential: PeerCredential | None, *, action: str
+) -> None:
+    """Count a session open or a search (`action` "session" or "search") by a customer or a peer,
+    and refuse it with 429 `rate_limited` over a limit.  A customer is counted by the customer id
+    its cookie carries (none yet: by its address only) and by its address; a peer by its key
+    alone, wherever it calls from, as for messages.  Owners of the agent are not counted.  Asked
+    before anything is created, so a refusal writes nothing but the counters."""
+    if audience == Audience.OWNER:
+        return
+    if credential is not None:
+        limited = anonymous_rate_check(action, caller=str(credential.pk), ip=None)
+    else:
+        caller = signed_customer_id(request.COOKIES, agent.tenant_id)
+        limited = anonymous_rate_check(action, caller=caller, ip=request_client_ip(request.META))
+    if limited is not None:
+        raise rate_limited_error(limited, "sessions opened" if action == "session" else "searches")
