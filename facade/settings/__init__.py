@@ -9,5 +9,6 @@ from .celery import *  # noqa: F401,F403
 from .channels import *  # noqa: F401,F403
 from .drf import *  # noqa: F401,F403
 from .email import *  # noqa: F401,F403
+from .knowledge import *  # noqa: F401,F403
 from .logging import *  # noqa: F401,F403
 from .runtime import *  # noqa: F401,F403
