@@ -43,10 +43,12 @@ __all__ = [
     "PLAIN",
     "ExtractError",
     "Extracted",
+    "Limits",
     "Section",
     "detect_type",
     "extract",
     "extract_text",
+    "precheck",
     "split_plain",
 ]
 
@@ -78,6 +80,11 @@ ErrorCode = Literal[
     "corrupt_file",
     "archive_too_large",
     "no_content",
+    "too_many_sections",
+    "too_many_characters",
+    "extraction_timeout",
+    "extraction_out_of_memory",
+    "extraction_failed",
 ]
 
 _STATUS: dict[str, int] = {
@@ -87,6 +94,11 @@ _STATUS: dict[str, int] = {
     "corrupt_file": 422,
     "archive_too_large": 422,
     "no_content": 422,
+    "too_many_sections": 422,
+    "too_many_characters": 422,
+    "extraction_timeout": 422,
+    "extraction_out_of_memory": 422,
+    "extraction_failed": 422,
 }
 
 
@@ -105,6 +117,43 @@ class Section:
     title: str
     body: str
     anchor: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one document may become.  ``None`` is no limit; ``advice`` ends each refusal
+    (where a larger document can go instead, or how to split it)."""
+
+    max_sections: int | None = None
+    max_chars: int | None = None
+    advice: str = "Split it into smaller files and upload them separately."
+
+
+NO_LIMITS = Limits()
+
+
+def _too_many_sections(title: str, found: str, limits: Limits) -> ExtractError:
+    return ExtractError(
+        "too_many_sections",
+        f"{title} has {found}; the limit is {limits.max_sections:,} sections per document. {limits.advice}",
+    )
+
+
+def _check_section_count(title: str, count: int, limits: Limits, what: str = "sections") -> None:
+    if limits.max_sections is not None and count > limits.max_sections:
+        raise _too_many_sections(title, f"{count:,} {what}", limits)
+
+
+def _check_limits(title: str, sections: list[Section], limits: Limits) -> None:
+    _check_section_count(title, len(sections), limits)
+    if limits.max_chars is not None:
+        chars = sum(len(section.title) + len(section.body) for section in sections)
+        if chars > limits.max_chars:
+            raise ExtractError(
+                "too_many_characters",
+                f"{title} has {chars:,} characters of text; the limit is {limits.max_chars:,} characters "
+                f"per document. {limits.advice}",
+            )
 
 
 @dataclass(frozen=True)
@@ -221,7 +270,7 @@ class _Block:
 _Item = _Heading | _Block
 
 
-def _split_on_headings(title: str, items: list[_Item]) -> list[Section]:
+def _split_on_headings(title: str, items: list[_Item], limits: Limits = NO_LIMITS) -> list[Section]:
     """Turn a flat stream of headings and text blocks into sections.
 
     Heading numbers count every heading in the document (1-based), not only those that end up
@@ -229,6 +278,9 @@ def _split_on_headings(title: str, items: list[_Item]) -> list[Section]:
     Text before the first heading is section 0, titled after the document.
     """
     headings = [item for item in items if isinstance(item, _Heading) and _one_line(item.text)]
+    # Refused before any section is built: each heading can become one, and a document of
+    # hundreds of thousands of headings is the case this limit exists for.
+    _check_section_count(title, len(headings), limits, "headings")
     if not headings:
         return split_plain(title, "\n\n".join(item.text for item in items if isinstance(item, _Block)))
 
@@ -575,7 +627,7 @@ def _pdf_page_heading(first_line: str) -> str | None:
     return line
 
 
-def _extract_pdf(title: str, data: bytes) -> tuple[list[Section], bool]:
+def _pdf_errors(title: str) -> tuple[ExtractError, ExtractError]:
     encrypted = ExtractError(
         "pdf_encrypted",
         f"{title} is password-protected or encrypted. Upload an unprotected copy (for example "
@@ -585,6 +637,13 @@ def _extract_pdf(title: str, data: bytes) -> tuple[list[Section], bool]:
         "corrupt_file",
         f"{title} could not be read as a PDF; it may be damaged or incomplete. Export it again and re-upload it.",
     )
+    return encrypted, corrupt
+
+
+def _open_pdf(title: str, data: bytes, limits: Limits) -> PdfReader:
+    """The PDF's reader once its structure is known to be readable, unencrypted and within the
+    section limit (every page can become a section); no page's text is extracted here."""
+    encrypted, corrupt = _pdf_errors(title)
     try:
         reader = PdfReader(io.BytesIO(data))
         # pypdf silently decrypts files whose user password is empty, so a successful open says
@@ -592,8 +651,24 @@ def _extract_pdf(title: str, data: bytes) -> tuple[list[Section], bool]:
         if reader.is_encrypted:
             raise encrypted
         page_count = len(reader.pages)
-        texts = [page.extract_text() or "" for page in reader.pages]
     except (ExtractError, MemoryError):
+        raise
+    except (DependencyError, FileNotDecryptedError, WrongPasswordError) as exc:
+        raise encrypted from exc
+    except Exception as exc:  # pypdf raises many types (and plain ValueError/KeyError) on bad input
+        raise corrupt from exc
+    if page_count == 0:
+        raise corrupt
+    _check_section_count(title, page_count, limits, "pages")
+    return reader
+
+
+def _extract_pdf(title: str, data: bytes, limits: Limits = NO_LIMITS) -> tuple[list[Section], bool]:
+    reader = _open_pdf(title, data, limits)
+    encrypted, corrupt = _pdf_errors(title)
+    try:
+        texts = [page.extract_text() or "" for page in reader.pages]
+    except MemoryError:
         raise
     except (DependencyError, FileNotDecryptedError, WrongPasswordError) as exc:
         raise encrypted from exc
@@ -606,8 +681,6 @@ def _extract_pdf(title: str, data: bytes) -> tuple[list[Section], bool]:
         ) from exc
     except Exception as exc:  # pypdf raises many types (and plain ValueError/KeyError) on bad input
         raise corrupt from exc
-    if page_count == 0:
-        raise corrupt
 
     pages = [_normalize(text) for text in texts]
     first_lines = [page.split("\n", 1)[0] for page in pages]
@@ -708,7 +781,7 @@ def _docx_is_heading(paragraph: Paragraph) -> bool:
     return name.startswith(("Heading", "Title"))
 
 
-def _extract_docx(title: str, data: bytes) -> list[Section]:
+def _extract_docx(title: str, data: bytes, limits: Limits = NO_LIMITS) -> list[Section]:
     _check_docx_archive(title, data)  # before python-docx inflates anything
     try:
         document = docx.Document(io.BytesIO(data))
@@ -728,7 +801,7 @@ def _extract_docx(title: str, data: bytes) -> list[Section]:
             f"{title} could not be read as a Word document; it may be damaged. Save it again from Word "
             "as .docx and re-upload it.",
         ) from exc
-    return _split_on_headings(title, items)
+    return _split_on_headings(title, items, limits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -740,12 +813,10 @@ def _no_content(title: str) -> ExtractError:
     return ExtractError("no_content", f"{title} contains no text to learn from. Upload a document with text in it.")
 
 
-def _check_size(title: str, size: int, max_bytes: int) -> None:
+def _check_size(title: str, size: int, max_bytes: int, limits: Limits = NO_LIMITS) -> None:
     if size > max_bytes:
         raise ExtractError(
-            "too_large",
-            f"{title} is {_megabytes(size)}; the limit is {_megabytes(max_bytes)}. Split it into smaller "
-            "files and upload them separately.",
+            "too_large", f"{title} is {_megabytes(size)}; the limit is {_megabytes(max_bytes)}. {limits.advice}"
         )
 
 
@@ -753,47 +824,82 @@ def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size:,} bytes"
 
 
-def _text_sections(title: str, media_type: str, text: str) -> list[Section]:
+def _text_sections(title: str, media_type: str, text: str, limits: Limits) -> list[Section]:
     if media_type == HTML:
-        return _split_on_headings(title, _html_items(text))
+        return _split_on_headings(title, _html_items(text), limits)
     if media_type == MARKDOWN:
-        return _split_on_headings(title, _markdown_items(_markdown_tokens(text)))
+        return _split_on_headings(title, _markdown_items(_markdown_tokens(text)), limits)
     return split_plain(title, text)
 
 
-def extract(filename: str, data: bytes, *, declared_type: str | None = None, max_bytes: int = MAX_BYTES) -> Extracted:
+def precheck(
+    filename: str,
+    data: bytes,
+    *,
+    declared_type: str | None = None,
+    max_bytes: int = MAX_BYTES,
+    limits: Limits = NO_LIMITS,
+) -> str:
+    """The media type of an upload, after the checks that are cheap whatever the file holds: its
+    size, its type, text that is UTF-8 and not blank, a PDF's structure and page count, a Word
+    archive's directory.  Nothing is parsed into sections, so a request can afford this and
+    leave :func:`extract` (bounded in time and memory) to a worker."""
+    title = _doc_title(filename)
+    _check_size(title, len(data), max_bytes, limits)
+    if not data:
+        raise _no_content(title)
+    media_type, text = _detect(filename, data, declared_type)
+    if media_type == PDF:
+        _open_pdf(title, data, limits)
+    elif media_type == DOCX:
+        _check_docx_archive(title, data)
+    elif text is not None and not text.strip():
+        raise _no_content(title)
+    return media_type
+
+
+def extract(
+    filename: str,
+    data: bytes,
+    *,
+    declared_type: str | None = None,
+    max_bytes: int = MAX_BYTES,
+    limits: Limits = NO_LIMITS,
+) -> Extracted:
     """Sections of an uploaded document, or :class:`ExtractError`."""
     title = _doc_title(filename)
-    _check_size(title, len(data), max_bytes)  # first: nothing else is done with an oversized upload
+    _check_size(title, len(data), max_bytes, limits)  # first: nothing else is done with an oversized upload
     if not data:
         raise _no_content(title)
 
     media_type, text = _detect(filename, data, declared_type)
     doubtful = False
     if media_type == PDF:
-        sections, doubtful = _extract_pdf(title, data)
+        sections, doubtful = _extract_pdf(title, data, limits)
     elif media_type == DOCX:
-        sections = _extract_docx(title, data)
+        sections = _extract_docx(title, data, limits)
     else:
         assert text is not None
-        sections = _text_sections(title, media_type, text)
+        sections = _text_sections(title, media_type, text, limits)
     if not sections:
         raise _no_content(title)
+    _check_limits(title, sections, limits)
     return Extracted(
         sha256=hashlib.sha256(data).hexdigest(), media_type=media_type, sections=sections, doubtful=doubtful
     )
 
 
-def extract_text(title: str, text: str, *, max_bytes: int = MAX_BYTES) -> Extracted:
+def extract_text(title: str, text: str, *, max_bytes: int = MAX_BYTES, limits: Limits = NO_LIMITS) -> Extracted:
     """Sections of a JSON ``{"title", "text"}`` ingest: Markdown when it has headings, else plain."""
     raw = text.encode("utf-8")
     name = _one_line(title) or "document"
-    _check_size(name, len(raw), max_bytes)
+    _check_size(name, len(raw), max_bytes, limits)
     tokens = _markdown_tokens(text)
     if _has_markdown_headings(tokens):
-        media_type, sections = MARKDOWN, _split_on_headings(name, _markdown_items(tokens))
+        media_type, sections = MARKDOWN, _split_on_headings(name, _markdown_items(tokens), limits)
     else:
         media_type, sections = PLAIN, split_plain(name, text)
     if not sections:
         raise _no_content(name)
+    _check_limits(name, sections, limits)
     return Extracted(sha256=hashlib.sha256(raw).hexdigest(), media_type=media_type, sections=sections, doubtful=False)

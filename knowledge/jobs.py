@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
+import hashlib
 from typing import Any
 
 from django.core.cache import cache
@@ -14,8 +14,10 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.models import ActorType
 
-from .extract import Extracted, ExtractError, Section
-from .ingest import ingest_material
+from .extract import ExtractError
+from .ingest import ingest_material_in_batches
+from .isolate import extract_isolated
+from .limits import upload_batch, upload_budget, upload_limits
 from .models import IngestJob
 from .services import KnowledgeError
 
@@ -29,63 +31,70 @@ def _progress_key(job: IngestJob) -> str:
 
 
 @transaction.atomic
-def ingest_job_create(*, agent: AgentProfile, filename: str, extracted: Extracted, actor: Actor) -> IngestJob:
-    """Queue an already extracted upload; the worker is asked after the commit."""
+def ingest_job_create(*, agent: AgentProfile, filename: str, media_type: str, data: bytes, actor: Actor) -> IngestJob:
+    """Queue a checked upload (see :func:`knowledge.extract.precheck`); the worker is asked after
+    the commit and does the extraction, so the request never parses the document."""
     from .tasks import ingest_job_run
 
     job = IngestJob.objects.create(
         agent=agent,
         filename=filename[:200],
-        media_type=extracted.media_type,
-        sha256=extracted.sha256,
-        sections=[dataclasses.asdict(section) for section in extracted.sections],
-        doubtful=extracted.doubtful,
-        total=len(extracted.sections),
+        media_type=media_type,
+        sha256=hashlib.sha256(data).hexdigest(),
+        data=data,
         requested_by=actor.id,
     )
     transaction.on_commit(lambda: ingest_job_run.delay(job.pk))
     return job
 
 
+def _fail(job_id: int, exc: KnowledgeError | ExtractError) -> str:
+    IngestJob.objects.filter(pk=job_id).update(
+        state=IngestJob.State.FAILED,
+        error_code=exc.code,
+        error_detail=exc.detail[:300],
+        data=b"",
+        finished_at=timezone.now(),
+    )
+    return "failed"
+
+
 def ingest_job_execute(job_id: int) -> str:
-    """Run one queued job: claim it (so running twice is harmless), ingest its sections in one
-    transaction, then record the outcome."""
+    """Run one queued job: claim it (so running twice is harmless), extract the file in a child
+    process held to the upload limits, store its sections in bounded batches, then record the
+    outcome.  A document over a limit fails with the error naming it."""
     claimed = IngestJob.objects.filter(pk=job_id, state=IngestJob.State.QUEUED).update(state=IngestJob.State.RUNNING)
     if not claimed:
         return "skipped"
     job = IngestJob.objects.select_related("agent__tenant").get(pk=job_id)
-    extracted = Extracted(
-        sha256=job.sha256,
-        media_type=job.media_type,
-        sections=[Section(**section) for section in job.sections],
-        doubtful=job.doubtful,
-    )
 
     def report(done: int, total: int) -> None:
         cache.set(_progress_key(job), {"done": done, "total": total}, PROGRESS_TTL)
 
     try:
-        outcome = ingest_material(
+        extracted = extract_isolated(
+            job.filename,
+            bytes(job.data),
+            declared_type=job.media_type,
+            limits=upload_limits(),
+            budget=upload_budget(),
+        )
+        IngestJob.objects.filter(pk=job_id).update(total=len(extracted.sections))
+        outcome = ingest_material_in_batches(
             agent=job.agent,
             extracted=extracted,
             document=job.filename,
             actor=Actor(ActorType.HUMAN, job.requested_by),
             progress=report,
+            batch=upload_batch(),
         )
     except (KnowledgeError, ExtractError) as exc:
-        IngestJob.objects.filter(pk=job_id).update(
-            state=IngestJob.State.FAILED,
-            error_code=exc.code,
-            error_detail=exc.detail[:300],
-            sections=[],
-            finished_at=timezone.now(),
-        )
-        return "failed"
+        return _fail(job_id, exc)
     IngestJob.objects.filter(pk=job_id).update(
         state=IngestJob.State.DONE,
         created=len(outcome.created),
         unchanged=outcome.unchanged,
-        sections=[],
+        data=b"",
         finished_at=timezone.now(),
     )
     return "done"
@@ -94,6 +103,7 @@ def ingest_job_execute(job_id: int) -> str:
 def ingest_job_status(job: IngestJob) -> dict[str, Any]:
     live = cache.get(_progress_key(job)) or {}
     done = job.total if job.state in (IngestJob.State.DONE,) else int(live.get("done", 0))
+    # The worker knows the number of sections once it has read the file; until then, 0.
     return {
         "id": job.pk,
         "filename": job.filename,

@@ -143,8 +143,9 @@ class KnowledgeMiss(models.Model):
 
 
 class IngestJob(models.Model):
-    """An upload being turned into knowledge by a Celery worker.  Live progress goes through the
-    cache (the work itself is one transaction, invisible until it commits)."""
+    """An upload being turned into knowledge by a Celery worker: the request checks and keeps the
+    file, the worker extracts it (bounded in time and memory) and stores its sections in batches
+    of a few dozen, one transaction each.  Live progress goes through the cache."""
 
     class State(models.TextChoices):
         QUEUED = "queued"
@@ -156,7 +157,8 @@ class IngestJob(models.Model):
     filename = models.CharField(max_length=200)
     media_type = models.CharField(max_length=100)
     sha256 = models.CharField(max_length=64)
-    sections = models.JSONField(default=list, help_text="extracted sections, kept until the job is done")
+    data = models.BinaryField(default=b"", help_text="the uploaded file, kept until the job is done")
+    sections = models.JSONField(default=list, help_text="unused since uploads are extracted by the worker")
     doubtful = models.BooleanField(default=False)
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     total = models.PositiveIntegerField(default=0)

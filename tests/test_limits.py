@@ -124,9 +124,13 @@ def test_ingest_takes_more_and_uploads_keep_their_own_limit(api: Any, world_a: T
     material = {"title": "Hours", "text": text, "source": {"type": "upload", "ref": "hours"}}
     accepted = api.post(url, material, format="json")
     assert accepted.status_code == 201, accepted.content[:300]
-    # A 1.2 MB file reaches the view, which judges it (here: not a type it reads).
+    # A 1.2 MB file gets past the body cap to the upload view, which judges it (here: not a type
+    # it reads); the synchronous ingest refuses it for its own size limit, naming the upload endpoint.
     upload = SimpleUploadedFile("big.bin", b"\x00\x01" * 600_000, content_type="application/octet-stream")
-    assert_refused(api.post(url, {"file": upload}, format="multipart"), 415, "unsupported_type")
+    uploads = f"/api/agents/{world_a.agent.slug}/knowledge/uploads"
+    assert_refused(api.post(uploads, {"file": upload}, format="multipart"), 415, "unsupported_type")
+    upload.seek(0)
+    assert_refused(api.post(url, {"file": upload}, format="multipart"), 413, "too_large")
     oversized = json.dumps({**material, "text": "x" * (7 * 1024 * 1024)})
     assert_refused(api.post(url, data=oversized, content_type="application/json"), 413, "body_too_large")
 

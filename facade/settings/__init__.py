@@ -10,6 +10,7 @@ from .celery import *  # noqa: F401,F403
 from .channels import *  # noqa: F401,F403
 from .drf import *  # noqa: F401,F403
 from .email import *  # noqa: F401,F403
+from .knowledge import *  # noqa: F401,F403
 from .logging import *  # noqa: F401,F403
 from .runtime import *  # noqa: F401,F403
 from .security import *  # noqa: F401,F403

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from pydantic import ValidationError
 from rest_framework import serializers, status
@@ -22,9 +23,10 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.schemas import Actor
 
 from ..extract import MAX_BYTES as MAX_UPLOAD
-from ..extract import extract, extract_text
+from ..extract import extract, extract_text, precheck
 from ..ingest import ingest_material
 from ..jobs import ingest_job_create, ingest_job_status
+from ..limits import ingest_limits, ingest_max_bytes, upload_limits
 from ..models import EntryVersion, IngestJob, Kind, KnowledgeEntry, SourceType, Status
 from ..schemas import SERVER_ONLY_SOURCE_TYPES, RestoreIn, SourceIn
 from ..selectors import knowledge_search
@@ -116,19 +118,32 @@ class IngestView(APIView):
                 },
             ),
             400: error_response("`source_required`, `invalid_input`, `malformed_body`"),
-            413: error_response("`too_large` (the file), `body_too_large` (the request)"),
+            413: error_response(
+                "`too_large`: over `FACADE_INGEST_MAX_BYTES` (the detail names the upload endpoint); "
+                "`body_too_large` (the request)"
+            ),
             415: error_response("`unsupported_type`"),
-            422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
+            422: error_response(
+                "`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`, `too_many_sections` (over "
+                "`FACADE_INGEST_MAX_SECTIONS`; the detail names the limit and the upload endpoint), "
+                "`too_many_characters`"
+            ),
             **_OWNER_ERRORS,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = _owned(request, slug)
         actor = Actor.human(request.user.pk)
+        # Extracted here and stored in one transaction, so only small documents: the limits'
+        # refusals name the upload endpoint, where a worker takes larger ones in batches.
+        limits = ingest_limits(reverse("knowledge-uploads", kwargs={"slug": agent.slug}))
+        max_bytes = ingest_max_bytes()
         upload = request.FILES.get("file") if hasattr(request, "FILES") else None
         if upload is not None:
-            data = upload.read(MAX_UPLOAD + 1)
-            extracted = extract(upload.name or "upload", data, declared_type=upload.content_type)
+            data = upload.read(max_bytes + 1)
+            extracted = extract(
+                upload.name or "upload", data, declared_type=upload.content_type, max_bytes=max_bytes, limits=limits
+            )
             outcome = ingest_material(agent=agent, extracted=extracted, document=upload.name or "upload", actor=actor)
         else:
             if "source" not in request.data:
@@ -136,7 +151,7 @@ class IngestView(APIView):
             payload = TextIngestIn(data=request.data)
             payload.is_valid(raise_exception=True)
             values: dict[str, Any] = payload.validated_data
-            extracted = extract_text(values["title"], values["text"])
+            extracted = extract_text(values["title"], values["text"], max_bytes=max_bytes, limits=limits)
             source = values["source"]
             outcome = ingest_material(
                 agent=agent,
@@ -361,14 +376,23 @@ class UploadView(APIView):
 
     @extend_schema(
         summary="Upload a document to be ingested by a worker (progress at /knowledge/jobs/<id>)",
-        description="The file is checked and extracted at once — bad input is refused here, nothing is queued.",
+        description=(
+            "The file's size, type and structure are checked at once (bad input is refused here and "
+            "nothing is queued); the worker extracts it within the upload limits (sections, characters, "
+            "time, memory) and stores it in batches. A document over a limit fails its job with an "
+            "error naming the limit (`too_many_sections`, `too_many_characters`, `extraction_timeout`, "
+            "`extraction_out_of_memory`); `total` is 0 until the worker has read the file."
+        ),
         request=inline_serializer(name="UploadIn", fields={"file": serializers.FileField()}),
         responses={
             202: JobOut,
             400: error_response("`invalid_input`: no file"),
             413: error_response("`too_large` (the file), `body_too_large` (the request)"),
             415: error_response("`unsupported_type`"),
-            422: error_response("`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`"),
+            422: error_response(
+                "`no_content`, `pdf_encrypted`, `corrupt_file`, `archive_too_large`, `too_many_sections` (a PDF "
+                "with more pages than `FACADE_UPLOAD_MAX_SECTIONS`)"
+            ),
             **_OWNER_ERRORS,
         },
     )
@@ -377,9 +401,11 @@ class UploadView(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise ApplicationError("invalid_input", "send the document in the multipart field `file`")
-        extracted = extract(upload.name or "upload", upload.read(MAX_UPLOAD + 1), declared_type=upload.content_type)
+        name = upload.name or "upload"
+        data = upload.read(MAX_UPLOAD + 1)
+        media_type = precheck(name, data, declared_type=upload.content_type, limits=upload_limits())
         job = ingest_job_create(
-            agent=agent, filename=upload.name or "upload", extracted=extracted, actor=Actor.human(request.user.pk)
+            agent=agent, filename=name, media_type=media_type, data=data, actor=Actor.human(request.user.pk)
         )
         return Response(ingest_job_status(job), status=status.HTTP_202_ACCEPTED)
 

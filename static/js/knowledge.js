@@ -51,9 +51,16 @@
   var errorBox = document.getElementById("upload-error");
 
   function report(job) {
-    bar.max = Math.max(job.total, 1);
-    bar.value = job.done;
-    live.textContent = fill(text.progress, job) + " · " + (text.states[job.state] || job.state);
+    var state = text.states[job.state] || job.state;
+    if (job.total) {
+      bar.max = job.total;
+      bar.value = job.done;
+      live.textContent = fill(text.progress, job) + " · " + state;
+    } else {
+      // The worker counts the sections once it has read the file; until then no count to show.
+      bar.removeAttribute("value");
+      live.textContent = state;
+    }
   }
 
   form.addEventListener("submit", async function (event) {
