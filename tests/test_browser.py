@@ -59,6 +59,7 @@ def test_wrong_password_shows_an_error_and_stays_on_the_login_page(page: Any, si
 def test_auditor_verifies_the_ledger(page: Any, site: str, world: TenantWorld) -> None:
     sign_in(page, site, "auditor@alpha.test", "pw-alpha")
     expect(page).to_have_url(f"{site}/")
+    page.wait_for_load_state("load")  # verify.js has attached to the button
     page.get_by_role("button", name="Verify ledger").click()
     result = page.locator('output.verify-result[data-tenant="alpha"]')
     expect(result).to_have_text(re.compile(r"^✓ \d+ events verified$"))
@@ -76,6 +77,7 @@ def test_auditor_sees_a_forged_tail_at_its_first_event(page: Any, site: str, wor
         with connection.cursor() as cursor:
             cursor.execute("ALTER TABLE ledger_event ENABLE TRIGGER ledger_event_append_only")
     sign_in(page, site, "auditor@alpha.test", "pw-alpha")
+    page.wait_for_load_state("load")  # verify.js has attached to the button
     page.get_by_role("button", name="Verify ledger").click()
     result = page.locator('output.verify-result[data-tenant="alpha"]')
     expect(result).to_have_text(f"✗ first bad seq {forged} (bad_tag)")
