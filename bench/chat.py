@@ -405,6 +405,8 @@ def start_server(port: int, log_path: Path, conn_max_age: int | None, pool: int)
             "REDIS_URL": REDIS_URL,
             "FACADE_VAR_DIR": str(BENCH_VAR),  # the same secret key as this process: the cookies verify
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            # The clients' Origin (run_load): the WebSocket takes only the site's exact origin.
+            "FACADE_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "FACADE_LLM_PROVIDER": "offline",
             "FACADE_RATE_CUSTOMER": UNLIMITED_RATE,
             "FACADE_RATE_IP": UNLIMITED_RATE,

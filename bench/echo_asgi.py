@@ -30,7 +30,6 @@ from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async  # noqa: E402
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.routing import URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator
 from django.db import transaction  # noqa: E402
 from django.urls import path  # noqa: E402
 
@@ -42,6 +41,7 @@ from facade.dialogue.runtime import loop, tools  # noqa: E402
 from facade.dialogue.runtime.guard import GuardVerdict  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
 from facade.dialogue.selectors import reply_view  # noqa: E402
+from facade.origins import OriginValidator  # noqa: E402
 from knowledge import events as knowledge_events  # noqa: E402
 from ledger.schemas import AppendedEvent  # noqa: E402
 
@@ -124,8 +124,8 @@ class UngovernedChatConsumer(ChatConsumer):
 
 
 # The same middleware facade/asgi.py puts in front of the chat's URL router.
-echo = AllowedHostsOriginValidator(AuthMiddlewareStack(EchoConsumer.as_asgi()))
-store = AllowedHostsOriginValidator(
+echo = OriginValidator(AuthMiddlewareStack(EchoConsumer.as_asgi()))
+store = OriginValidator(
     AuthMiddlewareStack(
         URLRouter(
             [

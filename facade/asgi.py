@@ -1,7 +1,9 @@
 """ASGI entry point: HTTP through Django, the chat WebSocket through Channels.
 
-A WebSocket whose Origin is not one of ALLOWED_HOSTS is refused before any consumer runs, so
-another site's page cannot talk to the chat with a visitor's cookies."""
+A WebSocket whose Origin is not exactly one of the site's origins (scheme, host and port; see
+facade/origins.py) is refused before any consumer runs, so another site's page — another port
+on the same machine included — cannot talk to the chat with a visitor's cookies.  A WebSocket
+to a path no consumer serves is denied at the handshake rather than failing it with a 500."""
 
 import os
 
@@ -12,13 +14,17 @@ django_asgi_app = get_asgi_application()  # sets Django up before the consumers 
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.security.websocket import WebsocketDenier  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from facade.dialogue.routing import websocket_urlpatterns  # noqa: E402
+from facade.origins import OriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": OriginValidator(
+            AuthMiddlewareStack(URLRouter([*websocket_urlpatterns, re_path(r"", WebsocketDenier.as_asgi())]))
+        ),
     }
 )

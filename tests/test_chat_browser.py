@@ -57,6 +57,7 @@ def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
     """Daphne in a process of its own on the test database (pytest-django's live server speaks
     WSGI, which has no WebSockets).  Plain http on loopback, so cookies may not be Secure."""
     db = settings.DATABASES["default"]
+    port = _free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "facade.test_settings",
@@ -65,9 +66,9 @@ def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
         "CSRF_COOKIE_SECURE": "false",
         "FACADE_RATE_IP": "1000/60",  # every request comes from 127.0.0.1
         "FACADE_LLM_PROVIDER": "offline",
+        "FACADE_PUBLIC_URL": f"http://127.0.0.1:{port}",  # the pages' origin: the WebSocket takes no other
         **extra_env,
     }
-    port = _free_port()
     log_path = log_dir / "daphne.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(

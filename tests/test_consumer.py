@@ -53,6 +53,13 @@ def _own_ip_limit(settings: Any) -> None:
     settings.FACADE_RATE_IP = "1000/60"
 
 
+@pytest.fixture(autouse=True)
+def _site_origin(settings: Any) -> None:
+    # The site these tests' pages come from: the WebSocket's Origin is matched exactly.
+    settings.FACADE_PUBLIC_URL = "http://localhost"
+    settings.CSRF_TRUSTED_ORIGINS = []
+
+
 # --- helpers ------------------------------------------------------------------------------
 
 
@@ -171,6 +178,60 @@ def test_a_foreign_or_missing_origin_is_refused(world_a: TenantWorld) -> None:
         mine = Chat(session.pk, cookie)
         assert (await mine.open())["type"] == "history"
         await mine.close()
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://127.0.0.1:9999",  # another port on the same machine is another site
+        "https://127.0.0.1",  # so is https next to http …
+        "https://127.0.0.1:8102",
+        "http://[::1]:8102",  # … and another name for the same machine
+        "http://localhost:8102",
+        "http://127.0.0.1",
+        "http://shop.example",
+        "http://127.0.0.1:8102/chat",  # not an origin at all
+        "null",
+        "",
+    ],
+)
+def test_only_the_sites_exact_origin_may_open_the_websocket(world_a: TenantWorld, settings: Any, origin: str) -> None:
+    """The owner's cookies go along with every page's WebSocket, so the Origin is matched on
+    scheme, host and port; a refused handshake reaches no consumer (nothing is taught)."""
+    settings.FACADE_PUBLIC_URL = "http://127.0.0.1:8102"
+    settings.CSRF_TRUSTED_ORIGINS = ["https://shop.example"]
+    session, cookie = owner_session(world_a)
+
+    async def scenario() -> None:
+        foreign = Chat(session.pk, cookie, origin=(b"origin", origin.encode()))
+        assert await foreign.ws.connect(timeout=WAIT) == (False, 1000), origin
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:8102", "HTTP://127.0.0.1:8102", "https://shop.example:443"])
+def test_the_sites_own_origins_open_the_websocket(world_a: TenantWorld, settings: Any, origin: str) -> None:
+    settings.FACADE_PUBLIC_URL = "http://127.0.0.1:8102/"
+    settings.CSRF_TRUSTED_ORIGINS = ["https://shop.example"]
+    session, cookie = owner_session(world_a)
+
+    async def scenario() -> None:
+        chat = Chat(session.pk, cookie, origin=(b"origin", origin.encode()))
+        assert (await chat.open())["type"] == "history"
+        await chat.close()
+
+    run(scenario)
+
+
+def test_a_websocket_to_an_unrouted_path_is_denied_cleanly(world_a: TenantWorld) -> None:
+    _, cookie = customer_session(world_a)
+
+    async def scenario() -> None:
+        for path in ("/ws/nothing/", "/ws/sessions/not-a-uuid/", "/"):
+            ws = WebsocketCommunicator(application, path, headers=[ORIGIN, (b"cookie", cookie.encode())])
+            assert await ws.connect(timeout=WAIT) == (False, 1000), path
 
     run(scenario)
 

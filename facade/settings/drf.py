@@ -5,7 +5,9 @@ REST_FRAMEWORK = {
         "facade.tenancy.api.auth.PeerKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    # Views that need a signed-in user name IsAuthenticated (and Django's CSRF check covers
+    # them); everything else — the customer endpoints — refuses cross-site writes.
+    "DEFAULT_PERMISSION_CLASSES": ["facade.origins.CrossSiteWritesRefused"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "facade.api.BoundedJSONParser",
