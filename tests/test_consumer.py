@@ -459,6 +459,52 @@ def test_malformed_frames_are_answered_and_the_connection_keeps_working(world_a:
     assert Message.objects.filter(session=session).count() == 2
 
 
+def test_frames_the_http_api_would_refuse_are_refused_alike_and_the_connection_keeps_working(
+    world_a: TenantWorld, monkeypatch: Any
+) -> None:
+    """A NUL or a lone surrogate in a message, its client_message_id or a rating's comment, and
+    JSON nested past any sense: each gets an `error` frame with a code, nothing is stored, and
+    the next good frame is answered."""
+    monkeypatch.setattr(consumers, "provider_factory", lambda agent: ScriptedProvider.of(say("Still fine.")))
+    session, cookie = customer_session(world_a)
+    deep = "[" * 5000 + "]" * 5000
+
+    async def scenario() -> None:
+        chat = Chat(session.pk, cookie)
+        await chat.open()
+        for raw, code, cid in (
+            ('{"type": "message", "text": "a\\u0000b", "client_message_id": "nul-1"}', "invalid_text", "nul-1"),
+            ('{"type": "message", "text": "bad \\ud800 half", "client_message_id": "sur-1"}', "invalid_text", "sur-1"),
+            ('{"type": "message", "text": "\\udfff", "client_message_id": "sur-2"}', "invalid_text", "sur-2"),
+            ('{"type": "message", "text": "hi", "client_message_id": "c\\u0000"}', "invalid_client_message_id", None),
+            ('{"type": "message", "text": "hi", "client_message_id": "\\ud83d"}', "invalid_client_message_id", None),
+            (deep, "malformed_frame", None),
+            (
+                '{"type": "message", "text": "hi", "client_message_id": "d-1", "x": ' + deep + "}",
+                "malformed_frame",
+                None,
+            ),
+            ('{"type": "rate", "stars": 4, "comment": "good\\u0000"}', "invalid_text", None),
+            ('{"type": "rate", "stars": 4, "comment": "\\ud800"}', "invalid_text", None),
+        ):
+            await chat.send(raw)
+            error = await chat.next()
+            assert (error["type"], error["code"], error.get("client_message_id")) == ("error", code, cid), raw
+            assert error["detail"]
+        reply = (await chat.ask("Are you there?", "after-bad-text"))[-1]
+        assert reply["reply"]["text"] == "Still fine."
+        await chat.send({"type": "rate", "stars": 4, "comment": "ok"})
+        assert await chat.next() == {"type": "rated", "stars": 4}
+        await chat.close()
+
+    run(scenario)
+    assert list(Message.objects.filter(session=session).values_list("text", flat=True).order_by("pk")) == [
+        "Are you there?",
+        "Still fine.",
+    ]
+    assert list(Rating.objects.filter(session=session).values_list("comment", flat=True)) == ["ok"]
+
+
 def test_empty_and_over_long_messages_are_refused_with_the_services_codes(
     world_a: TenantWorld, settings: Any, monkeypatch: Any
 ) -> None:

@@ -111,6 +111,36 @@ def test_reads_are_not_affected(api: Any, world_a: Any) -> None:
     assert api.get(f"/api/sessions/{sid}/messages", HTTP_ORIGIN=EVIL).status_code == 200
 
 
+# --- point 11: the text both edges refuse alike -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        ('{"text": "a\\u0000b"}', "invalid_text"),
+        ('{"text": "half \\ud800 a pair"}', "invalid_text"),
+        ('{"text": "hi", "client_message_id": "c\\u0000"}', "invalid_client_message_id"),
+        ('{"text": "hi", "client_message_id": "\\udfff"}', "invalid_client_message_id"),
+    ],
+)
+def test_a_message_with_a_nul_or_a_lone_surrogate_is_refused_with_the_websockets_code(
+    api: Any, world_a: Any, raw: str, code: str
+) -> None:
+    sid = open_customer(api, world_a)
+    response = api.generic("POST", f"/api/sessions/{sid}/messages", raw, "application/json")
+    assert (response.status_code, response.json()["error"]) == (400, code), response.content
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize("comment", ["good\\u0000", "\\ud800"])
+def test_a_rating_comment_with_a_nul_or_a_lone_surrogate_is_refused(api: Any, world_a: Any, comment: str) -> None:
+    sid = open_customer(api, world_a)
+    raw = '{"stars": 4, "comment": "%s"}' % comment
+    response = api.generic("POST", f"/api/sessions/{sid}/rating", raw, "application/json")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_text"), response.content
+    assert not Rating.objects.exists()
+
+
 # --- origins ------------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from facade.dialogue.rules import (
     is_idle,
     may_execute,
     request_can_move,
+    text_problem,
     trust_after,
 )
 from facade.ratelimit import parse_rate
@@ -173,3 +174,19 @@ def test_may_execute(
 ) -> None:
     decision = may_execute(tool_audiences=tool_audiences, audience=audience, owner_still=owner_still, **BOUND | binding)
     assert decision is expected
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("", None),
+        ("Hello, 你好 ✓ \u2028 \ufeff 😀", None),
+        ("tab\tnew line\n", None),
+        ("a\x00b", "contains a NUL character"),
+        ("half \ud800 a pair", "contains a lone surrogate (not valid Unicode)"),
+        ("\udfff", "contains a lone surrogate (not valid Unicode)"),
+        ("\ud83d\ude00", "contains a lone surrogate (not valid Unicode)"),  # a pair as two code points is no emoji
+    ],
+)
+def test_text_problem(text: str, problem: str | None) -> None:
+    assert text_problem(text) == problem

@@ -39,6 +39,7 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 
 from .models import DialogueSession, Message
+from .rules import text_problem
 from .runtime.loop import TurnResult, run_cancel, turn_handle
 from .runtime.providers import Provider
 from .schemas import (
@@ -161,7 +162,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             raw = json.loads(text_data) if text_data is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             raw = None
         if not isinstance(raw, dict):
             await self._refuse(ApplicationError("malformed_frame", "a frame is a JSON object with a type"))
@@ -178,7 +179,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             try:
                 await database_sync_to_async(self._admit)(frame)
             except ApplicationError as exc:
-                await self._refuse(exc, client_message_id=frame.client_message_id)
+                await self._refuse(exc, client_message_id=_cid(raw))
                 return
             self.queue.put_nowait(frame)
         elif isinstance(frame, CancelFrame):
@@ -300,7 +301,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         """The one writer of `error` frames: the code, detail and retry_after the HTTP API would
         answer (its status has no place in a frame), and the message refused, if any."""
         frame = ErrorOut(
-            code=error.code, detail=error.detail, client_message_id=client_message_id, retry_after=error.retry_after
+            code=error.code,
+            detail=_sendable(error.detail),  # a validation detail may quote what the frame held
+            client_message_id=client_message_id,
+            retry_after=error.retry_after,
         )
         await self._send(frame.frame())
 
@@ -319,5 +323,12 @@ def _result_view(result: TurnResult) -> dict[str, Any]:
 
 
 def _cid(raw: dict[str, Any]) -> str | None:
+    """The client_message_id to name in an error frame: only one the page could have sent and
+    can read back (text with no NUL or lone surrogate, which could not be sent at all)."""
     value = raw.get("client_message_id")
-    return value if isinstance(value, str) else None
+    return value if isinstance(value, str) and text_problem(value) is None else None
+
+
+def _sendable(text: str) -> str:
+    """Text that can go out in a frame: a lone surrogate cannot be encoded as UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")

@@ -30,6 +30,20 @@ def is_idle(last_activity: dt.datetime, now: dt.datetime, idle_minutes: int) -> 
     return now - last_activity >= dt.timedelta(minutes=idle_minutes)
 
 
+def text_problem(text: str) -> str | None:
+    """What makes a piece of text unfit to store, or None.  A NUL cannot go into a PostgreSQL
+    text column, and a lone surrogate (which JSON's `\\ud800` escapes can produce) is not
+    Unicode at all and cannot be encoded for the database or a reply; both would fail later,
+    deep in a turn, so they are refused at the door — alike over HTTP and the WebSocket."""
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")  # in C, and only a surrogate makes a str unencodable
+    except UnicodeEncodeError:
+        return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
 class RefusalReason(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     AUDIENCE = "not_for_this_audience"

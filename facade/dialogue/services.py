@@ -154,7 +154,18 @@ def _not_open(status: str) -> DialogueError:
     )
 
 
+def text_check(text: str, *, field: str) -> None:
+    """Refuse text no column or reply could hold (see `rules.text_problem`); the one check both
+    edges pass, so HTTP and the WebSocket answer it with the same code."""
+    problem = rules.text_problem(text)
+    if problem is not None:
+        raise DialogueError("invalid_text", f"{field} {problem}")
+
+
 def _message_check(*, text: str, client_message_id: str) -> None:
+    text_check(text, field="text")
+    if rules.text_problem(client_message_id) is not None:
+        raise DialogueError("invalid_client_message_id", "client_message_id must be plain text")
     if not text.strip():
         raise DialogueError("empty_message", "a message needs some text")
     limit = settings.FACADE_MESSAGE_MAX_CHARS
@@ -564,6 +575,7 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
         raise DialogueError("invalid_rating", "a rating is a whole number from 1 to 5")
     if len(comment) > 2000:
         raise DialogueError("invalid_rating", "a comment may have at most 2000 characters")
+    text_check(comment, field="comment")
     if Rating.objects.filter(session=session).exists():
         raise DialogueError("already_rated", "this conversation has been rated already", HTTPStatus.CONFLICT)
     rating = Rating.objects.create(

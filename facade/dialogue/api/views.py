@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
 from facade.api import error_response
@@ -40,9 +42,23 @@ class SessionOut(serializers.Serializer):
         return {"type": session.principal_type, "id": session.principal_id}
 
 
+class ServiceText(serializers.CharField):
+    """Text whose characters the dialogue services judge (`services.text_check`: no NUL, no lone
+    surrogate) rather than DRF's own validators, so that HTTP and the WebSocket refuse the same
+    text with the same code, `invalid_text`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [
+            v
+            for v in self.validators
+            if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))
+        ]
+
+
 class MessageIn(serializers.Serializer):
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
-    client_message_id = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    text = ServiceText(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    client_message_id = ServiceText(required=False, allow_blank=True, default="", max_length=200)
 
 
 class MessageOut(serializers.Serializer):
@@ -217,7 +233,10 @@ class MessagesView(APIView):
             200: OpenApiResponse(
                 description="the same client_message_id was already stored: the stored message and reply"
             ),
-            400: error_response("`empty_message`, `message_too_long`, `invalid_input`, `malformed_body`"),
+            400: error_response(
+                "`empty_message`, `message_too_long`, `invalid_text`, `invalid_client_message_id`, "
+                "`invalid_input`, `malformed_body`"
+            ),
             401: error_response("`invalid_peer_key`"),
             403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
             404: error_response("`not_found`"),
@@ -273,7 +292,7 @@ class CancelView(APIView):
 
 class RatingIn(serializers.Serializer):
     stars = serializers.IntegerField(min_value=1, max_value=5)
-    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    comment = ServiceText(required=False, allow_blank=True, default="", max_length=2000)
 
 
 @extend_schema(
@@ -281,7 +300,7 @@ class RatingIn(serializers.Serializer):
     request=RatingIn,
     responses={
         201: inline_serializer(name="Rated", fields={"stars": serializers.IntegerField()}),
-        400: error_response("`invalid_input`, `only_customers_rate`"),
+        400: error_response("`invalid_input`, `invalid_rating`, `invalid_text`, `only_customers_rate`"),
         404: error_response("`not_found`"),
         409: error_response("`already_rated`"),
     },
