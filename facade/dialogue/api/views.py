@@ -101,7 +101,7 @@ def refuse_audience_spoofing(request: Request) -> None:
         201: SessionOut,
         400: error_response("`audience_is_server_derived`, `malformed_body`"),
         401: error_response("`invalid_peer_key`"),
-        403: error_response("`forbidden` (CSRF)"),
+        403: error_response("`forbidden` (CSRF), `cross_site_request`"),
         404: error_response("`not_found`: no such agent"),
         413: error_response("`body_too_large`"),
         415: error_response("`unsupported_media_type`"),
@@ -238,7 +238,7 @@ class MessagesView(APIView):
                 "`invalid_input`, `malformed_body`"
             ),
             401: error_response("`invalid_peer_key`"),
-            403: error_response("`no_longer_owner`, `forbidden` (CSRF)"),
+            403: error_response("`no_longer_owner`, `forbidden` (CSRF), `cross_site_request`"),
             404: error_response("`not_found`"),
             409: error_response("`session_expired`, `session_closed`"),
             413: error_response("`body_too_large`"),
@@ -278,6 +278,7 @@ class MessagesView(APIView):
     request=None,
     responses={
         200: inline_serializer(name="Cancelled", fields={"cancelled": serializers.IntegerField()}),
+        403: error_response("`forbidden` (CSRF), `cross_site_request`"),
         404: error_response("`not_found`"),
     },
     tags=["sessions"],
@@ -301,6 +302,7 @@ class RatingIn(serializers.Serializer):
     responses={
         201: inline_serializer(name="Rated", fields={"stars": serializers.IntegerField()}),
         400: error_response("`invalid_input`, `invalid_rating`, `invalid_text`, `only_customers_rate`"),
+        403: error_response("`forbidden` (CSRF), `cross_site_request`"),
         404: error_response("`not_found`"),
         409: error_response("`already_rated`"),
     },
