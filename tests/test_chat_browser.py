@@ -281,6 +281,23 @@ def test_a_customer_is_answered_meets_the_boundary_registers_a_request_resumes_a
 
 
 @pytest.mark.browser
+def test_without_websockets_the_page_chats_and_rates_over_http(context: Any, demo: dict[str, str]) -> None:
+    """The HTTP fallback of a browser with no WebSocket: the page's JSON posts from the site's
+    own origin pass the cross-site check that refuses other sites' forms."""
+    from facade.dialogue.models import Rating
+
+    page = context.new_page()
+    page.add_init_script("delete window.WebSocket;")
+    open_chat(page, demo["site"])
+    answer = ask(page, "Your message", "When is the shop open?")
+    expect(answer.locator(".text")).to_contain_text("Monday to Saturday")
+    assert page.evaluate("window.__streamed") is False  # no socket: the reply came whole, over HTTP
+    assert stored()[:3] == (1, 2, 1)
+    rate(page, ENGLISH)
+    assert list(Rating.objects.values_list("stars", "comment")) == [(4, "Clear answers.")]
+
+
+@pytest.mark.browser
 def test_the_same_path_in_simplified_chinese(page: Any, demo: dict[str, str]) -> None:
     from facade.dialogue.models import CustomerRequest
 
