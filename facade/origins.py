@@ -13,9 +13,9 @@ Two edges ask:
   must be one of the configured origins, else the handshake is denied before any consumer runs;
 - the HTTP API's state-changing customer endpoints (`CrossSiteWritesRefused`): an anonymous
   customer has no CSRF token, so a write is taken only as JSON (which no other site's page can
-  send without a CORS preflight this server never answers) or from a matching Origin; a foreign
-  Origin is refused whatever the body.  Peers (a Bearer key) are not browsers; signed-in users
-  go through Django's CSRF check already.
+  send without a CORS preflight this server never answers), with no body at all, or from a
+  matching Origin; a foreign Origin is refused whatever the body.  Peers (a Bearer key) are not
+  browsers; signed-in users go through Django's CSRF check already.
 """
 
 from __future__ import annotations
@@ -102,6 +102,13 @@ def request_origin(request: Request) -> Origin | None:
     return origin_of(f"{request.scheme}://{request.get_host()}")
 
 
+def _no_body(request: Request) -> bool:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) == 0
+    except ValueError:
+        return False
+
+
 class CrossSiteWritesRefused(BasePermission):
     """The default permission of the API: a state-changing request of an anonymous caller (a
     customer) is JSON or comes from a matching Origin; a foreign Origin is refused with 403
@@ -118,8 +125,11 @@ class CrossSiteWritesRefused(BasePermission):
             if origin_allowed(origin, also=request_origin(request)):
                 return True
             raise ApplicationError("cross_site_request", "this request comes from another site", 403)
-        if (request.content_type or "").split(";")[0].strip().lower() == "application/json":
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        if content_type == "application/json":
             return True
+        if not content_type and _no_body(request):
+            return True  # a bare POST (`curl -X POST`): no browser sends one cross-site without an Origin
         raise ApplicationError(
             "cross_site_request", "a write without an Origin header must be sent as application/json", 403
         )

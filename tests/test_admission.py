@@ -43,6 +43,7 @@ UNKNOWN = "6f1c3c8e-1111-4222-8333-944455556666"
 def _fresh_rate_windows(settings: Any) -> None:
     cache.clear()
     settings.FACADE_RATE_IP = "1000/3600"  # the tests below share 127.0.0.1; only the limits they set count
+    settings.FACADE_PUBLIC_URL = "http://localhost"  # the Origin test_consumer.Chat sends
 
 
 def customer_cookie(world: TenantWorld) -> tuple[Customer, str, str]:

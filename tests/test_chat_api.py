@@ -131,9 +131,8 @@ def test_a_conversation_is_rated_once(api: Any, world_a: Any) -> None:
 
 def test_cancel_answers_for_the_callers_session_only(api: Any, make_api: Any, world_a: Any) -> None:
     sid = open_customer(api, world_a)
-    # JSON, as the page sends it: a customer's write without an Origin is taken only as JSON.
-    assert api.post(f"/api/sessions/{sid}/cancel", {}, format="json").json() == {"cancelled": 0}
-    assert make_api().post(f"/api/sessions/{sid}/cancel", {}, format="json").status_code == 404
+    assert api.post(f"/api/sessions/{sid}/cancel").json() == {"cancelled": 0}
+    assert make_api().post(f"/api/sessions/{sid}/cancel").status_code == 404
 
 
 def test_a_turn_through_the_openai_compatible_provider(api: Any, world_a: Any, settings: Any) -> None:

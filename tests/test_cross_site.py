@@ -95,6 +95,15 @@ def test_json_or_a_matching_origin_is_taken(api: Any, world_a: Any, origin: str 
     assert api.post(f"/api/sessions/{sid}/cancel", {}, format="json", **extra).status_code == 200
 
 
+def test_a_bare_post_without_an_origin_is_taken_and_with_a_foreign_one_refused(api: Any, world_a: Any) -> None:
+    """No body and no Content-Type (a script's `curl -X POST`): no browser sends that cross-site
+    without an Origin."""
+    sid = open_customer(api, world_a)
+    assert api.post(f"/api/sessions/{sid}/cancel").json() == {"cancelled": 0}
+    refused = api.post(f"/api/sessions/{sid}/cancel", HTTP_ORIGIN=EVIL)
+    assert (refused.status_code, refused.json()["error"]) == (403, "cross_site_request")
+
+
 def test_peers_post_forms_from_anywhere(make_api: Any, world_a: Any) -> None:
     issued = peer_key_create(agent=world_a.agent, name="partner", actor=Actor.human(world_a.owner.pk))
     peer = make_api()
