@@ -718,3 +718,54 @@ def test_frames_of_a_turn_are_json_objects_with_a_type(world_a: TenantWorld) -> 
         await chat.close()
 
     run(scenario)
+
+
+# --- two-step sign-in holds on the owner face too ------------------------------------------
+
+
+def signed_in_with_code(user: Any, device: Any) -> str:
+    """A session that gave its code, as the sign-in's code step leaves it."""
+    from django_otp import DEVICE_ID_SESSION_KEY
+
+    client = Client()
+    client.force_login(user)
+    session = client.session
+    session[DEVICE_ID_SESSION_KEY] = device.persistent_id
+    session.save()
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
+def test_the_owner_face_holds_to_two_step_sign_in(world_a: TenantWorld) -> None:
+    """As TwoStepGate holds pages and the API: an owner with an authenticator whose session never
+    gave a code, or whose tenant requires one they lack, is refused with an error frame and 4401."""
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    before_enrolling = signed_in(world_a.owner)
+    world_a.tenant.owners_require_totp = True
+    world_a.tenant.save(update_fields=["owners_require_totp"])
+
+    async def refused(cookie: str) -> tuple[dict[str, Any], int | None]:
+        chat = Chat(session.pk, cookie)
+        assert (await chat.ws.connect(timeout=WAIT))[0] is True
+        frame = await chat.ws.receive_json_from(timeout=WAIT)
+        closing = await chat.ws.receive_output(timeout=WAIT)
+        assert closing["type"] == "websocket.close"
+        return frame, closing.get("code")
+
+    async def must_enrol() -> None:
+        frame, code = await refused(before_enrolling)
+        assert (frame["type"], frame["code"], code) == ("error", "two_step_enrolment_required", 4401)
+
+    run(must_enrol)
+    device = TOTPDevice.objects.create(user=world_a.owner, name="phone", confirmed=True)
+    with_code = signed_in_with_code(world_a.owner, device)
+
+    async def must_sign_in_again() -> None:
+        frame, code = await refused(before_enrolling)  # a session from before the device
+        assert (frame["type"], frame["code"], code) == ("error", "two_step_required", 4401)
+        chat = Chat(session.pk, with_code)
+        assert (await chat.open())["type"] == "history"
+        await chat.close()
+
+    run(must_sign_in_again)

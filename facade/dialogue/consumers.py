@@ -31,6 +31,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from pydantic import ValidationError
 
+from facade.accounts.devices import two_step_of
+from facade.accounts.rules import TwoStep
 from facade.errors import ApplicationError
 from facade.ratelimit import scope_client_ip
 from facade.tenancy.identity import Principal
@@ -61,6 +63,7 @@ from .services import message_admit, rating_record
 log = logging.getLogger(__name__)
 
 CLOSE_NOT_FOUND = 4404  # no such session for this caller: unknown and someone else's alike
+CLOSE_TWO_STEP = 4401  # an owner whose sign-in lacks the authenticator step it needs (after an error frame)
 DELTA_CHARS = 40  # a reply is streamed in pieces of at least about this size …
 DELTA_MAX = 3  # … and in at most this many (each frame costs the server a write; the text is complete)
 DELTA_PAUSE = 0.0  # seconds between pieces (the text is complete and guarded already; no artificial delay)
@@ -90,6 +93,21 @@ def session_or_none(principal: Principal, session_id: Any) -> DialogueSession | 
         return session_for_principal(principal=principal, session_id=session_id)
     except NotFound:
         return None
+
+
+def two_step_refusal(scope: dict[str, Any]) -> ApplicationError | None:
+    """The owner face over the WebSocket holds a signed-in user to the two-step rules that
+    TwoStepGate applies to pages and the API: a user with an authenticator whose session never
+    gave a code, or an owner whose tenant requires one and who has none, is refused."""
+    user = scope.get("user")
+    if user is None or not user.is_authenticated:
+        return None
+    verdict = two_step_of(user, scope.get("session"))
+    if verdict is TwoStep.MUST_SIGN_IN_AGAIN:
+        return ApplicationError("two_step_required", "sign in again with your authenticator code", 401)
+    if verdict is TwoStep.MUST_ENROL:
+        return ApplicationError("two_step_enrolment_required", "your business requires an authenticator app", 403)
+    return None
 
 
 def reply_chunks(text: str) -> list[str]:
@@ -140,6 +158,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.closed = True
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        if session.audience == Audience.OWNER:
+            refusal = await database_sync_to_async(two_step_refusal)(self.scope)
+            if refusal is not None:  # as TwoStepGate refuses the owner's pages and API
+                await self._refuse(refusal)
+                self.closed = True
+                await self.close(code=CLOSE_TWO_STEP)
+                return
         self.session = session
         self.ip = scope_client_ip(self.scope)  # behind a trusted proxy, the client it names
         history = await database_sync_to_async(session_history)(session)
