@@ -114,7 +114,9 @@ async def customer(port: int, seat: chat.Seat, turns: int, pause: float, timeout
     return latencies
 
 
-async def abuser(n: int, port: int, slug: str, stop: asyncio.Event, budget: list[int], answers: Counter[str]) -> None:
+async def abuser(
+    n: int, port: int, slug: str, stop: asyncio.Event, budget: list[int], answers: Counter[str], kinds: list[str]
+) -> None:
     import httpx
 
     headers = {"X-Forwarded-For": ABUSER_ADDRESSES.format(n + 1), "Content-Type": "application/json"}
@@ -123,7 +125,7 @@ async def abuser(n: int, port: int, slug: str, stop: asyncio.Event, budget: list
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
         while not stop.is_set() and budget[0] > 0:
             budget[0] -= 1
-            kind = rng.choice(("oversized", "open", "search"))
+            kind = rng.choice(kinds)
             try:
                 if kind == "oversized":
                     response = await client.post(f"/api/agents/{slug}/sessions", content=BIG_BODY)
@@ -143,7 +145,10 @@ def pct(values: list[float], p: int) -> float:
 async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat]) -> None:
     alone = await customer(port, seats[0], args.turns, args.pause, args.timeout)
     stop, budget, answers = asyncio.Event(), [args.max_requests], Counter[str]()
-    abusers = [asyncio.create_task(abuser(n, port, "bench-frames", stop, budget, answers)) for n in range(args.abusers)]
+    kinds = args.kinds.split(",")
+    abusers = [
+        asyncio.create_task(abuser(n, port, "bench-frames", stop, budget, answers, kinds)) for n in range(args.abusers)
+    ]
     started = time.perf_counter()
     try:
         abused = await asyncio.wait_for(
@@ -173,6 +178,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for any one frame")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="the abused phase stops after this")
     parser.add_argument("--max-requests", type=int, default=20_000, help="abusers' requests in all, at most")
+    parser.add_argument(
+        "--kinds", default="oversized,open,search", help="what the abusers send, drawn at random (comma-separated)"
+    )
     args = parser.parse_args()
 
     prepare_database(script="bench/abuse.py", env_name="FACADE_BENCH_ABUSE_DB", default_name="facade_bench_abuse")
