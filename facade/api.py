@@ -152,3 +152,11 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         "bad_request": "the request could not be understood",
     }
     return JsonResponse({"error": code, "detail": details[code]}, status=400)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """An unknown `/api/` path answers in the API's error shape, like every other API refusal;
+    pages keep Django's HTML page."""
+    if not request.path_info.startswith("/api/"):
+        return defaults.page_not_found(request, exception)
+    return JsonResponse({"error": "not_found", "detail": "no such endpoint"}, status=404)

@@ -74,3 +74,4 @@ urlpatterns = [
 
 # Django's own 400 pages answer in the API's JSON error shape on /api/ paths.
 handler400 = "facade.api.bad_request"
+handler404 = "facade.api.not_found"

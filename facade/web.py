@@ -19,6 +19,12 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": AgentPolicy.owned(request.user).select_related("tenant").order_by("slug"),
         "ledger_tenants": TenantPolicy.with_roles(request.user, LEDGER_READERS).order_by("slug"),
+        # The Verify button's texts, written into the page as JSON by json_script (so that no
+        # translation can break out of the data island).
+        "verify_text": {
+            "ok": gettext("✓ {n} events verified"),
+            "bad": gettext("✗ first bad seq {seq} ({reason})"),
+        },
     }
     return render(request, "home.html", context)
 

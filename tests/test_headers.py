@@ -273,3 +273,12 @@ def test_the_policy_blocks_an_injected_inline_script(browser: Any, site: str, wo
         assert any("script-src" in v for v in violations), violations
     finally:
         context.close()
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_path_is_a_json_404_and_a_page_stays_html(client: Any) -> None:
+    api = client.get("/api/no-such-endpoint")
+    assert (api.status_code, api["Content-Type"]) == (404, "application/json")
+    assert api.json() == {"error": "not_found", "detail": "no such endpoint"}
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
