@@ -25,8 +25,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -64,28 +62,7 @@ def start_server(port: int, log_path: Path) -> subprocess.Popen[bytes]:
             "PYTHONPATH": str(ROOT),
         }
     )
-    daphne = Path(sys.executable).with_name("daphne")
-    log = open(log_path, "wb")  # noqa: SIM115 (open for the server's lifetime)
-    proc = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "facade.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"daphne exited with {proc.returncode}; see {log_path}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
-            return proc
-        except urllib.error.HTTPError:
-            return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit(f"daphne did not answer within 60 s; see {log_path}")
+    return chat.launch_daphne(port, log_path, env, "facade.asgi:application")
 
 
 async def customer(port: int, seat: chat.Seat, turns: int, pause: float, timeout: float) -> list[float]:

@@ -418,10 +418,15 @@ def start_server(port: int, log_path: Path, conn_max_age: int | None, pool: int)
         env["DB_CONN_MAX_AGE"] = str(conn_max_age)
         pool = 0
     env["DB_POOL"] = str(pool)
+    return launch_daphne(port, log_path, env, "bench.echo_asgi:application")
+
+
+def launch_daphne(port: int, log_path: Path, env: dict[str, str], app: str) -> subprocess.Popen[bytes]:
+    """A daphne serving `app` on loopback with `env`, once /healthz answers (the benchmarks' server)."""
     daphne = Path(sys.executable).with_name("daphne")
-    log = open(log_path, "wb")
+    log = open(log_path, "wb")  # noqa: SIM115 (open for the server's lifetime)
     proc = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "bench.echo_asgi:application"],
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), app],
         cwd=ROOT,
         env=env,
         stdout=log,

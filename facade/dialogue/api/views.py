@@ -181,8 +181,8 @@ def client_ip(request: Request) -> str:
 
 
 def message_body_limit() -> int:
-    """Room for the longest message a principal may send with every character escaped as
-    `\\uXXXX` (6 bytes), and its client_message_id."""
+    """Room for the longest message a principal may send with every character written as a
+    six-byte JSON `\\u` escape, and its client_message_id."""
     return 6 * settings.FACADE_MESSAGE_MAX_CHARS + 2 * KiB
 
 
