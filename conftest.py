@@ -63,6 +63,14 @@ def _checkpoint_dir(settings: Any, tmp_path: Any) -> None:
     settings.FACADE_LEDGER_CHECKPOINT_DIR = tmp_path / "checkpoints"
 
 
+@pytest.fixture(autouse=True)
+def _no_spent_windows() -> None:
+    """No test inherits the rate windows another one spent (the gate remembers them)."""
+    from facade.ratelimit import forget_spent
+
+    forget_spent()
+
+
 @dataclass
 class TenantWorld:
     tenant: Any

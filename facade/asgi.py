@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, the chat WebSocket through Channels.
+"""ASGI entry point: HTTP through the gate (facade/gate.py) to Django, the chat WebSocket
+through Channels.
 
 A WebSocket whose Origin is not exactly one of the site's origins (scheme, host and port; see
 facade/origins.py) is refused before any consumer runs, so another site's page — another port
@@ -18,11 +19,12 @@ from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
 from facade.dialogue.routing import websocket_urlpatterns  # noqa: E402
+from facade.gate import RequestGate  # noqa: E402
 from facade.origins import OriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": RequestGate(django_asgi_app),
         "websocket": OriginValidator(
             AuthMiddlewareStack(URLRouter([*websocket_urlpatterns, re_path(r"", WebsocketDenier.as_asgi())]))
         ),

@@ -26,11 +26,13 @@ def body_limit(view_class: Any, content_type: str) -> int:
     return int(limit() if callable(limit) else limit)
 
 
+def too_large_body(limit: int) -> dict[str, str]:
+    """The 413 answer's body (here and at the gate in front of Django, facade/gate.py)."""
+    return {"error": "body_too_large", "detail": f"the request body may have at most {limit} bytes here"}
+
+
 def _too_large(limit: int) -> JsonResponse:
-    return JsonResponse(
-        {"error": "body_too_large", "detail": f"the request body may have at most {limit} bytes here"},
-        status=HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-    )
+    return JsonResponse(too_large_body(limit), status=HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
 
 
 class BodyLimitMiddleware:
@@ -39,9 +41,10 @@ class BodyLimitMiddleware:
 
     DRF parses the whole stream it is given (Django's DATA_UPLOAD_MAX_MEMORY_SIZE is never asked),
     so the bound is set here, per view (`body_limit`).  A declared Content-Length over the limit
-    is refused unread.  A body sent without one (chunked) is read up to the limit and refused
-    beyond it; under it, it is given the length it has, so DRF parses it as any other body (DRF
-    would otherwise take it for no body at all).  Views outside the API keep Django's own limits.
+    is refused unread (under ASGI the gate in front of Django, facade/gate.py, already did).  A
+    body sent without one (chunked) is read up to the limit and refused beyond it; under it, it
+    is given the length it has, so DRF parses it as any other body (DRF would otherwise take it
+    for no body at all).  Views outside the API keep Django's own limits.
 
     `process_view` is a coroutine so that under ASGI it costs no thread of its own; the body it
     may read is already in memory or a local temporary file (the server received it)."""

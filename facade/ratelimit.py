@@ -9,7 +9,9 @@ writes nothing but these counters."""
 from __future__ import annotations
 
 import ipaddress
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,12 +51,59 @@ def _count(key: str, seconds: int) -> int:
         return 1
 
 
+class SpentWindows:
+    """The rate windows this process saw spent, and when each ends: the gate in front of Django
+    (facade/gate.py) refuses from here without counting, since a spent window cannot turn over
+    sooner.  Bounded: past `bound`, windows that have ended are dropped, then the oldest."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self._until: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, scope: str, ident: str, ends: float) -> None:
+        with self._lock:
+            self._until.pop((scope, ident), None)
+            self._until[(scope, ident)] = ends
+            if len(self._until) > self.bound:
+                now = time.time()
+                for key in [key for key, until in self._until.items() if until <= now]:
+                    del self._until[key]
+                while len(self._until) > self.bound:
+                    self._until.popitem(last=False)
+
+    def until(self, scope: str, ident: str) -> float | None:
+        return self._until.get((scope, ident))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._until.clear()
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+
+SPENT = SpentWindows(50_000)
+
+
+def forget_spent() -> None:
+    """Forget the spent windows (for tests, which clear the counters between cases)."""
+    SPENT.reset()
+
+
+def refused_until(scope: str, ident: str) -> float | None:
+    """When the `scope` window of `ident` that this process saw spent ends (a Unix time), or
+    None."""
+    return SPENT.until(scope, ident)
+
+
 def rate_check(limits: Sequence[tuple[str, str, str]]) -> Limited | None:
     """Count one request against each `(scope, identity, rate)` limit; the first one exceeded
     answers.  Every window is counted, refused requests included, so a caller who keeps trying
     stays refused until its windows turn over."""
     now = int(time.time())
     windows: list[tuple[str, int, int, tuple[str, int]]] = []  # scope, limit, window end, (key, lifetime)
+    ident_of = {scope: ident for scope, ident, _spec in limits}
     for scope, ident, spec in limits:
         limit, window = parse_rate(spec)
         start = now - now % window
@@ -66,10 +115,12 @@ def rate_check(limits: Sequence[tuple[str, str, str]]) -> Limited | None:
         counts = backend.count_in_windows([key for *_, key in windows])
     else:
         counts = [_count(*key) for *_, key in windows]
+    refused = None
     for (scope, limit, ends, _key), count in zip(windows, counts, strict=True):
         if count > limit:
-            return Limited(scope, max(1, ends - now))
-    return None
+            SPENT.remember(scope, ident_of[scope], ends)
+            refused = refused or Limited(scope, max(1, ends - now))
+    return refused
 
 
 def rate_limited_error(limited: Limited, what: str) -> ApplicationError:

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from facade.api import BoundedJSONParser, error_response
 from facade.bodylimit import KiB
 from facade.errors import ApplicationError
+from facade.gate import Gate
 from facade.tenancy.api.audience import refuse_over_limit, request_audience
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -198,9 +199,12 @@ class SearchResultOut(serializers.Serializer):
         401: error_response("`invalid_peer_key`"),
         404: error_response("`not_found`: no such agent"),
         429: error_response("`rate_limited` (with a Retry-After header)"),
+        503: error_response("`server_busy`: too many opens and searches wait at once (with a Retry-After header)"),
     },
 )
 class SearchView(APIView):
+    gate = Gate(frozenset({"GET"}), "search:ip", what="searches")
+
     def get(self, request: Request, slug: str) -> Response:
         agent = AgentPolicy.get_public(slug)
         audience, credential = request_audience(request, agent)

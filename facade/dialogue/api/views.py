@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from facade.api import error_response
 from facade.bodylimit import KiB
 from facade.errors import ApplicationError
+from facade.gate import Gate
 from facade.ratelimit import request_client_ip
 from facade.tenancy.api.audience import refuse_over_limit, request_audience, request_principal
 from facade.tenancy.identity import customer_for_request, set_customer_cookie
@@ -106,11 +107,13 @@ def refuse_audience_spoofing(request: Request) -> None:
         413: error_response("`body_too_large`"),
         415: error_response("`unsupported_media_type`"),
         429: error_response("`rate_limited` (with a Retry-After header)"),
+        503: error_response("`server_busy`: too many opens and searches wait at once (with a Retry-After header)"),
     },
     tags=["sessions"],
 )
 class SessionCreateView(APIView):
     max_body_bytes = 2 * KiB  # the body carries nothing; it is read only to refuse a named audience
+    gate = Gate(frozenset({"POST"}), "session:ip", what="sessions opened")
 
     def post(self, request: Request, slug: str) -> Response:
         refuse_audience_spoofing(request)
@@ -188,6 +191,7 @@ def message_body_limit() -> int:
 
 class MessagesView(APIView):
     max_body_bytes = staticmethod(message_body_limit)
+    gate = Gate(frozenset({"POST"}), "ip", bounded=False, what="messages")  # a turn is not public work
 
     @extend_schema(
         summary="The messages of a session, oldest first, and its requests",
