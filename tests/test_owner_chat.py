@@ -135,6 +135,24 @@ def test_a_malformed_teach_gets_the_right_form_and_no_tool(text: str, language: 
     assert tool_names(reply) == [] and reply.text == FORM[language]
 
 
+@pytest.mark.parametrize(
+    ("text", "title", "body"),
+    [
+        ("teach: Opening hours / Monday to Saturday", "Opening hours", "Monday to Saturday"),
+        ("teach: Opening hours\nMonday to Saturday", "Opening hours", "Monday to Saturday"),
+        ("知识：营业时间/周一至周六", "营业时间", "周一至周六"),
+        ("teach: Support / We answer 24/7", "Support", "We answer 24/7"),
+    ],
+)
+def test_a_well_formed_teach_is_ingested(text: str, title: str, body: str) -> None:
+    [call] = offline(user(text)).tool_calls
+    assert call.name == "ingest_material" and json.loads(call.arguments) == {"title": title, "text": body}
+
+
+def test_a_slash_between_digits_is_not_the_teach_separator() -> None:
+    assert offline(user("teach: open 24/7")).text == FORM["en"]
+
+
 # --- whole turns on the database ------------------------------------------------------------
 
 

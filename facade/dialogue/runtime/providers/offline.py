@@ -462,12 +462,12 @@ _WE = re.compile(
 _SENTENCE_END = re.compile(r"[.!。！]\s*$")
 _OFFER_EN = re.compile(
     r"^\s*(?:we|our shop|the shop)\s+(?:(?:now|also|still|newly)\s+)*"
-    r"(?:sell|offer|have|make|bake|serve|stock|deliver|ship|accept|take)s?\s+(?P<what>.+?)[.!]*\s*$",
+    r"(?:sell|offer|have|make|bake|serve|stock|carry)s?\s+(?P<what>.+?)[.!]*\s*$",
     re.IGNORECASE,
 )
 _OFFER_ZH = re.compile(
     r"^\s*(?:我们|本店|我店|店里)(?:现在|目前|今后|从现在起|从今天起)?(?:也|还|都|开始)*"
-    r"(?:卖|售|出售|销售|提供|有|做|供应|接受|送)(?P<what>.+?)[。！!.]*\s*$"
+    r"(?:卖|售|出售|销售|提供|有|做|供应)(?P<what>.+?)[。！!.]*\s*$"
 )
 TITLE_WORDS = 6
 
@@ -509,12 +509,15 @@ def _teaching(body: str) -> tuple[str, str]:
     body = body.strip()
     first, _newline, rest = body.partition("\n")
     title, slash, after = first.partition(" / ")
-    if not slash and not rest:
-        title, slash, after = first.partition("/")
+    if not slash and not rest:  # "营业时间/周一至周六" too, but not the "/" of "24/7"
+        bare = _BARE_SLASH.search(first)
+        if bare:
+            title, slash, after = first[: bare.start()], "/", first[bare.end() :]
     text = (after if slash else "") + ("\n" + rest if rest else "")
     return title.strip(), text.strip()
 
 
+_BARE_SLASH = re.compile(r"(?<!\d)\s*/\s*|\s*/\s*(?!\d)")
 _DRAFT_LINE = re.compile(r"^“(?P<title>[^”\n]+)”\s*[:：]\s*(?P<text>.+)$", re.DOTALL)
 
 
