@@ -206,3 +206,15 @@ def regulated_categories(text: str, extra: Iterable[tuple[str, str]] = ()) -> li
         if term.strip() and _matcher(term.strip()).search(lowered):
             found.add(category)
     return sorted(found)
+
+
+# A term with three or more digits in a row may be part of a phone number, an order or account
+# number or a postcode: personal data rather than a topic.
+_NUMBER_LIKE = re.compile(r"\d{3,}")
+
+
+def topic_for_owner(topic_key: str) -> str:
+    """A miss's topic key as the owner may read it: its terms without number-like ones; empty
+    when nothing is left (the "(empty)" key of a question with no terms included)."""
+    kept = [t for t in topic_key.split() if not _NUMBER_LIKE.search(t) and t != "(empty)"]
+    return " ".join(kept)

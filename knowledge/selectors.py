@@ -7,12 +7,14 @@ import re
 from typing import Any
 
 from django.db import connection
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
-from .models import Status
+from .models import KnowledgeMiss, Status
+from .rules import topic_for_owner
 from .schemas import SearchResult
 from .search import SearchQuery, backend_for
 from .text import query_terms
@@ -76,3 +78,32 @@ def pending_versions(agent: AgentProfile) -> Any:
     return (
         EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")
     )
+
+
+UNANSWERED_DAYS = 30
+UNANSWERED_SHOWN = 10
+
+
+def unanswered_topics(
+    *, agent: AgentProfile, days: int = UNANSWERED_DAYS, limit: int = UNANSWERED_SHOWN
+) -> list[dict[str, Any]]:
+    """Questions no approved knowledge answered lately, by topic key, most asked first: the key,
+    how often and when last.  A key is all that was kept of the question, and a term in it that
+    looks like personal data (a number, an address) is left out here too (`rules.topic_for_owner`)."""
+    since = timezone.now() - dt.timedelta(days=days)
+    rows = (
+        KnowledgeMiss.objects.filter(agent=agent, created_at__gte=since)
+        .values("topic_key")
+        .annotate(count=Count("id"), last=Max("created_at"))
+        .order_by("-count", "-last")[:200]
+    )
+    merged: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        topic = topic_for_owner(str(row["topic_key"]))
+        if not topic:
+            continue
+        seen = merged.setdefault(topic, {"topic": topic, "count": 0, "last_seen": row["last"]})
+        seen["count"] += int(row["count"])
+        seen["last_seen"] = max(seen["last_seen"], row["last"])
+    ranked = sorted(merged.values(), key=lambda t: (-t["count"], -t["last_seen"].timestamp()))[:limit]
+    return [{**t, "last_seen": t["last_seen"].isoformat()} for t in ranked]

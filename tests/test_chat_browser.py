@@ -370,7 +370,7 @@ def test_the_owner_chats_with_the_owner_face(page: Any, demo: dict[str, str]) ->
     expect(page).to_have_url(f"{site}/owner/demo-shop/chat")
     expect(page.get_by_role("heading", name="Chat with Demo Shop")).to_be_visible()
     reply = ask(page, "Your message", "inbox")
-    expect(reply.locator(".text")).to_contain_text("Waiting for you: 0 knowledge item(s)")
+    expect(reply.locator(".text")).to_contain_text("Waiting for you: 0 open customer request(s)")
     expect(page.locator("#rating")).to_have_count(0)
     expect(page.locator("#requests")).to_have_count(0)
     from facade.dialogue.models import DialogueSession

@@ -26,7 +26,14 @@ from ledger.selectors import ledger_verify
 
 pytestmark = pytest.mark.django_db
 
-BUILT_OWNER_TOOLS = ["read_owner_inbox", "ingest_material", "remember_lesson"]
+BUILT_OWNER_TOOLS = [
+    "read_owner_inbox",
+    "ingest_material",
+    "remember_lesson",
+    "read_customer_requests",
+    "read_unanswered_questions",
+    "add_confirmed_knowledge",
+]
 NOT_BUILT = ["propose_change", "decide_change"]  # arrive with the approvals step; registered by nobody until then
 OWNER_TOOLS = BUILT_OWNER_TOOLS + NOT_BUILT
 

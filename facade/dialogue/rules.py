@@ -4,6 +4,7 @@ whether a tool call may run.  No ORM here: plain data in, decisions out, anythin
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Collection
 from enum import StrEnum
 from typing import Any
@@ -74,3 +75,64 @@ def may_execute(
     if audience == Audience.OWNER and not owner_still:
         return RefusalReason.NO_LONGER_OWNER
     return None
+
+
+# --- the owner face's teaching commands --------------------------------------------------
+
+TEACH_FORM = "teach: title / text"
+TEACH_TITLE_MAX = 120
+# A title that still carries the command (`teach: …`) is a whole line used as a title.
+_TEACH_COMMAND = re.compile(r"^\s*(?:teach|learn|add|知识|学习)\s*[:：]", re.IGNORECASE)
+# The owner's own "yes" to a draft the agent showed: short, and nothing in it says no.
+_OWNER_YES = re.compile(
+    r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|please do|please add|go ahead|do it|add it|confirm(?:ed)?"
+    r"|好|可以|是的|是|行|对|确认|添加|加上|加吧|要)",
+    re.IGNORECASE,
+)
+_OWNER_NO = re.compile(r"\b(?:no|not|don'?t|do not|never|cancel|stop|wait)\b|不|别|取消|算了|先不", re.IGNORECASE)
+OWNER_ANSWER_MAX = 40
+
+
+class TeachProblem(StrEnum):
+    """Why a title and text from the owner face are not an entry."""
+
+    EMPTY = "empty"
+    COMMAND_IN_TITLE = "command_in_title"
+    TITLE_IS_TEXT = "title_is_text"
+    TITLE_TOO_LONG = "title_too_long"
+
+
+def teach_problem(title: str, text: str) -> TeachProblem | None:
+    """What makes `title` and `text` a malformed teaching, or None.  "teach: missing slash no
+    title" once became an approved entry titled with the whole line: a title must name the entry
+    (one short line, not the command, not the text again) and the text must say something."""
+    title, text = title.strip(), text.strip()
+    if not title or not text:
+        return TeachProblem.EMPTY
+    if _TEACH_COMMAND.match(title) or _TEACH_COMMAND.match(text):
+        return TeachProblem.COMMAND_IN_TITLE
+    if " ".join(title.casefold().split()) == " ".join(text.casefold().split()):
+        return TeachProblem.TITLE_IS_TEXT
+    if len(title) > TEACH_TITLE_MAX or "\n" in title:
+        return TeachProblem.TITLE_TOO_LONG
+    return None
+
+
+def owner_says_yes(text: str) -> bool:
+    """Whether the owner's message is a plain yes (the evidence that a shown draft is wanted)."""
+    short = text.strip()
+    return len(short) <= OWNER_ANSWER_MAX and bool(_OWNER_YES.match(short)) and not _OWNER_NO.search(short)
+
+
+def owner_says_no(text: str) -> bool:
+    short = text.strip()
+    return len(short) <= OWNER_ANSWER_MAX and bool(_OWNER_NO.search(short)) and not _OWNER_YES.match(short)
+
+
+def request_is_open(flow: dict[str, Any], state: str) -> bool:
+    """A request still waits for someone while its flow lets it move on; an unknown state is
+    shown as open rather than hidden from the owner."""
+    states = flow.get("states") or {}
+    if state not in states:
+        return True
+    return bool((states.get(state) or {}).get("to"))

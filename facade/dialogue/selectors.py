@@ -10,7 +10,7 @@ from django.db import connection
 from facade.tenancy.identity import Principal
 from facade.tenancy.policy import NotFound
 
-from . import turn_sql
+from . import rules, turn_sql
 from .models import DialogueSession, Message
 
 
@@ -79,3 +79,32 @@ def recent_messages(*, session: DialogueSession, limit: int) -> list[tuple[str, 
     else:
         rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:limit])
     return [(str(role), str(text)) for role, text in reversed(rows)]
+
+
+OPEN_REQUESTS_SHOWN = 20
+REQUESTS_SCANNED = 500
+
+
+def open_requests_for_owner(*, agent: Any, limit: int = OPEN_REQUESTS_SHOWN) -> tuple[list[dict[str, Any]], int]:
+    """The agent's requests that still wait for someone, newest first, as the owner face may see
+    them: number, kind, state, who acts next and when — not the summary or the fields, which are
+    the customer's words (the owner's Requests page shows those).  Also how many are open."""
+    from .models import CustomerRequest
+
+    rows = (
+        CustomerRequest.objects.filter(agent=agent)
+        .order_by("-pk")
+        .only("pk", "kind", "state", "flow", "created_at")[:REQUESTS_SCANNED]
+    )
+    open_ = [r for r in rows if rules.request_is_open(r.flow, r.state)]
+    shown = [
+        {
+            "id": r.pk,
+            "kind": r.kind,
+            "state": r.state,
+            "next_actor": str(((r.flow.get("states") or {}).get(r.state) or {}).get("next_actor", "owner")),
+            "created_at": r.created_at.isoformat(),
+        }
+        for r in open_[:limit]
+    ]
+    return shown, len(open_)

@@ -10,20 +10,24 @@ from django.db import transaction
 from facade.tenancy.rules import Audience
 from knowledge.extract import ExtractError, extract_text
 from knowledge.ingest import ingest_material as knowledge_ingest
-from knowledge.models import EntryVersion, SourceType, Status
+from knowledge.models import EntryVersion, Kind, SourceType, Status
 from knowledge.schemas import SourceIn
-from knowledge.selectors import knowledge_search, pending_versions
+from knowledge.selectors import knowledge_search, pending_versions, unanswered_topics
 from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_record
 
-from ..selectors import request_view
+from .. import rules
+from ..models import Message
+from ..selectors import open_requests_for_owner, request_view
 from ..services import request_submit, session_actor
 from .tools import (
     CUSTOMER_FACING,
     OWNER_ONLY,
+    DraftArgs,
     HandoffArgs,
     InboxArgs,
     IngestArgs,
     LessonArgs,
+    ListArgs,
     Outcome,
     RequestArgs,
     Risk,
@@ -84,7 +88,20 @@ def request_handoff(ctx: ToolContext, args: HandoffArgs) -> ToolResult:
     return ToolResult(Outcome.OK, {"request": ctx.request})
 
 
+def _malformed(problem: rules.TeachProblem) -> ToolResult:
+    """The refusal of a malformed teaching, with the form that works."""
+    return ToolResult(
+        Outcome.FAILED,
+        {"error": "malformed_teach", "problem": problem.value, "detail": f"write it as: {rules.TEACH_FORM}"},
+    )
+
+
 def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
+    """Checked here and not only by the model that called it: a title that is the command line
+    itself, or the text again, names nothing, and the entry it made would be served as is."""
+    problem = rules.teach_problem(args.title, args.text)
+    if problem is not None:
+        return _malformed(problem)
     try:
         extracted = extract_text(args.title, args.text)
         with transaction.atomic():
@@ -100,8 +117,12 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     return ToolResult(
         Outcome.OK,
         {
-            "created": [{"entry_id": v.entry_id, "version": v.number, "status": v.status} for v in outcome.created],
+            "created": [
+                {"entry_id": v.entry_id, "version": v.number, "status": v.status, "title": v.title}
+                for v in outcome.created
+            ],
             "unchanged": outcome.unchanged,
+            "title": args.title,
         },
     )
 
@@ -120,12 +141,65 @@ def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
         )
     except KnowledgeError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
-    return ToolResult(Outcome.OK, {"entry_id": version.entry_id, "version": version.number, "status": version.status})
+    return ToolResult(
+        Outcome.OK,
+        {"entry_id": version.entry_id, "version": version.number, "status": version.status, "title": version.title},
+    )
+
+
+def add_confirmed_knowledge(ctx: ToolContext, args: DraftArgs) -> ToolResult:
+    """Add a fact the owner stated, once they have said yes to its draft.  The model proposes;
+    the evidence is the owner's: the agent's previous message in this conversation showed this
+    title and text, and the owner's message of this turn is a yes.  Anything else is refused and
+    nothing is written.  What is created is an owner-dialogue version like any other, and the
+    L1 rule decides whether it takes effect now or waits for review."""
+    problem = rules.teach_problem(args.title, args.text)
+    if problem is not None:
+        return _malformed(problem)
+    shown = (
+        Message.objects.filter(session=ctx.session, role="agent", pk__lt=ctx.run.message_id)
+        .order_by("-pk")
+        .values_list("text", flat=True)
+        .first()
+    )
+    if not shown or args.title not in shown or args.text not in shown:
+        return ToolResult(Outcome.FAILED, {"error": "draft_not_shown", "detail": "show the owner the draft first"})
+    if not rules.owner_says_yes(ctx.run.message.text):
+        return ToolResult(Outcome.FAILED, {"error": "not_confirmed", "detail": "the owner has not said yes"})
+    try:
+        version = entry_propose(
+            agent=ctx.agent,
+            title=args.title,
+            body=args.text,
+            kind=Kind.FACT,
+            actor=session_actor(ctx.session),
+            source=SourceIn(
+                type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
+            ),
+        )
+    except KnowledgeError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
+    return ToolResult(
+        Outcome.OK,
+        {"entry_id": version.entry_id, "version": version.number, "status": version.status, "title": version.title},
+    )
+
+
+def read_customer_requests(ctx: ToolContext, args: ListArgs) -> ToolResult:
+    """Open requests: number, kind, state, who acts next, when.  Never the customer's words."""
+    shown, count = open_requests_for_owner(agent=ctx.agent)
+    return ToolResult(Outcome.OK, {"count": count, "requests": shown})
+
+
+def read_unanswered_questions(ctx: ToolContext, args: ListArgs) -> ToolResult:
+    """Topic keys of questions no approved knowledge answered, with counts.  Never the questions."""
+    return ToolResult(Outcome.OK, {"topics": unanswered_topics(agent=ctx.agent)})
 
 
 def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
-    """Counts and titles of what waits for the owner.  Customer candidates appear as a count and
-    pointers only: their text is customer text."""
+    """Counts and titles of what waits for the owner: pending knowledge, open customer requests
+    and unanswered questions.  Customer candidates appear as a count and pointers only: their
+    text is customer text."""
     pending: list[EntryVersion] = list(pending_versions(ctx.agent)[:50])
     from_customers = [v for v in pending if v.source_type == SourceType.CUSTOMER]
     owned = [v for v in pending if v.source_type != SourceType.CUSTOMER]
@@ -140,6 +214,8 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
                 "count": len(from_customers),
                 "entry_ids": [v.entry_id for v in from_customers[:20]],
             },
+            "open_requests": open_requests_for_owner(agent=ctx.agent, limit=0)[1],
+            "unanswered_topics": len(unanswered_topics(agent=ctx.agent, limit=1000)),
         },
     )
 
@@ -211,5 +287,38 @@ registry.register(
         Risk.RSI,
         read_owner_inbox,
         "reading_inbox",
+    )
+)
+registry.register(
+    Tool(
+        "read_customer_requests",
+        "Customers' open requests: number, state and who acts next (never what the customer wrote).",
+        OWNER_ONLY,
+        ListArgs,
+        Risk.READ,
+        read_customer_requests,
+        "reading_inbox",
+    )
+)
+registry.register(
+    Tool(
+        "read_unanswered_questions",
+        "Topics of customers' questions the knowledge could not answer, with counts (never the questions).",
+        OWNER_ONLY,
+        ListArgs,
+        Risk.READ,
+        read_unanswered_questions,
+        "reading_inbox",
+    )
+)
+registry.register(
+    Tool(
+        "add_confirmed_knowledge",
+        "Add a fact the owner stated, after showing them the draft (title and text) and getting their yes.",
+        OWNER_ONLY,
+        DraftArgs,
+        Risk.RSI,
+        add_confirmed_knowledge,
+        "ingesting",
     )
 )

@@ -83,7 +83,11 @@ def owner_prompt(agent: AgentProfile, language: str, tool_names: list[str], pend
         f"Mission: {agent.mission}" if agent.mission else "",
         f"Knowledge waiting for the owner's review: {pending}.",
         "Use ingest_material for material the owner gives you, remember_lesson for preferences, wording and taboos,",
-        "read_owner_inbox for what waits, search_knowledge to look things up (pending material included).",
+        "read_owner_inbox for what waits, read_customer_requests for open requests, read_unanswered_questions for",
+        "questions the knowledge could not answer, search_knowledge to look things up (pending material included).",
+        "When the owner states a fact, show a draft (a title in “” and the text) and ask whether to add it; only after",
+        "the owner's yes call add_confirmed_knowledge with that same title and text.",
+        "Answer in plain words: no ids, version numbers or statuses.",
         "You cannot approve anything yourself: approvals are the owner's, with a one-time token.",
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
     ]

@@ -237,3 +237,12 @@ class LessonArgs(Args):
 
 class InboxArgs(Args):
     pass
+
+
+class ListArgs(Args):
+    pass
+
+
+class DraftArgs(Args):
+    title: str = Field(min_length=1, max_length=200, description="the entry's title, as shown to the owner")
+    text: str = Field(min_length=1, max_length=5000, description="the entry's text, as shown to the owner")

@@ -11,8 +11,12 @@ model would, so the product is useful (and testable) without one:
 - a price, a deadline or a guaranteed outcome → the agent's boundary wording and an offer to
   register a request (a "yes" starts the clarification);
 - asking for a person → `request_handoff`;
-- on the owner face: "remember …" → `remember_lesson`, "teach: title / text" →
-  `ingest_material`, "inbox" → `read_owner_inbox`, anything else → `search_knowledge`.
+- on the owner face: "help" and small talk → what it can do, with examples; "remember …" →
+  `remember_lesson`; "teach: title / text" → `ingest_material` (a malformed one → the right
+  form, nothing created); "requests" → `read_customer_requests`; "unanswered" →
+  `read_unanswered_questions`; "inbox" or "what's new" → `read_owner_inbox`; a statement of
+  fact ("We now also sell …") → a draft and "Shall I add this?", and a yes on the next turn →
+  `add_confirmed_knowledge`; anything else → `search_knowledge`.  In English or Chinese.
 
 Its own questions are fixed sentences, which is how it finds its place in a conversation again
 from the history alone.
@@ -23,7 +27,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -32,7 +35,8 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
-from ..prompts import conversation_language, language_of
+from ... import rules
+from ..prompts import conversation_language
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
@@ -58,10 +62,6 @@ TEXT = Phrasebook(
     next_nobody=_("nothing more is needed"),
     failed=_("Sorry, I couldn't do that just now."),
     greeting=_("Hello! I can answer questions from what {name} has taught me, and register a request for the owner."),
-    owner_done=_("Done: {summary}."),
-    owner_inbox=_("Waiting for you: {pending} knowledge item(s); {candidates} customer candidate(s)."),
-    owner_found=_("Knowledge on this (pending items marked):"),
-    owner_none=_("Nothing in the knowledge base matches that."),
 )
 
 _COMMITMENT_ASK = re.compile(
@@ -117,7 +117,11 @@ class OfflineProvider(Provider):
             )
         user = _text(last)
         language = conversation_language([_text(m) for m in reversed(messages) if m.get("role") == "user"])
-        step = self._owner_step(user, allowed) if owner else self._customer_step(messages, user, language, allowed)
+        step = (
+            self._owner_step(messages, user, language, allowed)
+            if owner
+            else self._customer_step(messages, user, language, allowed)
+        )
         if isinstance(step, ToolCall):
             return ModelReply(
                 tool_calls=[step], prompt_tokens=prompt_tokens, completion_tokens=len(step.arguments) // 4 + 1
@@ -213,10 +217,12 @@ class OfflineProvider(Provider):
         except ValueError:
             result = {}
         name = call["function"]["name"] if call else ""
+        if owner:
+            if result.get("outcome") != "ok":
+                return self._owner_failed(name, result, language), False
+            return self._owner_after(name, result, language), False
         if result.get("outcome") != "ok":
             return words["failed"], False
-        if owner:
-            return self._owner_after(name, result, words), False
         if name == "search_knowledge":
             found = result.get("results") or []
             if not found:
@@ -232,59 +238,302 @@ class OfflineProvider(Provider):
 
     # --- the owner face -------------------------------------------------------------------
 
-    def _owner_step(self, user: str, allowed: set[str]) -> ToolCall | tuple[str, bool]:
+    def _owner_step(
+        self, messages: list[dict[str, Any]], user: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool]:
         stripped = user.strip()
-        lesson = re.match(
-            r"^(?:remember|lesson)\s*[:：,]?\s*(.+)$|^记住\s*[:：，,]?\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL
-        )
+        words = OWNER[language]
+        draft = _draft_shown(messages[:-1])
+        if draft is not None and "add_confirmed_knowledge" in allowed:
+            if rules.owner_says_yes(stripped):
+                return _call("add_confirmed_knowledge", {"title": draft[0], "text": draft[1]})
+            if rules.owner_says_no(stripped):
+                return words["not_added"], False
+        lesson = _LESSON.match(stripped)
         if lesson and "remember_lesson" in allowed:
             text = (lesson.group(1) or lesson.group(2)).strip()
             return _call("remember_lesson", {"kind": "preference", "title": text[:60], "text": text})
-        teach = re.match(
-            r"^(?:teach|learn|add)\s*[:：]\s*(.+)$|^(?:知识|学习)\s*[:：]\s*(.+)$", stripped, re.IGNORECASE | re.DOTALL
-        )
+        teach = _TEACH.match(stripped)
         if teach and "ingest_material" in allowed:
-            body = (teach.group(1) or teach.group(2)).strip()
-            title, _, rest = body.partition("\n")
-            title, sep, after = title.partition(" / ")
-            text = (after if sep else "") + ("\n" + rest if rest else "")
-            return _call("ingest_material", {"title": title.strip()[:200], "text": (text.strip() or title.strip())})
-        if (
-            re.search(r"inbox|pending|waiting|待处理|待审|收件箱", stripped, re.IGNORECASE)
-            and "read_owner_inbox" in allowed
-        ):
+            title, text = _teaching(teach.group(1) or teach.group(2) or "")
+            if rules.teach_problem(title, text) is not None:
+                return words["teach_form"], False
+            return _call("ingest_material", {"title": title[:200], "text": text})
+        intent = _owner_intent(stripped)
+        if intent == "help":
+            return words["help"], False
+        if intent == "requests" and "read_customer_requests" in allowed:
+            return _call("read_customer_requests", {})
+        if intent == "unanswered" and "read_unanswered_questions" in allowed:
+            return _call("read_unanswered_questions", {})
+        if intent == "inbox" and "read_owner_inbox" in allowed:
             return _call("read_owner_inbox", {})
+        if intent in ("thanks", "bye"):
+            return words[intent], False
+        if rules.owner_says_yes(stripped) or rules.owner_says_no(stripped):
+            return words["nothing_pending"], False
+        if _is_statement(stripped) and "add_confirmed_knowledge" in allowed:
+            text = stripped[:2000]
+            title = _title_of(text)
+            return "\n".join(
+                [words["draft"], DRAFT_ENTRY[language]["entry"].format(title=title, text=text), words["confirm"]]
+            ), True
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": stripped[:500]})
-        return TEXT[language_of(user)]["owner_none"], False
+        return words["none"], False
 
-    def _owner_after(self, name: str, result: dict[str, Any], words: Mapping[str, str]) -> str:
+    def _owner_after(self, name: str, result: dict[str, Any], language: str) -> str:
+        words = OWNER[language]
         if name == "read_owner_inbox":
-            return words["owner_inbox"].format(
-                pending=len(result.get("pending_knowledge") or []),
-                candidates=(result.get("customer_candidates") or {}).get("count", 0),
-            )
+            lines = [
+                words["inbox"].format(
+                    requests=result.get("open_requests", 0),
+                    unanswered=result.get("unanswered_topics", 0),
+                    pending=len(result.get("pending_knowledge") or []),
+                )
+            ]
+            lines += [words["item"].format(title=p["title"]) for p in result.get("pending_knowledge") or []][:10]
+            candidates = (result.get("customer_candidates") or {}).get("count", 0)
+            if candidates:
+                lines.append(words["candidates"].format(count=candidates))
+            lines.append(words["inbox_more"])
+            return "\n".join(lines)
+        if name == "read_customer_requests":
+            shown = result.get("requests") or []
+            if not shown:
+                return words["no_requests"]
+            lines = [words["requests"].format(count=result.get("count", len(shown)))]
+            for r in shown:
+                state = OWNER_STATES[language].get(r["state"]) or str(r["state"]).replace("_", " ")
+                actor = OWNER_ACTORS[language].get(r["next_actor"]) or str(r["next_actor"])
+                kind = words["handoff"] if r.get("kind") == "handoff" else words["request"]
+                lines.append(
+                    words["request_line"].format(
+                        kind=kind.format(id=r["id"]), date=str(r.get("created_at", ""))[:10], state=state, actor=actor
+                    )
+                )
+            return "\n".join(lines)
+        if name == "read_unanswered_questions":
+            topics = result.get("topics") or []
+            if not topics:
+                return words["no_unanswered"]
+            lines = [words["unanswered"]]
+            lines += [words["topic_line"].format(topic=t["topic"], count=t["count"]) for t in topics]
+            lines.append(words["unanswered_more"])
+            return "\n".join(lines)
         if name == "search_knowledge":
             found = result.get("results") or []
             if not found:
-                return words["owner_none"]
+                return words["none"]
             marked = [
-                f"[{n}] {r['title']}{' (pending)' if r.get('status') == 'pending' else ''}: {r['snippet']}"
+                f"[{n}] {r['title']}{words['pending_mark'] if r.get('status') == 'pending' else ''}: {r['snippet']}"
                 for n, r in enumerate(found, 1)
             ]
-            return "\n".join([words["owner_found"], *marked])
-        if name == "ingest_material":
-            created = result.get("created") or []
-            summary = (
-                ", ".join(f"#{c['entry_id']} v{c['version']} {c['status']}" for c in created)
-                or f"{result.get('unchanged', 0)} unchanged"
+            return "\n".join([words["found"], *marked])
+        if name in ("ingest_material", "add_confirmed_knowledge"):
+            created = result.get("created")
+            if created is None:  # one entry
+                created = [result]
+            if not created:
+                return words["unchanged"].format(title=result.get("title", ""))
+            return "\n".join(
+                words["added" if c.get("status") == "approved" else "added_pending"].format(title=c.get("title", ""))
+                for c in created
             )
-            return words["owner_done"].format(summary=summary)
         if name == "remember_lesson":
-            return words["owner_done"].format(
-                summary=f"#{result.get('entry_id')} v{result.get('version')} {result.get('status')}"
-            )
-        return words["owner_done"].format(summary=name)
+            key = "noted" if result.get("status") == "approved" else "noted_pending"
+            return words[key].format(title=result.get("title", ""))
+        return words["done"]
+
+    def _owner_failed(self, name: str, result: dict[str, Any], language: str) -> str:
+        words = OWNER[language]
+        if result.get("error") == "malformed_teach":
+            return words["teach_form"]
+        if name == "add_confirmed_knowledge":
+            return words["not_confirmed"]
+        return TEXT[language]["failed"]
+
+
+# The owner face's own sentences (facade/i18n.py; the Chinese is in locale/).  The draft's three
+# lines are markers too: a "yes" on the next turn finds the draft in the history by them.
+OWNER = Phrasebook(
+    help=_(
+        "I help you look after your agent. You can write to me in plain words, for example:\n"
+        "• Tell me a fact: “We now also sell gluten-free brownies.” — I show you a draft and add it once you say yes.\n"
+        "• Teach an entry — teach: title / text, e.g. “teach: Opening hours / Monday to Saturday, 9 to 18”\n"
+        "• Record a lesson: “remember: never promise same-day delivery”\n"
+        "• “requests” — customers' open requests and who acts next\n"
+        "• “unanswered” — questions the knowledge base could not answer\n"
+        "• “inbox” — everything that waits for you\n"
+        "• Anything else is looked up in the knowledge base."
+    ),
+    thanks=_("You're welcome. Write “help” whenever you want to see what I can do."),
+    bye=_("Goodbye! Your agent keeps answering customers from what it knows."),
+    nothing_pending=_("There is nothing waiting for a yes or no. Write “help” to see what I can do."),
+    draft=_("Here is a draft for the knowledge base:"),
+    confirm=_("Shall I add this?"),
+    not_added=_("All right, I haven't added it."),
+    not_confirmed=_("I only add a draft after you have seen it and said yes. Tell me the fact again."),
+    teach_form=_("To teach an entry, write: teach: title / text"),
+    added=_("Added “{title}” to the knowledge base; customers can be told it now."),
+    added_pending=_(
+        "Saved “{title}”, but it waits for your review on the knowledge page before customers are told "
+        "(it touches a sensitive topic or differs from an entry customers already see)."
+    ),
+    unchanged=_("“{title}” is already in the knowledge base as written; nothing changed."),
+    noted=_("Noted: “{title}”. I'll keep to it from now on."),
+    noted_pending=_("Noted “{title}”; it waits for your review before it takes effect."),
+    done=_("Done."),
+    inbox=_(
+        "Waiting for you: {requests} open customer request(s), {unanswered} unanswered question topic(s), "
+        "{pending} knowledge item(s) to review."
+    ),
+    item=_("• To review: “{title}”"),
+    candidates=_("• {count} suggestion(s) drawn from customer conversations, on the knowledge page."),
+    inbox_more=_("Write “requests” or “unanswered” to see them."),
+    requests=_("Open customer requests ({count}):"),
+    request=_("Request #{id}"),
+    handoff=_("Follow-up by a person #{id}"),
+    request_line=_("• {kind}, {date}: {state} — next: {actor}"),
+    no_requests=_("No customer requests are open."),
+    unanswered=_("Questions customers asked that the knowledge base could not answer (topic — times asked):"),
+    topic_line=_("• {topic} — {count}"),
+    unanswered_more=_("To answer one, tell me the fact or write: teach: title / text"),
+    no_unanswered=_("No unanswered questions in the last 30 days."),
+    found=_("Knowledge on this (pending items marked):"),
+    pending_mark=_(" (waiting for review)"),
+    none=_("Nothing in the knowledge base matches that."),
+)
+# Only punctuation, which Chinese writes full-width: the draft's middle line.
+DRAFT_ENTRY = Phrasebook(entry=_("“{title}”: {text}"))
+OWNER_STATES = Phrasebook(
+    submitted=_("new, waiting for you"),
+    needs_info=_("waiting for the customer's information"),
+    accepted=_("accepted"),
+    in_progress=_("in progress"),
+)
+OWNER_ACTORS = Phrasebook(owner=_("you"), customer=_("the customer"), nobody=_("nobody"))
+
+_LESSON = re.compile(r"^(?:remember|lesson)\s*[:：,]?\s*(.+)$|^记住\s*[:：，,]?\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_TEACH = re.compile(r"^(?:teach|learn|add)\s*[:：]\s*(.*)$|^(?:知识|学习)\s*[:：]\s*(.*)$", re.IGNORECASE | re.DOTALL)
+# What the owner asks for, in a short message (a longer one is a fact or a question).
+_OWNER_INTENTS = (
+    (
+        "help",
+        re.compile(
+            r"\bhelp\b|what can you do|what do you do|how (?:do|does) (?:this|it|you) work|\bcommands\b"
+            r"|帮助|你能做什么|你会做什么|你会什么|能做什么|怎么用|如何使用|使用说明",
+            re.IGNORECASE,
+        ),
+    ),
+    ("requests", re.compile(r"\brequests?\b|请求|客户需求", re.IGNORECASE)),
+    ("unanswered", re.compile(r"\bunanswered\b|\bmissed\b|未回答|没回答|没有回答|答不上|没答上", re.IGNORECASE)),
+    (
+        "inbox",
+        re.compile(
+            r"\binbox\b|\bpending\b|\bwaiting\b|what'?s new|anything new|待处理|待审|收件箱|有什么新|新消息|最新",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "thanks",
+        re.compile(r"^\s*(?:thanks|thank you|thx|cheers|great,? thanks)\b|^\s*(?:谢谢|多谢|感谢)", re.IGNORECASE),
+    ),
+    ("bye", re.compile(r"^\s*(?:bye|goodbye|see you)\b|^\s*(?:再见|拜拜)", re.IGNORECASE)),
+    (
+        "help",
+        re.compile(
+            r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b|^\s*(?:你好|您好|嗨|哈喽)", re.IGNORECASE
+        ),
+    ),
+)
+OWNER_INTENT_MAX = 60
+# A fact the owner states about the business: "We now also sell …", "我们现在也卖…", or any
+# complete sentence of a few words that is not a question.
+_QUESTION = re.compile(
+    r"[?？]\s*$|^\s*(?:do|does|did|is|are|was|were|can|could|should|would|will|what|when|where|how|who|why|which)\b"
+    r"|[吗呢]\s*[。.!！]?\s*$|^\s*(?:什么|怎么|为什么|哪|谁|是否|有没有|能不能|可不可以)",
+    re.IGNORECASE,
+)
+_WE = re.compile(
+    r"^\s*(?:we|we're|we've|our|the shop|from now on|starting|as of)\b|^\s*(?:我们|本店|我店|店里|从现在起|今后|以后)",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!。！]\s*$")
+_OFFER_EN = re.compile(
+    r"^\s*(?:we|our shop|the shop)\s+(?:(?:now|also|still|newly)\s+)*"
+    r"(?:sell|offer|have|make|bake|serve|stock|carry)s?\s+(?P<what>.+?)[.!]*\s*$",
+    re.IGNORECASE,
+)
+_OFFER_ZH = re.compile(
+    r"^\s*(?:我们|本店|我店|店里)(?:现在|目前|今后|从现在起|从今天起)?(?:也|还|都|开始)*"
+    r"(?:卖|售|出售|销售|提供|有|做|供应)(?P<what>.+?)[。！!.]*\s*$"
+)
+TITLE_WORDS = 6
+
+
+def _owner_intent(text: str) -> str | None:
+    if len(text) > OWNER_INTENT_MAX or (_WE.match(text) and _SENTENCE_END.search(text)):
+        return None
+    return next((name for name, pattern in _OWNER_INTENTS if pattern.search(text)), None)
+
+
+def _is_statement(text: str) -> bool:
+    if not text or "\n" in text or _QUESTION.search(text):
+        return False
+    if _WE.match(text):
+        return True
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", text))
+    return bool(_SENTENCE_END.search(text)) and (len(text.split()) >= 4 or cjk >= 6)
+
+
+def _title_of(sentence: str) -> str:
+    """A short title for a stated fact: what the business sells or offers, when it says so;
+    otherwise its first words."""
+    offer = _OFFER_EN.match(sentence) or _OFFER_ZH.match(sentence)
+    if offer:
+        what = offer.group("what").strip()
+    else:
+        what = sentence.strip().rstrip(".!。！")
+        if not re.search(r"[\u4e00-\u9fff]", what):
+            what = " ".join(what.split()[:TITLE_WORDS])
+        else:
+            what = what[:16]
+    what = what[: rules.TEACH_TITLE_MAX].strip("“”\"' ")
+    return what[:1].upper() + what[1:]
+
+
+def _teaching(body: str) -> tuple[str, str]:
+    """`teach: title / text` (or the title on the first line and the text below): the title and
+    the text; a missing part is empty (and the teaching is refused)."""
+    body = body.strip()
+    first, _newline, rest = body.partition("\n")
+    title, slash, after = first.partition(" / ")
+    if not slash and not rest:  # "营业时间/周一至周六" too, but not the "/" of "24/7"
+        bare = _BARE_SLASH.search(first)
+        if bare:
+            title, slash, after = first[: bare.start()], "/", first[bare.end() :]
+    text = (after if slash else "") + ("\n" + rest if rest else "")
+    return title.strip(), text.strip()
+
+
+_BARE_SLASH = re.compile(r"(?<!\d)\s*/\s*|\s*/\s*(?!\d)")
+_DRAFT_LINE = re.compile(r"^“(?P<title>[^”\n]+)”\s*[:：]\s*(?P<text>.+)$", re.DOTALL)
+
+
+def _draft_shown(history: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The draft the agent's last message showed, when it still waits for the owner's answer."""
+    last = next((m for m in reversed(history) if m.get("role") == "assistant" and _text(m)), None)
+    if last is None:
+        return None
+    text = _text(last)
+    for language in OWNER:
+        head, ask = OWNER[language]["draft"], OWNER[language]["confirm"]
+        if text.startswith(head + "\n") and text.endswith("\n" + ask):
+            entry = _DRAFT_LINE.match(text[len(head) + 1 : -len(ask) - 1])
+            if entry:
+                return entry.group("title").strip(), entry.group("text").strip()
+    return None
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
