@@ -76,10 +76,17 @@ def chat_texts() -> dict[str, Any]:
             "session_ended": gettext("This conversation has ended. Your next message starts a new one."),
             "no_longer_owner": gettext("You are no longer an owner of this agent."),
             "message_too_long": gettext("Your message is too long (at most {max} characters)."),
+            "over_limit": gettext(
+                "Your message is {over} characters over the limit of {max}. Nothing was sent: shorten it, "
+                "then send it again."
+            ),
             "rating": gettext("Please choose from 1 to 5 stars."),
             "network": gettext("No connection. Your message will be sent when the connection is back."),
             "other": gettext("Something went wrong. Please try again."),
         },
+        # The count under the box, shown from COUNT_FROM of the limit (static/js/customer.js).
+        "count": gettext("{count} of {max} characters"),
+        "count_over": gettext("{over} characters too many ({count} of {max})"),
         "reconnecting": gettext("Reconnecting…"),
         "owner_face": gettext("You are signed in as an owner of this agent, so this conversation uses the owner face."),
     }
@@ -89,12 +96,11 @@ def chat_context(agent: AgentProfile, mode: str) -> dict[str, Any]:
     return {
         "agent": agent,
         "mode": mode,
-        "max_chars": settings.FACADE_MESSAGE_MAX_CHARS,
         "star_choices": [(1, gettext("1 star"))] + [(n, gettext("%(n)d stars") % {"n": n}) for n in range(2, 6)],
         "chat": {
             "mode": mode,
             "agent": agent.slug,
-            "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,
+            "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,  # the server's limit, counted by the page
             "texts": chat_texts(),
         },
     }
