@@ -132,7 +132,7 @@ def test_the_limit_and_the_count_come_from_the_server_and_speak_chinese(
         expect(count).to_have_text("200 / 200 个字符")
         page.get_by_role("button", name="发送").click()
         expect(page.get_by_role("list", name="对话").locator("li.mine .text")).to_have_text(["😀" * 200])
-        expect(page.get_by_role("list", name="对话").locator("li.theirs")).to_have_count(1)
+        expect(page.get_by_role("list", name="对话").locator("li.theirs")).to_have_count(1, timeout=2 * TIMEOUT_MS)
         assert principal_texts(world) == ["😀" * 200]
     finally:
         context.close()

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.browser
 from browser_support import TIMEOUT_MS, watch_csp  # noqa: E402  (its fixtures are a plugin of the root conftest)
 
 PHONE_390 = {"width": 390, "height": 844}
+REDOC_MS = 4 * TIMEOUT_MS  # Redoc parses a 1 MB bundle and draws after the load: slow on a busy machine
 
 # Routes that are not pages a person opens, by name, and why.  Everything under `api/` is the
 # JSON API (its reference page, `api/docs/`, is a page and is opened) and everything under
@@ -121,7 +122,7 @@ def open_page(page: Any, url: str, shots: Path | None, name: str) -> int:
     assert response is not None, url
     page.wait_for_load_state("networkidle")
     if url.endswith("/api/docs/"):  # Redoc draws after the load: the page must render, offline
-        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible()
+        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible(timeout=REDOC_MS)
     if shots is not None:
         page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
     return int(response.status)
@@ -173,7 +174,7 @@ def test_no_page_requests_anything_from_another_host(
             visitor_offsite.pages.append(path)
         # The API reference renders with the rest of the internet cut off.
         page.goto(f"{site}/api/docs/")
-        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible()
+        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible(timeout=REDOC_MS)
         expect(page.get_by_text("/api/agents/{slug}/sessions").first).to_be_attached()
         page.screenshot(path=str(en_shots / "api-docs-rendered.png"))  # the first screen
         # The error pages: an unknown page, an unknown agent, a form whose CSRF cookie is gone.
