@@ -156,7 +156,23 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """An unknown `/api/` path answers in the API's error shape, like every other API refusal;
-    pages keep Django's HTML page."""
+    pages get the site's own page (templates/404.html)."""
     if not request.path_info.startswith("/api/"):
         return defaults.page_not_found(request, exception)
     return JsonResponse({"error": "not_found", "detail": "no such endpoint"}, status=404)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A refusal Django raised outside DRF (`PermissionDenied` in a page view): JSON on `/api/`
+    paths, the site's own page (templates/403.html) elsewhere."""
+    if not request.path_info.startswith("/api/"):
+        return defaults.permission_denied(request, exception)
+    return JsonResponse({"error": "forbidden", "detail": "you may not do this"}, status=403)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An unhandled exception: JSON on `/api/` paths, the site's own page (templates/500.html,
+    rendered without the request, as Django does, so that a broken context cannot fail it)."""
+    if not request.path_info.startswith("/api/"):
+        return defaults.server_error(request)
+    return JsonResponse({"error": "server_error", "detail": "the server failed; try again later"}, status=500)

@@ -60,6 +60,7 @@ api = [
 urlpatterns = [
     path("", web.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    path("favicon.ico", web.favicon, name="favicon"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
     path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
@@ -72,6 +73,9 @@ urlpatterns = [
     *api,
 ]
 
-# Django's own 400 pages answer in the API's JSON error shape on /api/ paths.
+# Django's own error pages answer in the API's JSON error shape on /api/ paths and in the site's
+# layout elsewhere (templates/404.html, 403.html, 500.html); the CSRF refusal is in settings.
 handler400 = "facade.api.bad_request"
+handler403 = "facade.api.permission_denied"
 handler404 = "facade.api.not_found"
+handler500 = "facade.api.server_error"

@@ -1,15 +1,20 @@
-"""Server-rendered pages: home, the customer chat of an agent and its owner's chat."""
+"""Server-rendered pages: home, the customer chat of an agent and its owner's chat, the CSRF
+refusal page and the favicon."""
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import LEDGER_READERS, AgentPolicy, NotFound, TenantPolicy
@@ -71,10 +76,17 @@ def chat_texts() -> dict[str, Any]:
             "session_ended": gettext("This conversation has ended. Your next message starts a new one."),
             "no_longer_owner": gettext("You are no longer an owner of this agent."),
             "message_too_long": gettext("Your message is too long (at most {max} characters)."),
+            "over_limit": gettext(
+                "Your message is {over} characters over the limit of {max}. Nothing was sent: shorten it, "
+                "then send it again."
+            ),
             "rating": gettext("Please choose from 1 to 5 stars."),
             "network": gettext("No connection. Your message will be sent when the connection is back."),
             "other": gettext("Something went wrong. Please try again."),
         },
+        # The count under the box, shown from COUNT_FROM of the limit (static/js/customer.js).
+        "count": gettext("{count} of {max} characters"),
+        "count_over": gettext("{over} characters too many ({count} of {max})"),
         "reconnecting": gettext("Reconnecting…"),
         "owner_face": gettext("You are signed in as an owner of this agent, so this conversation uses the owner face."),
     }
@@ -84,12 +96,11 @@ def chat_context(agent: AgentProfile, mode: str) -> dict[str, Any]:
     return {
         "agent": agent,
         "mode": mode,
-        "max_chars": settings.FACADE_MESSAGE_MAX_CHARS,
         "star_choices": [(1, gettext("1 star"))] + [(n, gettext("%(n)d stars") % {"n": n}) for n in range(2, 6)],
         "chat": {
             "mode": mode,
             "agent": agent.slug,
-            "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,
+            "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,  # the server's limit, counted by the page
             "texts": chat_texts(),
         },
     }
@@ -113,3 +124,27 @@ def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:
     except NotFound as exc:
         raise Http404("no such agent among those you own") from exc
     return render(request, "owner_chat.html", chat_context(agent, "owner"))
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A form refused by Django's CSRF check (a page left open too long, cookies blocked): the
+    site's 403 page saying what to do, not Django's technical one.  `reason` is for developers
+    and not shown.  (The API's views are DRF's, which answer their own JSON 403.)"""
+    return render(request, "403.html", {"csrf_failed": True}, status=403)
+
+
+@functools.lru_cache(maxsize=1)
+def _favicon_ico() -> bytes:
+    found = finders.find("favicon.ico")
+    if not found:
+        raise FileNotFoundError("static/favicon.ico")
+    return Path(str(found)).read_bytes()
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers and feed readers ask for whatever the page links (the pages
+    link static/favicon.svg): the same mark, so that the request never ends in a 404."""
+    response = HttpResponse(_favicon_ico(), content_type="image/x-icon")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -29,6 +29,8 @@ def test_seed_demo_is_idempotent_and_prints_passwords_once() -> None:
     first = run("seed_demo")
     assert re.search(r"owner\s+owner@demo\.test\s+password: \S{8,}", first)
     assert re.search(r"auditor\s+auditor@demo\.test\s+password: \S{8,}", first)
+    assert re.search(r"operator\s+operator@demo\.test\s+password: \S{8,}", first)
+    assert "/admin/" in first
     assert "/c/demo-shop/" in first
     counts = (
         Tenant.objects.count(),
@@ -38,6 +40,7 @@ def test_seed_demo_is_idempotent_and_prints_passwords_once() -> None:
     )
     second = run("seed_demo")
     assert "password:" not in second and "exists" in second
+    assert re.search(r"operator\s+operator@demo\.test\s+\(exists", second)
     assert (
         counts
         == (
@@ -46,12 +49,35 @@ def test_seed_demo_is_idempotent_and_prints_passwords_once() -> None:
             get_user_model().objects.count(),
             Membership.objects.count(),
         )
-        == (1, 1, 2, 2)
+        == (1, 1, 3, 2)  # the operator belongs to the platform, not to the tenant
     )
     agent = AgentProfile.objects.get(slug="demo-shop")
     owner = get_user_model().objects.get(username="owner@demo.test")
     assert list(agent.owners.all()) == [owner]
     assert Membership.objects.get(user=owner).role == "owner"
+    operator = get_user_model().objects.get(username="operator@demo.test")
+    assert operator.is_active and operator.is_staff and operator.is_superuser
+    assert not Membership.objects.filter(user=operator).exists()
+    assert not get_user_model().objects.filter(is_staff=True).exclude(pk=operator.pk).exists()
+
+
+def test_seed_demo_leaves_an_existing_account_named_as_operator_as_it_is() -> None:
+    """Naming an existing account never raises its rights: that is what the admin is for."""
+    run("seed_demo")
+    out = run(
+        "seed_demo",
+        "--tenant",
+        "acme",
+        "--agent",
+        "acme-desk",
+        "--owner-email",
+        "boss@acme.test",
+        "--operator-email",
+        "boss@acme.test",
+    )
+    assert "not staff" in out
+    boss = get_user_model().objects.get(username="boss@acme.test")
+    assert not boss.is_staff and not boss.is_superuser
 
 
 def test_seed_demo_seeds_further_tenants_and_refuses_to_steal_an_agent() -> None:

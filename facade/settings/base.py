@@ -137,6 +137,7 @@ WHITENOISE_USE_FINDERS = True
 # Cookies: secure whenever we are not in DEBUG; HttpOnly where JavaScript has no business.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+CSRF_FAILURE_VIEW = "facade.web.csrf_failure"  # the site's 403 page, not Django's technical one
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

@@ -155,11 +155,16 @@ def customer_create(*, tenant: Tenant) -> Customer:
 
 
 @transaction.atomic
-def user_ensure(*, email: str, password: str | None, is_staff: bool = False) -> tuple[Any, bool]:
-    """Create a user whose username is their email, or return the existing one."""
+def user_ensure(
+    *, email: str, password: str | None, is_staff: bool = False, is_superuser: bool = False
+) -> tuple[Any, bool]:
+    """Create a user whose username is their email, or return the existing one (unchanged: its
+    rights are never raised here)."""
     User = get_user_model()
     user = User.objects.filter(username=email).first()
     if user is not None:
         return user, False
-    user = User.objects.create_user(username=email, email=email, password=password, is_staff=is_staff)
+    user = User.objects.create_user(
+        username=email, email=email, password=password, is_staff=is_staff, is_superuser=is_superuser
+    )
     return user, True

@@ -45,6 +45,22 @@
     return data;
   }
   function showError(box, message) { box.textContent = message; box.hidden = !message; }
+
+  // --- the length of a message -------------------------------------------------------------
+  // The server refuses a text longer than config.maxChars (its own setting); the box has no
+  // maxlength, which would cut a pasted text silently.  The count shows from COUNT_FROM of the
+  // limit, and an over-long text is refused here with the text kept.  Characters are counted
+  // as the server counts them (code points: an emoji is one).
+  var COUNT_FROM = 0.8, countBox = $("text-count");
+  function length(text) { return Array.from(text).length; }
+  function overBy(text) { return length(text) - config.maxChars; }
+  function showCount() {
+    var count = length(textarea.value), over = count - config.maxChars;
+    countBox.hidden = count < COUNT_FROM * config.maxChars;
+    countBox.textContent = fill(over > 0 ? T.count_over : T.count, {count: count, max: config.maxChars, over: over});
+    countBox.classList.toggle("over", over > 0);
+    if (over > 0) { textarea.setAttribute("aria-invalid", "true"); } else { textarea.removeAttribute("aria-invalid"); }
+  }
   function setStatus(message) { statusBox.textContent = message || ""; }
 
   // --- rendering -------------------------------------------------------------------------
@@ -218,7 +234,7 @@
     showError(errorBox, message);
     if (cid && state.pending[cid] !== undefined) {
       // Refused, not stored: the text goes back into the box for another try.
-      if (!textarea.value) { textarea.value = state.pending[cid]; }
+      if (!textarea.value) { textarea.value = state.pending[cid]; showCount(); }
       var mine = find("cid", cid);
       if (mine) { mine.remove(); }
       delete state.pending[cid];
@@ -295,16 +311,23 @@
     var text = textarea.value;
     showError(errorBox, "");
     if (!text.trim()) { showError(errorBox, form.dataset.empty); return; }
+    if (overBy(text) > 0) {   // refused whole, kept in the box: never cut
+      showError(errorBox, fill(T.errors.over_limit, {over: overBy(text), max: config.maxChars}));
+      textarea.focus();
+      return;
+    }
     var cid = newId();
     state.pending[cid] = text;
     saveState();
     note(bubble("principal", text, {cid: cid}), T.sending);
     textarea.value = "";
+    showCount();
     textarea.focus();
     if (!state.id) { ensureSession().catch(networkTrouble); return; }   // the history frame sends it
     if (useHttp || (ws && ws.readyState === WebSocket.OPEN)) { deliver(cid, text); }
     else if (!ws) { connect(); }
   });
+  textarea.addEventListener("input", showCount);
   textarea.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();

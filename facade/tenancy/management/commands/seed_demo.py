@@ -61,8 +61,9 @@ def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Seed a tenant with an agent, an owner, an auditor and a little approved knowledge "
-        "(idempotent). Prints the passwords of accounts it creates and the URLs to open."
+        "Seed a tenant with an agent, an owner, an auditor and a little approved knowledge, and the "
+        "platform an operator who signs in to /admin/ (idempotent). Prints the passwords of accounts "
+        "it creates and the URLs to open."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -70,9 +71,16 @@ class Command(BaseCommand):
         parser.add_argument("--agent", default="demo-shop")
         parser.add_argument("--owner-email", default="owner@demo.test")
         parser.add_argument("--auditor-email", default=None, help="default: auditor@<owner's domain>")
+        parser.add_argument(
+            "--operator-email",
+            default="operator@demo.test",
+            help="the platform operator (staff and superuser: the admin, and owner rights on every agent); "
+            "one for the platform, not per tenant",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant_slug, agent_slug, owner_email = options["tenant"], options["agent"], options["owner_email"]
+        operator_email = options["operator_email"]
         auditor_email = options["auditor_email"] or f"auditor@{owner_email.split('@', 1)[-1]}"
         actor = Actor.platform("manage.py seed_demo")
         created_passwords: dict[str, str] = {}
@@ -96,18 +104,28 @@ class Command(BaseCommand):
             )
             agent_owner_add(agent=agent, user=accounts[Role.OWNER], actor=actor)
             added = seed_knowledge(agent, actor)
+            # The platform's operator: a member of no tenant.  An existing account keeps its rights.
+            password = secrets.token_urlsafe(12)
+            operator, created = user_ensure(email=operator_email, password=password, is_staff=True, is_superuser=True)
+            if created:
+                created_passwords[operator_email] = password
         base = settings.FACADE_PUBLIC_URL.rstrip("/")
         self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
         if added:
             self.stdout.write(f"  knowledge: {added} demo entries added")
-        for email, role_name in ((owner_email, "owner"), (auditor_email, "auditor")):
+        for email, role_name in ((owner_email, "owner"), (auditor_email, "auditor"), (operator_email, "operator")):
             if email in created_passwords:
                 self.stdout.write(f"  {role_name:8} {email}  password: {created_passwords[email]}")
             else:
                 self.stdout.write(
-                    f"  {role:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)"
+                    f"  {role_name:8} {email}  (exists; password unchanged — `manage.py changepassword {email}`)"
                 )
+        if not (operator.is_staff and operator.is_superuser):
+            self.stdout.write(
+                self.style.WARNING(f"  {operator_email} is not staff and superuser: it cannot sign in to /admin/")
+            )
         self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
         self.stdout.write(f"  owner chat:     {base}/owner/{agent.slug}/chat")
         self.stdout.write(f"  owner sign-in:  {base}/accounts/login/")
+        self.stdout.write(f"  admin (operator): {base}/admin/")
         self.stdout.write(f"  API schema:     {base}/api/docs/")

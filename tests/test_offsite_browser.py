@@ -1,0 +1,224 @@
+"""No page asks another host for anything (issue 11: "A browser test asserts that no page
+requests anything from a host other than the server itself"; point 11, the API reference
+offline).
+
+The pages are taken from the URL conf: every route outside `api/` and `admin/` is a page and is
+opened, so a page added later is covered without touching this file; the routes that are not
+pages (JSON, POST-only, a script, an image) are named below with the reason.  Chromium runs with
+every request to another host blocked and recorded, as on a machine with no internet access:
+the pages must still render (the API reference among them), and the record must stay empty.
+Each page is opened by a visitor in English at desktop width and by the signed-in owner in
+Chinese at phone width (390 px), plus the error pages, the admin's sign-in and index."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from playwright.sync_api import expect
+
+from conftest import TenantWorld
+
+pytestmark = pytest.mark.browser
+
+from browser_support import TIMEOUT_MS, watch_csp  # noqa: E402  (its fixtures are a plugin of the root conftest)
+
+PHONE_390 = {"width": 390, "height": 844}
+REDOC_MS = 4 * TIMEOUT_MS  # Redoc parses a 1 MB bundle and draws after the load: slow on a busy machine
+
+# Routes that are not pages a person opens, by name, and why.  Everything under `api/` is the
+# JSON API (its reference page, `api/docs/`, is a page and is opened) and everything under
+# `admin/` is Django's admin (its sign-in and index are opened below).
+NOT_PAGES = {
+    "healthz": "JSON status for the container's health check",
+    "favicon": "the icon itself (tests/test_error_pages.py)",
+    "logout": "POST only: the Sign out button",
+    "set_language": "POST only: the language menu, used on every page below",
+    "api-docs-script": "the API reference's script, loaded by api/docs/",
+    "schema": "the OpenAPI document (YAML), loaded by api/docs/",
+}
+PAGES_UNDER_API = {"api-docs"}
+FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
+
+
+def routes(patterns: list[Any] | None = None, prefix: str = "") -> Iterator[tuple[str, str | None]]:
+    """(route, name) of every URL pattern, includes flattened."""
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(entry, URLResolver):
+            yield from routes(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern), entry.name
+
+
+def page_routes() -> list[str]:
+    found = []
+    for route, name in routes():
+        if route.startswith("admin/") or name in NOT_PAGES:
+            continue
+        if route.startswith("api/") and name not in PAGES_UNDER_API:
+            continue
+        found.append(route)
+    return found
+
+
+def page_path(route: str, slug: str) -> str:
+    """A path for `route`: an agent's slug for `<slug:…>`, a placeholder for other converters
+    (such a page may answer 404 — the page it shows must not load from elsewhere either)."""
+
+    def fill(match: re.Match[str]) -> str:
+        converter = match.group(1) or "str"
+        if converter not in FILLERS:
+            raise AssertionError(f"route {route!r}: say in FILLERS how to fill a <{converter}:…> segment")
+        return FILLERS[converter].format(slug=slug)
+
+    return "/" + re.sub(r"<(?:(\w+):)?\w+>", fill, route)
+
+
+def test_the_walk_knows_every_route() -> None:
+    """Every route is either opened as a page or named as not one; the names listed exist."""
+    names = {name for _, name in routes()}
+    assert set(NOT_PAGES) <= names and PAGES_UNDER_API <= names
+    pages = page_routes()
+    for expected in ("", "c/<slug:slug>/", "owner/<slug:slug>/chat", "owner/<slug:slug>/knowledge"):
+        assert expected in pages
+    assert {"accounts/login/", "accounts/login/code/", "accounts/two-step/", "api/docs/"} <= set(pages)
+
+
+# --- the browser ----------------------------------------------------------------------------
+
+
+class Offsite:
+    """Blocks and records every request of a context to a host other than the server's."""
+
+    def __init__(self, context: Any, site: str) -> None:
+        self.host = urlparse(site).netloc
+        self.requests: list[str] = []
+        self.pages: list[str] = []
+        context.route("**/*", self._route)
+        context.on("request", self._seen)
+
+    def local(self, url: str) -> bool:
+        parsed = urlparse(url)
+        return parsed.scheme in ("data", "blob", "about") or parsed.netloc == self.host
+
+    def _seen(self, request: Any) -> None:
+        if not self.local(request.url):
+            self.requests.append(f"{request.url} (from {request.frame.url})")
+
+    def _route(self, route: Any) -> None:
+        if self.local(route.request.url):
+            route.continue_()
+        else:
+            route.abort("internetdisconnected")
+
+
+def open_page(page: Any, url: str, shots: Path | None, name: str) -> int:
+    response = page.goto(url)
+    assert response is not None, url
+    page.wait_for_load_state("networkidle")
+    if url.endswith("/api/docs/"):  # Redoc draws after the load: the page must render, offline
+        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible(timeout=REDOC_MS)
+    if shots is not None:
+        page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+    return int(response.status)
+
+
+def shot_name(path: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-") or "home"
+
+
+def sign_in(page: Any, site: str, email: str, password: str, button: str) -> None:
+    page.goto(f"{site}/accounts/login/")
+    page.locator("input[name=username]").fill(email)
+    page.locator("input[name=password]").fill(password)
+    page.get_by_role("button", name=button).click()
+    expect(page).to_have_url(f"{site}/")
+
+
+def test_no_page_requests_anything_from_another_host(
+    browser: Any, site: str, world: TenantWorld, tmp_path: Path
+) -> None:
+    from facade.tenancy.services import user_ensure
+
+    user_ensure(email="operator@platform.test", password="pw-operator", is_staff=True, is_superuser=True)
+    slug = world.agent.slug
+    paths = [page_path(route, slug) for route in page_routes()]
+    contexts = []
+    violations: list[str] = []
+
+    def new_context(**options: Any) -> tuple[Any, Offsite]:
+        context = browser.new_context(**options)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append((context, watch_csp(context)))
+        return context, Offsite(context, site)
+
+    visitor, visitor_offsite = new_context(locale="en-GB")
+    owner, owner_offsite = new_context(locale="zh-CN", viewport=PHONE_390, is_mobile=True, has_touch=True)
+    operator, operator_offsite = new_context(locale="en-GB")
+    try:
+        en_shots = tmp_path / "en-desktop"
+        zh_shots = tmp_path / "zh-phone"
+        en_shots.mkdir()
+        zh_shots.mkdir()
+
+        # A visitor, in English: every page (the owner's redirect to the sign-in page).
+        page = visitor.new_page()
+        for path in paths:
+            status = open_page(page, site + path, en_shots, shot_name(path))
+            assert status < 500, (path, status)
+            visitor_offsite.pages.append(path)
+        # The API reference renders with the rest of the internet cut off.
+        page.goto(f"{site}/api/docs/")
+        expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible(timeout=REDOC_MS)
+        expect(page.get_by_text("/api/agents/{slug}/sessions").first).to_be_attached()
+        page.screenshot(path=str(en_shots / "api-docs-rendered.png"))  # the first screen
+        # The error pages: an unknown page, an unknown agent, a form whose CSRF cookie is gone.
+        assert open_page(page, f"{site}/no/such/page/", en_shots, "404") == 404
+        assert open_page(page, f"{site}/c/no-such-agent/", en_shots, "404-agent") == 404
+        page.goto(f"{site}/accounts/login/")
+        visitor.clear_cookies()
+        page.locator("input[name=username]").fill("owner@alpha.test")
+        page.locator("input[name=password]").fill("pw-alpha")
+        with page.expect_response(re.compile(r"/accounts/login/$")) as refused:
+            page.get_by_role("button", name="Sign in").click()
+        assert refused.value.status == 403
+        page.wait_for_load_state("networkidle")
+        expect(page.get_by_role("heading", name="Access denied")).to_be_visible()
+        page.screenshot(path=str(en_shots / "403-csrf.png"), full_page=True)
+        # The admin's sign-in page.
+        assert open_page(page, f"{site}/admin/login/", en_shots, "admin-login") == 200
+
+        # The owner, signed in, in Chinese on a phone: every page again, and the 404 page.
+        page = owner.new_page()
+        sign_in(page, site, "owner@alpha.test", "pw-alpha", "登录")
+        for path in paths:
+            status = open_page(page, site + path, zh_shots, shot_name(path))
+            assert status == 200, (path, status)
+            owner_offsite.pages.append(path)
+        assert open_page(page, f"{site}/no/such/page/", zh_shots, "404") == 404
+        expect(page.get_by_role("heading", name="找不到页面")).to_be_visible()
+
+        # The platform operator: the admin's index.
+        page = operator.new_page()
+        page.goto(f"{site}/admin/login/")
+        page.locator("input[name=username]").fill("operator@platform.test")
+        page.locator("input[name=password]").fill("pw-operator")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Site administration")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{site}/admin/auth/user/")
+        page.wait_for_load_state("networkidle")
+    finally:
+        for context, found in contexts:
+            context.close()
+            violations.extend(found)
+
+    assert visitor_offsite.pages == owner_offsite.pages == paths
+    offsite = visitor_offsite.requests + owner_offsite.requests + operator_offsite.requests
+    assert offsite == [], f"requests to another host: {offsite}"
+    assert violations == [], f"Content-Security-Policy violations: {violations}"
