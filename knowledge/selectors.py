@@ -76,3 +76,11 @@ def pending_versions(agent: AgentProfile) -> Any:
     return (
         EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")
     )
+
+
+def unanswered_topic_count(*, agent: AgentProfile) -> int:
+    """How many distinct topics of customer questions nothing approved answered (a preview
+    records no misses, so they are all customers')."""
+    from .models import KnowledgeMiss
+
+    return KnowledgeMiss.objects.filter(agent=agent).values("topic_key").distinct().count()
