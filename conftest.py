@@ -12,11 +12,12 @@ from urllib.parse import urlparse
 import pytest
 
 # Shared fixture modules: the real-browser fixtures (tests/browser_support.py), the local
-# OpenAI-compatible server (tests/llm_server.py) and the check that the whole suite emits every
-# type of the ledger's event catalogue (tests/event_coverage.py).  Registered here rather than
+# OpenAI-compatible server (tests/llm_server.py), a real SMTP server (tests/smtp_support.py) and
+# the check that the whole suite emits every type of the ledger's event catalogue
+# (tests/event_coverage.py).  Registered here rather than
 # imported into each test module, where a fixture imported by name and then taken as a parameter
 # would read as a redefinition (pyflakes F811).
-pytest_plugins = ["browser_support", "llm_server", "event_coverage"]
+pytest_plugins = ["browser_support", "llm_server", "event_coverage", "smtp_support"]
 
 
 def _reachable(url: str, default_port: int) -> str | None:

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from facade import api_docs, health, web
 from facade.accounts import views as accounts
+from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
@@ -12,6 +13,11 @@ from ledger import api as ledger
 
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
+    path(
+        "api/agents/<slug:slug>/preview-sessions",
+        dialogue.PreviewSessionCreateView.as_view(),
+        name="preview-session-create",
+    ),
     path("api/sessions/<uuid:session_id>", dialogue.SessionDetailView.as_view(), name="session-detail"),
     path("api/sessions/<uuid:session_id>/messages", dialogue.MessagesView.as_view(), name="message-create"),
     path("api/sessions/<uuid:session_id>/cancel", dialogue.CancelView.as_view(), name="session-cancel"),
@@ -64,6 +70,10 @@ urlpatterns = [
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
     path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
+    path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
+    path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),
+    path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
+    path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),

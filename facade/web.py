@@ -12,17 +12,47 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import LEDGER_READERS, AgentPolicy, NotFound, TenantPolicy
+from knowledge.selectors import unanswered_topic_count
+
+# The other helper's Unanswered questions page, linked from the home page once it exists.
+UNANSWERED_URL_NAMES = ("knowledge:unanswered", "owner-unanswered")
+
+
+def unanswered_url(slug: str) -> str | None:
+    for name in UNANSWERED_URL_NAMES:
+        try:
+            return reverse(name, args=[slug])
+        except NoReverseMatch:
+            continue
+    return None
+
+
+def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
+    """The agents the user owns, each with what waits for its owner: requests whose next actor
+    is the business, and the distinct topics of questions nothing answered (previews left out)."""
+    agents = AgentPolicy.owned(user).select_related("tenant").order_by("slug")
+    return [
+        {
+            "agent": agent,
+            "requests_waiting": requests_waiting_for_owner(agent=agent),
+            "unanswered": unanswered_topic_count(agent=agent),
+            "unanswered_url": unanswered_url(agent.slug),
+        }
+        for agent in agents
+    ]
 
 
 def home(request: HttpRequest) -> HttpResponse:
     context = {
-        "owned_agents": AgentPolicy.owned(request.user).select_related("tenant").order_by("slug"),
+        "owned_agents": owned_agent_cards(request.user),
         "ledger_tenants": TenantPolicy.with_roles(request.user, LEDGER_READERS).order_by("slug"),
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).
@@ -89,18 +119,21 @@ def chat_texts() -> dict[str, Any]:
         "count_over": gettext("{over} characters too many ({count} of {max})"),
         "reconnecting": gettext("Reconnecting…"),
         "owner_face": gettext("You are signed in as an owner of this agent, so this conversation uses the owner face."),
+        "business": gettext("The business"),
     }
 
 
-def chat_context(agent: AgentProfile, mode: str) -> dict[str, Any]:
+def chat_context(agent: AgentProfile, mode: str, *, preview: bool = False) -> dict[str, Any]:
     return {
         "agent": agent,
         "mode": mode,
+        "preview": preview,
         "star_choices": [(1, gettext("1 star"))] + [(n, gettext("%(n)d stars") % {"n": n}) for n in range(2, 6)],
         "chat": {
             "mode": mode,
             "agent": agent.slug,
             "maxChars": settings.FACADE_MESSAGE_MAX_CHARS,  # the server's limit, counted by the page
+            "preview": preview,
             "texts": chat_texts(),
         },
     }
@@ -112,7 +145,22 @@ def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
         agent = AgentPolicy.get_public(slug)
     except NotFound as exc:
         raise Http404("no such agent") from exc
-    return render(request, "customer.html", chat_context(agent, "customer"))
+    context = chat_context(agent, "customer")
+    if request.user.is_authenticated and AgentPolicy.is_owner(request.user, agent):
+        context["preview_url"] = reverse("owner-preview", args=[agent.slug])
+    return render(request, "customer.html", context)
+
+
+@login_required
+@ensure_csrf_cookie
+def owner_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The customer face as a customer sees it, for an owner of the agent: its conversations are
+    previews, marked as such and left out of every metric and review (others: 404)."""
+    try:
+        agent = AgentPolicy.get_owned(request.user, slug)
+    except NotFound as exc:
+        raise Http404("no such agent among those you own") from exc
+    return render(request, "customer.html", chat_context(agent, "customer", preview=True))
 
 
 @login_required

@@ -107,3 +107,11 @@ def unanswered_topics(
         seen["last_seen"] = max(seen["last_seen"], row["last"])
     ranked = sorted(merged.values(), key=lambda t: (-t["count"], -t["last_seen"].timestamp()))[:limit]
     return [{**t, "last_seen": t["last_seen"].isoformat()} for t in ranked]
+
+
+def unanswered_topic_count(*, agent: AgentProfile) -> int:
+    """How many distinct topics of customer questions nothing approved answered (a preview
+    records no misses, so they are all customers')."""
+    from .models import KnowledgeMiss
+
+    return KnowledgeMiss.objects.filter(agent=agent).values("topic_key").distinct().count()

@@ -216,7 +216,7 @@ def test_the_command_lists_the_catalogue_as_json_and_as_plain_lines() -> None:
     assert [r["type"] for r in records] == [t.name for t in catalogue]
     assert sorted(r["type"] for r in records) == catalogue.names()
     opened = next(r for r in records if r["type"] == "session.opened")
-    assert opened["payload"] == {"agent": "str", "audience": "str", "principal_type": "str"}
+    assert opened["payload"] == {"agent": "str", "audience": "str", "principal_type": "str", "preview": "bool"}
     assert (opened["app"], opened["entity_type"]) == ("dialogue", "session")
     lines = run("ledger_events").splitlines()
     assert [line.split("\t")[0] for line in lines] == [t.name for t in catalogue]

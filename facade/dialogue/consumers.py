@@ -41,6 +41,7 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 
 from .models import DialogueSession, Message
+from .push import session_group
 from .rules import text_problem
 from .runtime.loop import TurnResult, run_cancel, turn_handle
 from .runtime.providers import Provider
@@ -142,6 +143,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     principal: Principal
     session: DialogueSession
     ip: str
+    group: str
 
     async def connect(self) -> None:
         self.closed = False
@@ -158,7 +160,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.closed = True
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        if session.audience == Audience.OWNER:
+        if session.user_id is not None:  # the owner face, and an owner's preview of the customer face
             refusal = await database_sync_to_async(two_step_refusal)(self.scope)
             if refusal is not None:  # as TwoStepGate refuses the owner's pages and API
                 await self._refuse(refusal)
@@ -167,12 +169,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 return
         self.session = session
         self.ip = scope_client_ip(self.scope)  # behind a trusted proxy, the client it names
+        # Before the history is read, so that an owner's reply stored meanwhile is in one or the other.
+        self.group = session_group(session.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
         history = await database_sync_to_async(session_history)(session)
         await self._send(HistoryOut(audience=session.audience, **history).frame())
         self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code: int) -> None:
         self.closed = True
+        group = getattr(self, "group", None)
+        if group is not None:
+            await self.channel_layer.group_discard(group, self.channel_name)
         if self.worker is None:
             return
         # A running turn finishes in its thread and stores its reply (a reconnect finds it in
@@ -306,6 +314,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self._send(ReplyOut(client_message_id=cid, **result).frame())
 
     # --- frames out ------------------------------------------------------------------------
+
+    async def session_push(self, event: dict[str, Any]) -> None:
+        """A frame another process sent to this session's connections (`push.session_push`):
+        an owner's reply to a request, or a request that moved."""
+        await self._send(event["frame"])
 
     def _progress(self, frame: dict[str, Any]) -> None:
         """Send a progress frame after those queued before it (called on the event loop)."""

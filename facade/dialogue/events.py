@@ -27,6 +27,7 @@ class SessionOpened(EventPayload):
     agent: str
     audience: str
     principal_type: str
+    preview: bool = False  # an owner trying the customer face (left out of metrics and reviews)
 
 
 class SessionExpired(EventPayload):
@@ -52,6 +53,12 @@ class RequestSubmitted(EventPayload):
 class RequestTransitioned(EventPayload):
     from_: str = Field(serialization_alias="from")  # "from" is a Python keyword
     to: str
+
+
+class RequestReplied(EventPayload):
+    session: str
+    message_id: int
+    chars: int
 
 
 class TrustChanged(EventPayload):
@@ -137,6 +144,13 @@ REQUEST_TRANSITIONED = register(
     payload=RequestTransitioned,
     description="A request moved from one state of its flow to another.",
 )
+REQUEST_REPLIED = register(
+    "request.replied",
+    app=APP,
+    entity_type="request",
+    payload=RequestReplied,
+    description="An owner replied to a request in the customer's conversation (its id and length, not its text).",
+)
 TRUST_CHANGED = register(
     "customer.trust_changed",
     app=APP,
@@ -191,7 +205,12 @@ def _append(
 
 
 def session_opened(*, session: DialogueSession, actor: Actor) -> AppendedEvent:
-    payload = SessionOpened(agent=session.agent.slug, audience=session.audience, principal_type=session.principal_type)
+    payload = SessionOpened(
+        agent=session.agent.slug,
+        audience=session.audience,
+        principal_type=session.principal_type,
+        preview=session.preview,
+    )
     return _append(SESSION_OPENED, session.tenant_id, session.pk, actor, payload)
 
 
@@ -228,6 +247,11 @@ def request_transitioned(*, request: CustomerRequest, before: str, actor: Actor)
     """`request` already holds its new state; `before` is the one it left."""
     payload = RequestTransitioned(from_=before, to=request.state)
     return _append(REQUEST_TRANSITIONED, request.tenant_id, request.pk, actor, payload)
+
+
+def request_replied(*, request: CustomerRequest, message: Message, actor: Actor) -> AppendedEvent:
+    payload = RequestReplied(session=str(message.session_id), message_id=message.pk, chars=len(message.text))
+    return _append(REQUEST_REPLIED, request.tenant_id, request.pk, actor, payload)
 
 
 def customer_trust_changed(*, customer: Customer, reason: str, delta: int) -> AppendedEvent:

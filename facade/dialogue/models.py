@@ -26,6 +26,10 @@ class DialogueSession(models.Model):
     customer = models.ForeignKey("tenancy.Customer", on_delete=models.PROTECT, null=True, related_name="+")
     peer = models.ForeignKey("tenancy.PeerCredential", on_delete=models.PROTECT, null=True, related_name="+")
     status = models.CharField(max_length=16, choices=SessionStatus.choices, default=SessionStatus.OPEN)
+    # An owner trying the customer face: a customer session in every way, with the owner as its
+    # principal, and left out of every metric and review input (no misses, hits, ratings or
+    # trust changes are written for it; its requests are marked and not counted).
+    preview = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)
 
@@ -54,13 +58,17 @@ class Message(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey(DialogueSession, on_delete=models.CASCADE, related_name="messages")
-    role = models.CharField(max_length=16, choices=[("principal", "principal"), ("agent", "agent")])
+    role = models.CharField(max_length=16, choices=[("principal", "principal"), ("agent", "agent"), ("owner", "owner")])
     text = models.TextField()
     client_message_id = models.CharField(max_length=64, blank=True, default="")
     # Agent replies: the principal message answered, what was cited and why the run stopped.
     reply_to = models.OneToOneField("self", on_delete=models.CASCADE, null=True, blank=True, related_name="reply")
     citations = models.JSONField(default=list, blank=True)
     stop_reason = models.CharField(max_length=32, blank=True, default="")
+    # An owner's reply to a request (role "owner"): the request it answers.
+    request = models.ForeignKey(
+        "CustomerRequest", on_delete=models.CASCADE, null=True, blank=True, related_name="owner_replies"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

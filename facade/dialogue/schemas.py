@@ -63,6 +63,7 @@ class HistoryOut(_Out):
     requests: list[dict[str, Any]]
     rated: bool
     status: str
+    preview: bool = False
 
 
 class ProgressOut(_Out):
@@ -102,6 +103,22 @@ class CancelAckOut(_Out):
 class RatedOut(_Out):
     type: Literal["rated"] = "rated"
     stars: int
+
+
+class OwnerReplyOut(_Out):
+    """Pushed to the customer's open chat: the business's reply to one of the session's requests
+    (stored first; it is in the history too), with the request as it stands."""
+
+    type: Literal["owner_reply"] = "owner_reply"
+    message: dict[str, Any]
+    request: dict[str, Any]
+
+
+class RequestUpdateOut(_Out):
+    """Pushed to the customer's open chat when one of the session's requests moved."""
+
+    type: Literal["request"] = "request"
+    request: dict[str, Any]
 
 
 class ErrorOut(_Out):

@@ -45,6 +45,19 @@ def request_view(request: Any) -> dict[str, Any]:
     }
 
 
+def owner_message_view(message: Message) -> dict[str, Any]:
+    """An owner's reply as the customer's chat shows it."""
+    return {
+        "id": message.pk,
+        "role": message.role,
+        "text": message.text,
+        "client_message_id": "",
+        "citations": [],
+        "stop_reason": "",
+        "created_at": message.created_at.isoformat(),
+    }
+
+
 def session_history(session: DialogueSession) -> dict[str, Any]:
     """What the principal of a session sees again after a reload: its latest 500 messages,
     oldest first, and the requests it registered with who acts next."""
@@ -68,6 +81,7 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
         "requests": requests,
         "rated": Rating.objects.filter(session=session).exists(),
         "status": session.status,
+        "preview": session.preview,
     }
 
 
@@ -88,11 +102,12 @@ REQUESTS_SCANNED = 500
 def open_requests_for_owner(*, agent: Any, limit: int = OPEN_REQUESTS_SHOWN) -> tuple[list[dict[str, Any]], int]:
     """The agent's requests that still wait for someone, newest first, as the owner face may see
     them: number, kind, state, who acts next and when — not the summary or the fields, which are
-    the customer's words (the owner's Requests page shows those).  Also how many are open."""
+    the customer's words (the owner's Requests page shows those).  Also how many are open.
+    An owner's previews of the customer face are left out."""
     from .models import CustomerRequest
 
     rows = (
-        CustomerRequest.objects.filter(agent=agent)
+        CustomerRequest.objects.filter(agent=agent, session__preview=False)
         .order_by("-pk")
         .only("pk", "kind", "state", "flow", "created_at")[:REQUESTS_SCANNED]
     )
@@ -108,3 +123,50 @@ def open_requests_for_owner(*, agent: Any, limit: int = OPEN_REQUESTS_SHOWN) -> 
         for r in open_[:limit]
     ]
     return shown, len(open_)
+
+
+def _state_groups(agent: Any, *, with_previews: bool) -> list[tuple[str, Any, int]]:
+    """The agent's requests grouped by state and the flow they were created under, with their
+    number: who acts next is a property of the pair, so a few groups answer for every request."""
+    from django.db.models import Count
+
+    from .models import CustomerRequest
+
+    requests = CustomerRequest.objects.filter(agent=agent)
+    if not with_previews:
+        requests = requests.filter(session__preview=False)
+    return [
+        (str(row["state"]), row["flow"], int(row["n"]))
+        for row in requests.values("state", "flow").annotate(n=Count("id")).order_by()
+    ]
+
+
+def _next_actor(flow: Any, state: str) -> str:
+    return str((((flow or {}).get("states") or {}).get(state) or {}).get("next_actor", ""))
+
+
+def requests_waiting_for_owner(*, agent: Any) -> int:
+    """How many of the agent's requests wait for the business (previews left out)."""
+    return sum(n for state, flow, n in _state_groups(agent, with_previews=False) if _next_actor(flow, state) == "owner")
+
+
+def owner_requests(*, agent: Any, open_only: bool) -> Any:
+    """The agent's requests for its owners' Requests page, newest first, with the owners' replies;
+    `open_only`: those someone still has to act on (a state that is not final in its flow)."""
+    from django.db.models import Prefetch, Q
+
+    from .models import CustomerRequest
+
+    requests = (
+        CustomerRequest.objects.filter(agent=agent)
+        .select_related("session")
+        .prefetch_related(Prefetch("owner_replies", queryset=Message.objects.order_by("pk")))
+        .order_by("-pk")
+    )
+    if open_only:
+        still_open = Q(pk__in=[])
+        for state, flow, _ in _state_groups(agent, with_previews=True):
+            if _next_actor(flow, state) not in ("", "nobody"):
+                still_open |= Q(state=state, flow=flow)
+        requests = requests.filter(still_open)
+    return requests

@@ -34,8 +34,10 @@ from .models import (
     Span,
     TrustChange,
 )
+from .push import session_push_on_commit
 from .ratelimit import message_rate_check
-from .selectors import session_for_principal
+from .schemas import OwnerReplyOut, RequestUpdateOut
+from .selectors import owner_message_view, request_view, session_for_principal
 
 
 class DialogueError(ApplicationError):
@@ -58,9 +60,16 @@ def session_open(
     user: Any | None = None,
     customer: Customer | None = None,
     peer: PeerCredential | None = None,
+    preview: bool = False,
 ) -> DialogueSession:
-    """Open a session whose audience the caller (the view) derived on the server."""
-    if audience == Audience.OWNER and user is not None:
+    """Open a session whose audience the caller (the view) derived on the server.  A preview is
+    a customer session whose principal is an owner of the agent trying the customer face (the
+    view checks the ownership); it is left out of every metric and review input."""
+    if preview:
+        if audience != Audience.CUSTOMER or user is None:
+            raise DialogueError("principal_mismatch", "a preview is a customer session opened by an owner")
+        principal_type = PrincipalType.USER
+    elif audience == Audience.OWNER and user is not None:
         principal_type = PrincipalType.USER
     elif audience == Audience.CUSTOMER and customer is not None and customer.tenant_id == agent.tenant_id:
         principal_type = PrincipalType.CUSTOMER
@@ -76,6 +85,7 @@ def session_open(
         user=user if principal_type == PrincipalType.USER else None,
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
+        preview=preview,
     )
     events.session_opened(session=session, actor=session_actor(session))
     return session
@@ -109,14 +119,17 @@ def message_admit(
         session = _refreshed(held)
     else:
         session = session_for_principal(principal=principal, session_id=session_id)
-    owner = session.audience == Audience.OWNER
-    decision = may_post(
-        audience=session.audience,
-        status=session.status,
-        caller_still_owner=owner
+    # An owner session, and a preview (whose principal is an owner), need the principal to be an
+    # owner still; asked of the database only for those.
+    by_owner = session.audience == Audience.OWNER or session.preview
+    still_owner = (
+        by_owner
         and principal.user_id is not None
-        and AgentPolicy.still_owns(user_id=principal.user_id, agent=session.agent),
+        and AgentPolicy.still_owns(user_id=principal.user_id, agent=session.agent)
     )
+    decision = may_post(audience=session.audience, status=session.status, caller_still_owner=still_owner)
+    if decision == PostDecision.ALLOWED and session.preview and not still_owner:
+        decision = PostDecision.NO_LONGER_OWNER
     if decision == PostDecision.NO_LONGER_OWNER:
         raise DialogueError("no_longer_owner", "you are no longer an owner of this agent", HTTPStatus.FORBIDDEN)
     if decision == PostDecision.SESSION_NOT_OPEN:
@@ -468,7 +481,7 @@ def run_finish(
             ]
         )
         Span.objects.bulk_create(spans)
-    if hits:
+    if hits and not session.preview:  # a preview is left out of the knowledge-hit rate
         knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=hits)
     events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(outcome.citations))
     if outcome.guard_category:
@@ -533,6 +546,10 @@ def request_submit(
         flow=flow,
     )
     submitted(session=session, request=request, actor=session_actor(session))
+    if not session.preview:  # an owner trying the customer face is not told of it by e-mail
+        from .tasks import request_notify_owners_task
+
+        transaction.on_commit(lambda: request_notify_owners_task.delay(request.pk))
     return request
 
 
@@ -547,7 +564,30 @@ def request_transition(*, request: CustomerRequest, to: str, actor: Actor) -> Cu
     events.request_transitioned(request=locked, before=before, actor=actor)
     if to == "done" and locked.session.customer_id is not None:
         trust_adjust(customer_id=locked.session.customer_id, reason="request_completed")
+    session_push_on_commit(session_id=locked.session_id, frame=RequestUpdateOut(request=request_view(locked)).frame())
     return locked
+
+
+@transaction.atomic
+def request_reply(*, request: CustomerRequest, text: str, actor: Actor) -> Message:
+    """An owner's reply to a request, delivered into the customer's conversation: stored as a
+    message of the request's session (so the customer finds it in the history) and pushed to
+    the session's open chat after the commit.  The ledger records its id and length, never its
+    text.  It is the business speaking, not the agent, so the commitment guard does not apply;
+    it does not reopen or extend a session that has ended."""
+    text_check(text, field="text")
+    text = text.strip()
+    if not text:
+        raise DialogueError("empty_message", "a reply needs some text")
+    limit = settings.FACADE_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise DialogueError("message_too_long", f"a reply may have at most {limit} characters")
+    locked = CustomerRequest.objects.select_for_update().get(pk=request.pk)
+    message = Message.objects.create(session_id=locked.session_id, role="owner", text=text, request=locked)
+    events.request_replied(request=locked, message=message, actor=actor)
+    frame = OwnerReplyOut(message=owner_message_view(message), request=request_view(locked)).frame()
+    session_push_on_commit(session_id=locked.session_id, frame=frame)
+    return message
 
 
 @transaction.atomic
@@ -571,6 +611,8 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     """The customer's rating of a conversation, once per session."""
     if session.audience != Audience.CUSTOMER:
         raise DialogueError("only_customers_rate", "only customers rate conversations")
+    if session.preview:  # ratings are review input, and a preview is left out of every review
+        raise DialogueError("preview_not_rated", "a preview is not rated")
     if not 1 <= int(stars) <= 5:
         raise DialogueError("invalid_rating", "a rating is a whole number from 1 to 5")
     if len(comment) > 2000:

@@ -10,7 +10,8 @@
   var $ = function (id) { return document.getElementById(id); };
   var form = $("send"), log = $("log"), statusBox = $("status"), errorBox = $("error");
   var stopButton = $("stop"), notice = $("notice"), textarea = form.text;
-  var storeKey = "facade.chat." + config.mode + "." + config.agent;
+  // A preview (an owner trying the customer face) keeps its own session apart from the owner chat's.
+  var storeKey = "facade.chat." + (config.preview ? "preview" : config.mode) + "." + config.agent;
   var BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
 
   var state = loadState();           // {id, audience, pending: {cid: text}}
@@ -67,10 +68,10 @@
 
   function bubble(role, text, attrs) {
     var item = document.createElement("li");
-    item.className = "msg " + (role === "principal" ? "mine" : "theirs");
+    item.className = "msg " + (role === "principal" ? "mine" : "theirs") + (role === "owner" ? " owner" : "");
     var who = document.createElement("span");
     who.className = "who";
-    who.textContent = role === "principal" ? T.you : T.agent;
+    who.textContent = role === "principal" ? T.you : (role === "owner" ? T.business : T.agent);
     var body = document.createElement("p");
     body.className = "text";
     body.textContent = text;
@@ -243,6 +244,10 @@
     if (cid) { delete running[cid]; }
     busy();
   }
+  function onOwnerReply(frame) {   // the business answered a request, from the owner's Requests page
+    if (!find("id", frame.message.id)) { bubble("owner", frame.message.text, {id: frame.message.id}); }
+    showRequest(frame.request);
+  }
   function endSession() {
     state = {pending: state.pending || {}};
     running = {};
@@ -270,6 +275,8 @@
       else if (frame.type === "delta") { onDelta(frame); }
       else if (frame.type === "reply") { onReply(frame); }
       else if (frame.type === "rated") { rated = true; offerRating(); }
+      else if (frame.type === "owner_reply") { onOwnerReply(frame); }
+      else if (frame.type === "request") { showRequest(frame.request); }
       else if (frame.type === "error") { onError(frame); }
     };
     socket.onclose = function (event) {
@@ -295,7 +302,8 @@
   function networkTrouble() { showError(errorBox, T.errors.network); }
   function ensureSession() {
     if (state.id) { return Promise.resolve(); }
-    opening = opening || http("POST", "/api/agents/" + encodeURIComponent(config.agent) + "/sessions", {}).then(function (s) {
+    var url = "/api/agents/" + encodeURIComponent(config.agent) + (config.preview ? "/preview-sessions" : "/sessions");
+    opening = opening || http("POST", url, {}).then(function (s) {
       state.id = s.id;
       state.audience = s.audience;
       saveState();

@@ -37,6 +37,7 @@ class SessionOut(serializers.Serializer):
     audience = serializers.ChoiceField(choices=[a.value for a in Audience])
     principal = serializers.SerializerMethodField()
     status = serializers.CharField()
+    preview = serializers.BooleanField()
     created_at = serializers.DateTimeField()
 
     def get_principal(self, session: DialogueSession) -> dict[str, str]:
@@ -138,6 +139,33 @@ class SessionCreateView(APIView):
 
 
 @extend_schema(
+    summary="Open a preview of the customer face (the agent's owners)",
+    description=(
+        "A customer session whose principal is the signed-in owner: the agent answers exactly as it "
+        "answers customers, and the session is marked `preview: true` and left out of every metric "
+        "and review input (no knowledge misses or hits, no rating, no trust changes; its requests "
+        "send no e-mail and are not counted). Anyone but an owner of the agent gets 404."
+    ),
+    request=inline_serializer(name="PreviewSessionCreate", fields={}),
+    responses={
+        201: SessionOut,
+        400: error_response("`audience_is_server_derived`, `malformed_body`"),
+        403: error_response("`forbidden` (CSRF), `cross_site_request`"),
+        404: error_response("`not_found`: no such agent among those you own"),
+    },
+    tags=["sessions"],
+)
+class PreviewSessionCreateView(APIView):
+    max_body_bytes = 2 * KiB
+
+    def post(self, request: Request, slug: str) -> Response:
+        refuse_audience_spoofing(request)
+        agent = AgentPolicy.get_owned(request.user, slug)
+        session = session_open(agent=agent, audience=Audience.CUSTOMER, user=request.user, preview=True)
+        return Response(SessionOut(session).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(
     summary="Read a session",
     responses={200: SessionOut, 401: error_response("`invalid_peer_key`"), 404: error_response("`not_found`")},
     tags=["sessions"],
@@ -202,6 +230,8 @@ class MessagesView(APIView):
                     "messages": HistoryItem(many=True),
                     "requests": RequestOut(many=True),
                     "rated": serializers.BooleanField(),
+                    "status": serializers.CharField(),
+                    "preview": serializers.BooleanField(),
                 },
             ),
             401: error_response("`invalid_peer_key`"),
@@ -352,6 +382,7 @@ class RequestTransitionView(APIView):
 
 __all__ = [
     "SessionCreateView",
+    "PreviewSessionCreateView",
     "SessionDetailView",
     "MessagesView",
     "CancelView",

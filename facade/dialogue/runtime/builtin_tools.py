@@ -50,7 +50,8 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
         kept = [r for r in results if r.source.get("type") != SourceType.CUSTOMER]
         hidden, results = len(results) - len(kept), kept
     results = results[:RESULTS]
-    if not results and ctx.audience != Audience.OWNER:
+    # A preview's questions are the owner's own: never an unanswered customer question.
+    if not results and ctx.audience != Audience.OWNER and not ctx.session.preview:
         knowledge_miss_record(agent=ctx.agent, session_id=ctx.session.pk, query=args.query)
     found = [
         {

@@ -1,0 +1,72 @@
+"""The e-mail that tells an agent's owners of a new request: what it is, the fields the request
+flow collected and a link to the Requests page — never the conversation, nor the request's
+summary (which may be the customer's or the model's wording beyond those fields)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db.models import Exists, OuterRef
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
+
+from facade.tenancy.models import AgentProfile, Membership, Role
+
+from .labels import ACTOR_LABELS, KIND_LABELS, STATE_LABELS, label
+from .models import CustomerRequest
+
+
+def owner_addresses(agent: AgentProfile) -> list[str]:
+    """The e-mail addresses of the agent's owners who are owners still (listed on the agent,
+    active, with the owner role in its tenant); platform operators are not written to."""
+    owner_role = Membership.objects.filter(user_id=OuterRef("pk"), tenant_id=agent.tenant_id, role=Role.OWNER)
+    owners = agent.owners.filter(is_active=True).filter(Exists(owner_role)).exclude(email="")
+    return sorted(set(owners.values_list("email", flat=True)))
+
+
+def requests_page_url(request: CustomerRequest) -> str:
+    path = reverse("owner-requests", args=[request.agent.slug])
+    return f"{settings.FACADE_PUBLIC_URL.rstrip('/')}{path}#request-{request.pk}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def request_email(request: CustomerRequest) -> tuple[str, str]:
+    """The subject and body, in the site's default language."""
+    with translation.override(settings.LANGUAGE_CODE):
+        agent = _one_line(request.agent.name)
+        subject = gettext("New request #%(id)s for %(agent)s") % {"id": request.pk, "agent": agent}
+        lines = [
+            gettext("A customer registered request #%(id)s with %(agent)s.") % {"id": request.pk, "agent": agent},
+            "",
+            gettext("Kind: %(kind)s") % {"kind": label(KIND_LABELS, request.kind)},
+            gettext("State: %(state)s") % {"state": label(STATE_LABELS, request.state)},
+            gettext("Who acts next: %(actor)s") % {"actor": label(ACTOR_LABELS, request.next_actor)},
+            "",
+        ]
+        if request.details:
+            lines.append(gettext("What the customer gave:"))
+            lines.extend(f"  {_one_line(k)}: {_one_line(str(v))}" for k, v in request.details.items())
+        else:
+            lines.append(gettext("The customer gave no details."))
+        lines += ["", gettext("Open the Requests page to answer it:"), requests_page_url(request), ""]
+        return subject, "\n".join(lines)
+
+
+def request_notify_owners(request_id: int) -> int:
+    """Send the new-request e-mail to the agent's owners; the number of addresses written to.
+    A request that is gone or belongs to a preview sends nothing."""
+    request = (
+        CustomerRequest.objects.select_related("agent", "session").filter(pk=request_id, session__preview=False).first()
+    )
+    if request is None:
+        return 0
+    recipients = owner_addresses(request.agent)
+    if not recipients:
+        return 0
+    subject, body = request_email(request)
+    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
+    return len(recipients)
