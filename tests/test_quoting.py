@@ -20,7 +20,7 @@ from facade.dialogue.models import DialogueSession, Run
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.base import ModelReply, ToolCall
 from facade.dialogue.runtime.providers.scripted import ScriptedProvider
-from facade.dialogue.runtime.quoting import unquoted
+from facade.dialogue.runtime.quoting import applies_to_customer, unquoted
 from facade.tenancy.models import AgentProfile
 from knowledge.jobs import ingest_job_execute
 from knowledge.models import EntryVersion
@@ -283,3 +283,22 @@ CITED = [
 )
 def test_unquoted_keeps_everything_but_attributed_quotes(text: str, left: str) -> None:
     assert unquoted(text, CITED).strip() == left
+
+
+@pytest.mark.parametrize(
+    "rest, applies",
+    [
+        ("That's what you'll pay.", True),
+        ("So yours will be ready then.", True),
+        ("您付这么多就行。", True),
+        ("你的蛋糕周五做好。", True),
+        # The offline model's own sentences around a quote.
+        ("This is what our published information says:", False),
+        ("I can't confirm prices, dates or outcomes here: the owner confirms those personally.", False),
+        ("Shall I register a request so that the owner can confirm it with you?", False),
+        ("价格、时间和结果我在这里无法确认，需要店主本人确认。 需要我登记一个请求，让店主和您确认吗？", False),
+        ("Here is what I found:", False),
+    ],
+)
+def test_what_applies_a_quote_to_the_customer(rest: str, applies: bool) -> None:
+    assert applies_to_customer(rest) is applies

@@ -22,7 +22,8 @@ quote is recognised only when all of this holds.
 When a reply quoted something, what is left of it must not apply the quote to the customer
 either ("That's what you'll pay."): `applies_to_customer` is that check, a small rule with its
 own examples.  Only approved entries valid now reach a customer's or a peer's search, so only
-they can be quoted.
+they can be quoted; and an entry's own words are quoted as they stand, a promise among them
+included — what an owner approved is theirs to say (README, *Limits*).
 """
 
 from __future__ import annotations
