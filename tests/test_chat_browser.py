@@ -158,9 +158,11 @@ def customer_path(page: Any, words: dict[str, Any]) -> list[str]:
     assert words["searching"] in statuses, statuses
     assert page.evaluate("window.__streamed") is True  # the reply arrived in pieces
 
+    # What the approved entry says is quoted with its citation; the price itself is the owner's to
+    # confirm, and the offer to register a request follows (issue 11, point 2).
     boundary = ask(page, words["textbox"], words["price"])
-    expect(boundary.locator(".text")).to_have_text(re.compile("^" + re.escape(words["boundary"])))
-    expect(boundary.locator(".sources")).to_have_count(0)
+    expect(boundary.locator(".text")).to_contain_text(words["boundary"])
+    expect(boundary.locator(".sources li")).to_have_text([re.compile(words["cake_citation"])])
     expect(ask(page, words["textbox"], words["yes"]).locator(".text")).to_contain_text(words["ask_when"])
     expect(ask(page, words["textbox"], words["when"]).locator(".text")).to_contain_text(words["ask_contact"])
     done = ask(page, words["textbox"], words["contact"])
@@ -195,6 +197,7 @@ ENGLISH = {
     "searching": "Searching knowledge…",
     "price": "How much does a custom cake cost?",
     "boundary": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
+    "cake_citation": r"^Custom cakes \(entry \d+, version 1\)$",
     "yes": "yes",
     "ask_when": "By when would you like it?",
     "when": "next month",
@@ -221,6 +224,7 @@ CHINESE = {
     "searching": "正在查找知识…",
     "price": "定制蛋糕多少钱？",
     "boundary": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
+    "cake_citation": r"^定制蛋糕（条目 \d+，版本 1）$",
     "yes": "好的",
     "ask_when": "您希望什么时候完成？",
     "when": "下个月",

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from conftest import TenantWorld
 from facade.api import BoundedJSONParser, json_too_deep
 from facade.dialogue.models import DialogueSession, Message, TrustChange
-from facade.dialogue.rules import TRUST_MAX, TRUST_MIN
+from facade.dialogue.rules import TRUST_MAX
 from facade.dialogue.services import trust_adjust
 from facade.ratelimit import client_ip, scope_client_ip
 from facade.tenancy.models import Customer, PeerCredential
@@ -293,7 +293,7 @@ def test_a_refused_message_writes_no_trust_change(api: Any, world_a: TenantWorld
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("score, reason", [(TRUST_MAX, "request_completed"), (TRUST_MIN, "guard_blocked")])
+@pytest.mark.parametrize("score, reason", [(TRUST_MAX, "request_completed")])
 def test_a_trust_score_that_does_not_move_writes_nothing(world_a: TenantWorld, score: int, reason: str) -> None:
     customer = customer_create(tenant=world_a.tenant)
     Customer.objects.filter(pk=customer.pk).update(trust=score)
@@ -305,10 +305,10 @@ def test_a_trust_score_that_does_not_move_writes_nothing(world_a: TenantWorld, s
 @pytest.mark.django_db
 def test_a_trust_score_that_moves_is_recorded_once(world_a: TenantWorld) -> None:
     customer = customer_create(tenant=world_a.tenant)
-    assert trust_adjust(customer_id=customer.pk, reason="guard_blocked") == 45
+    assert trust_adjust(customer_id=customer.pk, reason="request_completed") == 55
     [change] = TrustChange.objects.all()
     [event] = LedgerEvent.objects.of_type("customer.trust_changed")
-    assert (change.delta, event.payload["delta"], event.payload["score"]) == (-5, -5, 45)
+    assert (change.delta, event.payload["delta"], event.payload["score"]) == (5, 5, 55)
 
 
 # --- 8. the client address, from a trusted proxy only ------------------------------------------

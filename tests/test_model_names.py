@@ -38,8 +38,8 @@ CASES: list[tuple[models.Model, str]] = [
     (CustomerRequest(id=3, kind="request", state="submitted", summary=WORDS), "request #3 (submitted)"),
     (Rating(session_id=SESSION, stars=4, comment=WORDS), f"4 stars for session {SESSION}"),
     (
-        TrustChange(customer_id=CUSTOMER, delta=-5, reason="guard_blocked", score=45),
-        f"customer {CUSTOMER} trust -5 (guard_blocked) to 45",
+        TrustChange(customer_id=CUSTOMER, delta=5, reason="request_completed", score=55),
+        f"customer {CUSTOMER} trust +5 (request_completed) to 55",
     ),
     (Customer(id=CUSTOMER, tenant_id=4), f"customer {CUSTOMER} of tenant 4"),
     (PeerCredential(name="Booking bot", key_prefix="ab12cd34", key_hash="0" * 64), "Booking bot (fpk_ab12cd34_…)"),

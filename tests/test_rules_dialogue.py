@@ -62,15 +62,20 @@ def test_request_can_move(flow: dict[str, Any], state: str, to: str, expected: b
     "score, reason, expected",
     [
         (50, "request_completed", 55),
-        (50, "guard_blocked", 45),
         (98, "request_completed", TRUST_MAX),  # clamped at the top
         (TRUST_MAX, "request_completed", TRUST_MAX),
-        (3, "guard_blocked", TRUST_MIN),  # clamped at the bottom
-        (TRUST_MIN, "guard_blocked", TRUST_MIN),
+        (TRUST_MIN, "request_completed", TRUST_MIN + 5),
     ],
 )
 def test_trust_after(score: int, reason: str, expected: int) -> None:
     assert trust_after(score, reason) == expected
+
+
+def test_a_blocked_reply_is_no_reason_to_change_trust() -> None:
+    """Trust moves for what the customer did; the guard blocking the agent's reply is not that."""
+    assert "guard_blocked" not in TRUST_DELTA
+    with pytest.raises(KeyError):
+        trust_after(50, "guard_blocked")
 
 
 def test_every_trust_reason_moves_the_score() -> None:

@@ -191,7 +191,7 @@ def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -
     }
 
 
-def test_completed_requests_raise_trust_and_guard_blocks_lower_it(world_a: Any) -> None:
+def test_completed_requests_raise_trust_and_a_blocked_reply_changes_nothing(world_a: Any) -> None:
     session = customer_session(world_a)
     provider = ScriptedProvider.of(call("submit_request", {"summary": "a cake"}), say("Registered."))
     result = turn_handle(session=session, text="a cake please", provider=provider)
@@ -199,9 +199,13 @@ def test_completed_requests_raise_trust_and_guard_blocks_lower_it(world_a: Any) 
     for state in ("accepted", "in_progress", "done"):
         request = request_transition(request=request, to=state, actor=Actor.human(world_a.owner.pk))
     assert Customer.objects.get(pk=session.customer_id).trust == 55
-    turn_handle(session=session, text="price?", provider=ScriptedProvider.of(say("It costs only ¥99.")))
-    assert Customer.objects.get(pk=session.customer_id).trust == 50
-    assert [c.reason for c in TrustChange.objects.order_by("pk")] == ["request_completed", "guard_blocked"]
+    trust_events = LedgerEvent.objects.of_type("customer.trust_changed").count()
+    # The guard blocks the agent's own reply: the customer only asked (issue 11, point 5).
+    blocked = turn_handle(session=session, text="price?", provider=ScriptedProvider.of(say("It costs only ¥99.")))
+    assert blocked.run is not None and Run.objects.get(pk=blocked.run.pk).guard_category == "price"
+    assert Customer.objects.get(pk=session.customer_id).trust == 55
+    assert [c.reason for c in TrustChange.objects.order_by("pk")] == ["request_completed"]
+    assert LedgerEvent.objects.of_type("customer.trust_changed").count() == trust_events
 
 
 # --- red line 2: owner tools never reach customers or peers ---------------------------------

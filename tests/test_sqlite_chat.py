@@ -44,6 +44,6 @@ def test_a_turn_on_the_embedded_default(tmp_path: Path) -> None:
     assert "Monday" in out["replies"][0] and out["citations"][0][0]["title"] == "Opening hours"
     assert out["replies"][1].startswith("I can't confirm prices")
     assert out["statuses"] == ["completed", "waiting_input", "completed"]
-    assert out["budget"] == 4  # two calls for the question, one each for the others
+    assert out["budget"] == 5  # two calls for each question (a price question searches first), one for "hello"
     assert out["third"] == "daily_budget"
     assert out["ledger_ok"]

@@ -13,7 +13,16 @@ import pytest
 from django.utils import timezone
 
 from facade.dialogue import services
-from facade.dialogue.models import DailyUsage, DialogueSession, Message, Run, RunStatus, SessionStatus, Span
+from facade.dialogue.models import (
+    DailyUsage,
+    DialogueSession,
+    Message,
+    Run,
+    RunStatus,
+    SessionStatus,
+    Span,
+    TrustChange,
+)
 from facade.dialogue.services import RunOutcome, model_call_count, run_finish, run_start, session_open
 from facade.errors import ApplicationError
 from facade.tenancy.models import Customer
@@ -191,7 +200,7 @@ def test_run_finish_stores_the_reply_outcome_spans_and_hits(world_a: Any, world_
     assert ledger_verify(chain_id=world_a.tenant.pk).ok
 
 
-def test_a_guarded_reply_is_recorded_and_costs_trust(world_a: Any, path: str) -> None:
+def test_a_guarded_reply_is_recorded_and_costs_no_trust(world_a: Any, path: str) -> None:
     session = customer_session(world_a)
     started = start(session, cid="m-1")
     assert started.run is not None
@@ -200,5 +209,7 @@ def test_a_guarded_reply_is_recorded_and_costs_trust(world_a: Any, path: str) ->
     assert [e.payload for e in LedgerEvent.objects.of_type("guard.blocked")] == [
         {"category": "price", "audience": "customer"}
     ]
-    assert Customer.objects.get(pk=session.customer_id).trust < 50
-    assert [e.payload["reason"] for e in LedgerEvent.objects.of_type("customer.trust_changed")] == ["guard_blocked"]
+    # The guard blocked the agent's own reply: the customer did nothing (issue 11, point 5).
+    assert Customer.objects.get(pk=session.customer_id).trust == 50
+    assert not TrustChange.objects.exists()
+    assert not LedgerEvent.objects.of_type("customer.trust_changed").exists()

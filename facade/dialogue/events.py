@@ -170,7 +170,9 @@ GUARD_BLOCKED = register(
     app=APP,
     entity_type="run",
     payload=GuardBlocked,
-    description="The commitment guard or the grounding check replaced a reply with the boundary sentence.",
+    description=(
+        "The commitment guard, the grounding check or the quoting rule replaced a reply with the boundary sentence."
+    ),
 )
 TOOL_REFUSED = register(
     "tool.refused",

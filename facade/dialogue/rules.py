@@ -12,9 +12,10 @@ from typing import Any
 from facade.tenancy.rules import Audience
 
 TRUST_MIN, TRUST_MAX = 0, 100
-# A rate limit costs no trust: a refusal writes nothing but its counter, and the limit hit may be
-# one that other callers behind the same address used up.
-TRUST_DELTA = {"request_completed": +5, "guard_blocked": -5}
+# Trust moves only for what the customer did.  A rate limit costs no trust: a refusal writes
+# nothing but its counter, and the limit hit may be one that other callers behind the same
+# address used up.  Nor does a reply the commitment guard blocked: the reply was the agent's.
+TRUST_DELTA = {"request_completed": +5}
 
 
 def request_can_move(flow: dict[str, Any], state: str, to: str) -> bool:

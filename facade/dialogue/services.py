@@ -409,8 +409,8 @@ def run_finish(
 ) -> Message:
     """Store the reply and the run's outcome, counters, spans and knowledge hits (`hits`: the
     ids of the approved versions the reply cited), with the `run.finished` ledger event — and
-    `guard.blocked` when the guard replaced the reply, with the customer's trust lowered — in
-    one transaction."""
+    `guard.blocked` when the guard replaced the reply — in one transaction.  A blocked reply costs
+    the customer no trust: it was the agent's reply, not anything the customer did."""
     now = timezone.now()
     run.status, run.stop_reason, run.needs_input = outcome.status, outcome.stop_reason, outcome.needs_input
     run.guard_category, run.finished_at = outcome.guard_category, now
@@ -486,8 +486,6 @@ def run_finish(
     events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(outcome.citations))
     if outcome.guard_category:
         events.guard_blocked(session=session, run=run, category=outcome.guard_category, audience=session.audience)
-        if session.customer_id is not None:
-            trust_adjust(customer_id=session.customer_id, reason="guard_blocked")
     return reply
 
 

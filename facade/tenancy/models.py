@@ -115,7 +115,7 @@ class Customer(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="customers")
-    # 0–100; completed requests raise it, guard blocks and rate-limit hits lower it.
+    # 0–100; completed requests raise it. A reply the guard blocked or a rate-limit hit changes nothing.
     trust = models.PositiveSmallIntegerField(default=50)
     created_at = models.DateTimeField(auto_now_add=True)
 

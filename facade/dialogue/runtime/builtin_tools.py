@@ -19,6 +19,7 @@ from .. import rules
 from ..models import Message
 from ..selectors import open_requests_for_owner, request_view
 from ..services import request_submit, session_actor
+from .small_talk import small_talk
 from .tools import (
     CUSTOMER_FACING,
     OWNER_ONLY,
@@ -50,8 +51,9 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
         kept = [r for r in results if r.source.get("type") != SourceType.CUSTOMER]
         hidden, results = len(results) - len(kept), kept
     results = results[:RESULTS]
-    # A preview's questions are the owner's own: never an unanswered customer question.
-    if not results and ctx.audience != Audience.OWNER and not ctx.session.preview:
+    # A preview's questions are the owner's own: never an unanswered customer question.  Small talk
+    # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.
+    if not results and ctx.audience != Audience.OWNER and not ctx.session.preview and not _small_talk(args.query, ctx):
         knowledge_miss_record(agent=ctx.agent, session_id=ctx.session.pk, query=args.query)
     found = [
         {
@@ -65,12 +67,22 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
         for r in results
     ]
     for item in found:
-        if item["status"] == Status.APPROVED and all(c["version_id"] != item["version_id"] for c in ctx.citations):
-            ctx.citations.append({k: item[k] for k in ("entry_id", "version", "version_id", "title")})
+        if item["status"] != Status.APPROVED:
+            continue
+        known = next((n for n, c in enumerate(ctx.citations, 1) if c["version_id"] == item["version_id"]), None)
+        if known is None:
+            # The snippet is kept for the quoting check (runtime/quoting.py): what the reply may quote.
+            ctx.citations.append({k: item[k] for k in ("entry_id", "version", "version_id", "title", "snippet")})
+            known = len(ctx.citations)
+        item["cite"] = known  # the number a reply cites it by: its place among the run's citations
     content: dict[str, Any] = {"results": found}
     if hidden:
         content["customer_candidates_hidden"] = hidden
     return ToolResult(Outcome.OK, content)
+
+
+def _small_talk(query: str, ctx: ToolContext) -> bool:
+    return small_talk(query) is not None or small_talk(ctx.run.message.text) is not None
 
 
 def submit_request(ctx: ToolContext, args: RequestArgs) -> ToolResult:

@@ -36,6 +36,7 @@ from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
+from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
@@ -328,12 +329,17 @@ def _finish(
         needs_input = False
     guarded = ""
     if audience in (Audience.CUSTOMER, Audience.PEER):
-        verdict = guard_check(text)
+        # Quoting is not committing: an attributed quote of an approved entry the run's search
+        # returned is left out of the checks; everything else in the reply is read as before.
+        checked = unquoted(text, ctx.citations)
+        verdict = guard_check(checked)
         if verdict.blocked:
             guarded = verdict.category.value if verdict.category else "unknown"
-        elif unsourced_figures(text, given):
+        elif unsourced_figures(checked, given):
             # A price or time the model was not given, whatever the wording (grounding.py).
             guarded = UNSOURCED_FIGURE
+        elif checked != text and applies_to_customer(checked):
+            guarded = APPLIED_QUOTE  # "…from €35 [1]. That's what you'll pay."
         if guarded:
             text = f"{agent.boundary(language)} {HONEST[language]['offer']}"
             needs_input = True

@@ -8,8 +8,11 @@ model would, so the product is useful (and testable) without one:
   follow-up (the search records the miss);
 - wanting something done → asks for the agent's clarification fields one at a time, then
   `submit_request`;
-- a price, a deadline or a guaranteed outcome → the agent's boundary wording and an offer to
-  register a request (a "yes" starts the clarification);
+- a price, a deadline or a guaranteed outcome → `search_knowledge`; what the approved entries
+  found say is quoted, attributed to them (runtime/quoting.py), then the agent's boundary
+  wording and an offer to register a request (a "yes" starts the clarification);
+- greetings, thanks, goodbyes, a bare yes or no (runtime/small_talk.py) → a polite fixed
+  sentence, no search (so no knowledge miss);
 - asking for a person → `request_handoff`;
 - on the owner face: "help" and small talk → what it can do, with examples; "remember …" →
   `remember_lesson`; "teach: title / text" → `ingest_material` (a malformed one → the right
@@ -37,6 +40,7 @@ from facade.tenancy.rules import Audience
 
 from ... import rules
 from ..prompts import conversation_language
+from ..small_talk import small_talk
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
@@ -52,6 +56,7 @@ QUESTIONS = Phrasebook(
 TEXT = Phrasebook(
     offer=_("Shall I register a request so that the owner can confirm it with you?"),
     found=_("Here is what I found:"),
+    quoted=_("This is what our published information says:"),
     unknown=_(
         "I don't know that yet — I've noted the question for the owner. Shall I ask a person to follow up with you?"
     ),
@@ -62,6 +67,10 @@ TEXT = Phrasebook(
     next_nobody=_("nothing more is needed"),
     failed=_("Sorry, I couldn't do that just now."),
     greeting=_("Hello! I can answer questions from what {name} has taught me, and register a request for the owner."),
+    thanks=_("You're welcome! Is there anything else I can help you with?"),
+    goodbye=_("Goodbye, and thank you for visiting {name}!"),
+    no=_("All right. If anything else comes up, just ask."),
+    yes=_("All right. What would you like to know?"),
 )
 
 _COMMITMENT_ASK = re.compile(
@@ -86,6 +95,16 @@ _YES = re.compile(
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好|嗨|哈喽)\s*[.!。！]?\s*$", re.IGNORECASE
 )
+
+
+# Opening hours are published information, not a deadline: "when do you open?", "什么时候营业?".
+_HOURS_ASK = re.compile(
+    r"\b(?:open|opens|opening|close|closes|closing|hours)\b|开门|关门|营业|开业|休息|几点开|几点关", re.IGNORECASE
+)
+
+
+def _commitment_ask(text: str) -> bool:
+    return bool(_COMMITMENT_ASK.search(text)) and not _HOURS_ASK.search(text)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -144,15 +163,26 @@ class OfflineProvider(Provider):
             return self._next_field({"need": offered_topic}, language, allowed)
         if _GREETING.match(user):
             return TEXT[language]["greeting"].format(name=self.agent.name), False
+        talk = small_talk(user)
+        if talk is not None:
+            # Answered, never searched: small talk is not a question nobody could answer.
+            return TEXT[language][talk.value].format(name=self.agent.name), False
         if _HANDOFF.search(user) and "request_handoff" in allowed:
             return _call("request_handoff", {"reason": "the customer asked for a person"})
-        if _COMMITMENT_ASK.search(user):
-            return f"{self.agent.boundary(language)} {TEXT[language]['offer']}", True
+        if _commitment_ask(user):
+            # What the approved entries say is quoted first (runtime/quoting.py); the customer's
+            # own price or date stays the owner's to confirm.
+            if "search_knowledge" in allowed:
+                return _call("search_knowledge", {"query": user[:500]})
+            return self._boundary(language), True
         if _WANT.search(user) and "submit_request" in allowed:
             return self._next_field({"need": user.strip()}, language, allowed)
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": user[:500]})
         return TEXT[language]["unknown"], False
+
+    def _boundary(self, language: str) -> str:
+        return f"{self.agent.boundary(language)} {TEXT[language]['offer']}"
 
     def _fields(self) -> list[str]:
         return [str(f) for f in (self.agent.clarification_order or ["need"])]
@@ -225,10 +255,17 @@ class OfflineProvider(Provider):
             return words["failed"], False
         if name == "search_knowledge":
             found = result.get("results") or []
+            asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+            commitment = _commitment_ask(asked)
             if not found:
-                return words["unknown"], True
-            lines = [words["found"]] + [f"[{n}] {r['title']}: {r['snippet']}" for n, r in enumerate(found, 1)]
-            return "\n".join(lines), False
+                return (self._boundary(language), True) if commitment else (words["unknown"], True)
+            # Each entry as it stands, attributed to it by its citation number and title: the
+            # form the server recognises as a quote (runtime/quoting.py).
+            colon = "：" if language == "zh-hans" else ": "
+            quotes = [f"[{r.get('cite', n)}] {r['title']}{colon}{r['snippet']}" for n, r in enumerate(found, 1)]
+            if commitment:
+                return "\n".join([words["quoted"], *quotes, self._boundary(language)]), True
+            return "\n".join([words["found"], *quotes]), False
         if name in ("submit_request", "request_handoff"):
             request = result.get("request") or {}
             following = words.get(f"next_{request.get('next_actor', 'owner')}", words["next_owner"])
