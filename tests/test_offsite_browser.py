@@ -39,6 +39,8 @@ NOT_PAGES = {
     "favicon": "the icon itself (tests/test_error_pages.py)",
     "logout": "POST only: the Sign out button",
     "set_language": "POST only: the language menu, used on every page below",
+    "owner-request-move": "POST only: a move button on the Requests page, opened below",
+    "owner-request-reply": "POST only: the reply form on the Requests page, opened below",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }
