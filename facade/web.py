@@ -41,6 +41,8 @@ def chat_texts() -> dict[str, Any]:
             "searching_knowledge": gettext("Searching knowledge…"),
             "registering_request": gettext("Registering your request…"),
             "handing_off": gettext("Asking a person to follow up…"),
+            "withdrawing_request": gettext("Withdrawing your request…"),
+            "amending_request": gettext("Updating your request…"),
             "ingesting": gettext("Adding the material to the knowledge…"),
             "remembering": gettext("Recording the lesson…"),
             "reading_inbox": gettext("Reading your inbox…"),
@@ -60,7 +62,10 @@ def chat_texts() -> dict[str, Any]:
             "done": gettext("Done"),
             "declined": gettext("Declined"),
             "cancelled": gettext("Cancelled"),
+            "withdrawn": gettext("Withdrawn by you"),
         },
+        "withdraw": gettext("Withdraw this request"),
+        "withdraw_confirm": gettext("Yes, withdraw it"),
         "actors": {
             "owner": gettext("the business"),
             "customer": gettext("you"),
@@ -73,6 +78,9 @@ def chat_texts() -> dict[str, Any]:
             "message_too_long": gettext("Your message is too long (at most {max} characters)."),
             "rating": gettext("Please choose from 1 to 5 stars."),
             "network": gettext("No connection. Your message will be sent when the connection is back."),
+            "owner_has_acted": gettext(
+                "The business has already acted on this request, so it can no longer be withdrawn here."
+            ),
             "other": gettext("Something went wrong. Please try again."),
         },
         "reconnecting": gettext("Reconnecting…"),

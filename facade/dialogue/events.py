@@ -54,6 +54,11 @@ class RequestTransitioned(EventPayload):
     to: str
 
 
+class RequestAmended(EventPayload):
+    state: str
+    fields: list[str]
+
+
 class TrustChanged(EventPayload):
     reason: str
     delta: int
@@ -136,6 +141,20 @@ REQUEST_TRANSITIONED = register(
     entity_type="request",
     payload=RequestTransitioned,
     description="A request moved from one state of its flow to another.",
+)
+REQUEST_WITHDRAWN = register(
+    "request.withdrawn",
+    app=APP,
+    entity_type="request",
+    payload=RequestTransitioned,
+    description="The customer withdrew a request before the business acted on it.",
+)
+REQUEST_AMENDED = register(
+    "request.amended",
+    app=APP,
+    entity_type="request",
+    payload=RequestAmended,
+    description="The customer changed a request before the business acted on it (the names of the fields changed).",
 )
 TRUST_CHANGED = register(
     "customer.trust_changed",
@@ -228,6 +247,18 @@ def request_transitioned(*, request: CustomerRequest, before: str, actor: Actor)
     """`request` already holds its new state; `before` is the one it left."""
     payload = RequestTransitioned(from_=before, to=request.state)
     return _append(REQUEST_TRANSITIONED, request.tenant_id, request.pk, actor, payload)
+
+
+def request_withdrawn(*, request: CustomerRequest, before: str, actor: Actor) -> AppendedEvent:
+    """`request` already holds its new state; `before` is the one it left."""
+    payload = RequestTransitioned(from_=before, to=request.state)
+    return _append(REQUEST_WITHDRAWN, request.tenant_id, request.pk, actor, payload)
+
+
+def request_amended(*, request: CustomerRequest, fields: list[str], actor: Actor) -> AppendedEvent:
+    """`fields`: the names of what changed (never the values: they are the customer's words)."""
+    payload = RequestAmended(state=request.state, fields=sorted(fields))
+    return _append(REQUEST_AMENDED, request.tenant_id, request.pk, actor, payload)
 
 
 def customer_trust_changed(*, customer: Customer, reason: str, delta: int) -> AppendedEvent:

@@ -79,3 +79,25 @@ def recent_messages(*, session: DialogueSession, limit: int) -> list[tuple[str, 
     else:
         rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:limit])
     return [(str(role), str(text)) for role, text in reversed(rows)]
+
+
+def agent_text_before(*, session: DialogueSession, message_id: int) -> str:
+    """The agent's last message in the session before the principal's message `message_id`
+    (what the principal was answering), or "" when there is none."""
+    text = (
+        Message.objects.filter(session=session, role="agent", pk__lt=message_id)
+        .order_by("-pk")
+        .values_list("text", flat=True)
+        .first()
+    )
+    return text or ""
+
+
+def request_owner_acted(request: Any, *, principal_actor_id: str) -> bool:
+    """Whether anyone but the request's own principal (the owner moving it along or answering
+    it, whatever the event) has written an event about the request: from then on the customer can
+    no longer amend or withdraw it."""
+    from ledger.models import LedgerEvent
+
+    events = LedgerEvent.objects.for_entity(request.tenant_id, "request", str(request.pk))
+    return any(event.actor_id != principal_actor_id for event in events)
