@@ -6,8 +6,13 @@ model would, so the product is useful (and testable) without one:
 - a question → `search_knowledge`, then an answer made only of the approved snippets found,
   each with its citation number; nothing found → "I don't know yet" and an offer of a person's
   follow-up (the search records the miss);
-- wanting something done → asks for the agent's clarification fields one at a time, then
-  `submit_request`;
+- wanting something done → asks for the agent's clarification fields one at a time, each
+  answer checked for what it is (`rules.field_problem`; asked again politely when it does not
+  fit), a question in between answered before the open question is asked again, "cancel" / 算了
+  leaving the flow; then the summary (`runtime/summary.py`) and, on a yes, `submit_request` (on
+  a no: what to change);
+- "change the contact of request #3 to …" / "cancel my request #3" / 撤回请求 → `amend_request` /
+  `withdraw_request`;
 - a price, a deadline or a guaranteed outcome → the agent's boundary wording and an offer to
   register a request (a "yes" starts the clarification);
 - asking for a person → `request_handoff`;
