@@ -68,6 +68,8 @@ def customer_prompt(
         f"  {boundary}",
         "and offer to register a request for the owner.",
         "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",
+        "submit_request first answers with a summary: end your reply with it word for word, and call "
+        "submit_request again with the same fields only after the customer answers yes.",
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
     ]
