@@ -432,3 +432,27 @@ def build_agent(world: Any, flow: dict[str, Any]) -> Any:
     agent = agent_create(tenant=world.tenant, slug="custom-flow", name="Custom", actor=Actor.human(world.owner.pk))
     type(agent).objects.filter(pk=agent.pk).update(request_flow=flow)
     return agent
+
+
+def test_withdrawing_an_earlier_request_while_a_new_one_is_put_together(world_a: Any) -> None:
+    session = customer_session(world_a)
+    first = registered(world_a, session)
+    say_turns(session, "I'd also like to order bread rolls")
+    done = turn_handle(session=session, text=f"please cancel request #{first.pk}")
+    assert reply(done).startswith(TEXT["en"]["withdrawn"].format(id=first.pk))
+    assert reply(done).endswith(QUESTIONS["en"]["when"])  # the new one goes on
+    left = turn_handle(session=session, text="cancel the request")  # without a number: this new one
+    assert reply(left) == TEXT["en"]["cancelled"]
+    assert list(CustomerRequest.objects.values_list("state", flat=True)) == ["withdrawn"]
+
+
+def test_two_quick_yeses_register_one_request(world_a: Any) -> None:
+    """A second "yes" sent before the first was answered answers no summary: the message right
+    before it is the customer's own."""
+    from facade.dialogue.services import run_start
+
+    session = customer_session(world_a)
+    say_turns(session, "I'd like to order a cake", "Friday", "ana@example.com")
+    run_start(session=session, text="yes", provider="offline", context_hash="")  # the first, still running
+    second = turn_handle(session=session, text="yes")
+    assert second.request is None and CustomerRequest.objects.count() == 0

@@ -82,15 +82,11 @@ def recent_messages(*, session: DialogueSession, limit: int) -> list[tuple[str, 
 
 
 def agent_text_before(*, session: DialogueSession, message_id: int) -> str:
-    """The agent's last message in the session before the principal's message `message_id`
-    (what the principal was answering), or "" when there is none."""
-    text = (
-        Message.objects.filter(session=session, role="agent", pk__lt=message_id)
-        .order_by("-pk")
-        .values_list("text", flat=True)
-        .first()
-    )
-    return text or ""
+    """What the principal's message `message_id` answers: the session's message right before it
+    when that is the agent's, else "" (none, or another message of the principal's — two quick
+    "yes" answer one summary once)."""
+    row = Message.objects.filter(session=session, pk__lt=message_id).order_by("-pk").values_list("role", "text").first()
+    return str(row[1]) if row is not None and row[0] == "agent" else ""
 
 
 def request_owner_acted(request: Any, *, principal_actor_id: str) -> bool:

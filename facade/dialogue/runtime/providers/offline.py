@@ -158,8 +158,11 @@ class OfflineProvider(Provider):
         state = self._clarification_state(messages[:-1])
         words = TEXT[language]
         withdraw = _WITHDRAW.search(user)
-        if withdraw and "withdraw_request" in allowed and not state.asked:
-            return _call("withdraw_request", _request_id(withdraw.group("id")))
+        if withdraw and "withdraw_request" in allowed:
+            named = withdraw.group("id") or withdraw.group("zid")
+            if state.in_flow and not named:  # "cancel the request" while it is being put together
+                return words["cancelled"], False
+            return _call("withdraw_request", _request_id(named))
         if state.in_flow:
             return self._flow_step(state, user, language, allowed)
         amend = _amend(user)
@@ -328,7 +331,9 @@ class OfflineProvider(Provider):
         if name in ("withdraw_request", "amend_request"):
             request = result.get("request") or {}
             key = "withdrawn" if name == "withdraw_request" else "amended"
-            return words[key].format(id=request.get("id", "?")), False
+            done = words[key].format(id=request.get("id", "?"))
+            resume = self._resume(messages, language)  # an earlier request, while a new one is put together
+            return (f"{done}\n\n{resume}", True) if resume else (done, False)
         if name in ("submit_request", "request_handoff"):
             request = result.get("request") or {}
             following = words.get(f"next_{request.get('next_actor', 'owner')}", words["next_owner"])
