@@ -23,6 +23,16 @@ api = [
     path("api/sessions/<uuid:session_id>/cancel", dialogue.CancelView.as_view(), name="session-cancel"),
     path("api/sessions/<uuid:session_id>/rating", dialogue.RatingView.as_view(), name="session-rating"),
     path(
+        "api/sessions/<uuid:session_id>/requests/<int:request_id>",
+        dialogue.RequestAmendView.as_view(),
+        name="request-amend",
+    ),
+    path(
+        "api/sessions/<uuid:session_id>/requests/<int:request_id>/withdraw",
+        dialogue.RequestWithdrawView.as_view(),
+        name="request-withdraw",
+    ),
+    path(
         "api/requests/<int:request_id>/transition", dialogue.RequestTransitionView.as_view(), name="request-transition"
     ),
     path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),

@@ -76,6 +76,8 @@ def chat_texts() -> dict[str, Any]:
             "searching_knowledge": gettext("Searching knowledge…"),
             "registering_request": gettext("Registering your request…"),
             "handing_off": gettext("Asking a person to follow up…"),
+            "withdrawing_request": gettext("Withdrawing your request…"),
+            "amending_request": gettext("Updating your request…"),
             "ingesting": gettext("Adding the material to the knowledge…"),
             "remembering": gettext("Recording the lesson…"),
             "reading_inbox": gettext("Reading your inbox…"),
@@ -95,7 +97,10 @@ def chat_texts() -> dict[str, Any]:
             "done": gettext("Done"),
             "declined": gettext("Declined"),
             "cancelled": gettext("Cancelled"),
+            "withdrawn": gettext("Withdrawn by you"),
         },
+        "withdraw": gettext("Withdraw this request"),
+        "withdraw_confirm": gettext("Yes, withdraw it"),
         "actors": {
             "owner": gettext("the business"),
             "customer": gettext("you"),
@@ -112,6 +117,9 @@ def chat_texts() -> dict[str, Any]:
             ),
             "rating": gettext("Please choose from 1 to 5 stars."),
             "network": gettext("No connection. Your message will be sent when the connection is back."),
+            "owner_has_acted": gettext(
+                "The business has already acted on this request, so it can no longer be withdrawn here."
+            ),
             "other": gettext("Something went wrong. Please try again."),
         },
         # The count under the box, shown from COUNT_FROM of the limit (static/js/customer.js).

@@ -165,7 +165,9 @@ def customer_path(page: Any, words: dict[str, Any]) -> list[str]:
     expect(boundary.locator(".sources li")).to_have_text([re.compile(words["cake_citation"])])
     expect(ask(page, words["textbox"], words["yes"]).locator(".text")).to_contain_text(words["ask_when"])
     expect(ask(page, words["textbox"], words["when"]).locator(".text")).to_contain_text(words["ask_contact"])
-    done = ask(page, words["textbox"], words["contact"])
+    summary = ask(page, words["textbox"], words["contact"])
+    expect(summary.locator(".text")).to_contain_text(words["summary"])
+    done = ask(page, words["textbox"], words["confirm"])
     expect(done.locator(".text")).to_contain_text(words["registered"])
 
     requests = page.get_by_role("region", name=words["requests"])
@@ -203,6 +205,8 @@ ENGLISH = {
     "when": "next month",
     "ask_contact": "How can the owner reach you",
     "contact": "ana@example.com",
+    "summary": "Shall I register it for the owner? (yes / no)",
+    "confirm": "yes",
     "registered": "I've registered your request #",
     "requests": "Your requests",
     "state": "State: Submitted",
@@ -230,6 +234,8 @@ CHINESE = {
     "when": "下个月",
     "ask_contact": "店主怎么联系您",
     "contact": "电话 13800000000",
+    "summary": "要我为店主登记吗？（是 / 否）",
+    "confirm": "是的",
     "registered": "已为您登记请求 #",
     "requests": "您的请求",
     "state": "状态：已提交",
@@ -267,15 +273,15 @@ def test_a_customer_is_answered_meets_the_boundary_registers_a_request_resumes_a
     open_chat(page, demo["site"])
     expect(page.get_by_role("heading", name="Demo Shop")).to_be_visible()
     shown = customer_path(page, ENGLISH)
-    assert len(shown) == 10
-    assert stored() == (1, 10, 5, 1)
+    assert len(shown) == 12
+    assert stored() == (1, 12, 6, 1)
 
     # A reload resumes the same session from its history: every message once, the card again.
     page.reload()
-    expect(page.locator("#log li.msg")).to_have_count(10)
+    expect(page.locator("#log li.msg")).to_have_count(12)
     assert conversation(page) == shown
     expect(page.get_by_role("region", name="Your requests").get_by_role("listitem")).to_contain_text("State: Submitted")
-    assert stored() == (1, 10, 5, 1)
+    assert stored() == (1, 12, 6, 1)
 
     rate(page, ENGLISH)
     assert list(Rating.objects.values_list("stars", "comment")) == [(4, "Clear answers.")]
@@ -312,7 +318,7 @@ def test_the_same_path_in_simplified_chinese(page: Any, demo: dict[str, str]) ->
     page.evaluate(WATCH)
     shown = customer_path(page, CHINESE)
     page.reload()
-    expect(page.locator("#log li.msg")).to_have_count(10)
+    expect(page.locator("#log li.msg")).to_have_count(12)
     assert conversation(page) == shown
     rate(page, CHINESE)
     request = CustomerRequest.objects.get()

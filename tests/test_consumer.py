@@ -294,7 +294,7 @@ def test_an_unknown_session_and_someone_elses_are_refused_alike(world_a: TenantW
 def test_connecting_sends_the_history(world_a: TenantWorld) -> None:
     session, cookie = customer_session(world_a)
     first = turn_handle(session=session, text="Hello", client_message_id="m-1")
-    provider = ScriptedProvider.of(call("submit_request", {"summary": "a cake"}), say("Registered."))
+    provider = ScriptedProvider.of(call("request_handoff", {"reason": "a cake"}), say("Someone will call."))
     second = turn_handle(session=session, text="a cake please", client_message_id="m-2", provider=provider)
 
     async def scenario() -> None:

@@ -60,10 +60,11 @@ def test_the_agents_own_sentences_are_catalogued_in_both_languages() -> None:
 
     from facade.dialogue.runtime.loop import HONEST
     from facade.dialogue.runtime.providers.offline import OWNER, OWNER_ACTORS, OWNER_STATES, QUESTIONS, TEXT
+    from facade.dialogue.runtime.summary import SUMMARY
     from facade.tenancy.models import DEFAULT_WORDING
 
     cjk = re.compile(r"[\u4e00-\u9fff]")
-    for book in (HONEST, QUESTIONS, TEXT, OWNER, OWNER_STATES, OWNER_ACTORS, DEFAULT_WORDING):
+    for book in (HONEST, QUESTIONS, TEXT, SUMMARY, OWNER, OWNER_STATES, OWNER_ACTORS, DEFAULT_WORDING):
         assert list(book) == ["en", "zh-hans"]
         english, chinese = book["en"], book["zh-hans"]
         assert list(english) == list(chinese)

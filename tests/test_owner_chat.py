@@ -178,7 +178,8 @@ MARKER = "Quokka-4411-private"
 def customers_left_something(world: Any) -> None:
     """A request and questions nobody could answer, with words only the customer wrote."""
     customer = customer_session(world)
-    request_submit(session=customer, summary=f"A cake for {MARKER}", details={"contact": f"{MARKER}@example.com"})
+    details = {"need": f"A cake for {MARKER}", "when": "Friday", "contact": f"{MARKER}@example.com"}
+    request_submit(session=customer, summary=f"A cake for {MARKER}", details=details)
     knowledge_miss_record(agent=world.agent, session_id=customer.pk, query="Do you sell gluten-free bread?")
     # A number in a question may be a phone or order number: not shown, and a topic of nothing else goes.
     knowledge_miss_record(agent=world.agent, session_id=customer.pk, query="4411 2378")

@@ -349,10 +349,14 @@ def test_a_preview_is_left_out_of_misses_ratings_and_trust(world_a: TenantWorld)
     assert not KnowledgeMiss.objects.exists()  # never an unanswered customer question
     # A reply the guard blocks costs no one trust; a completed request earns no one trust.
     turn_handle(session=preview, text="price?", provider=ScriptedProvider.of(say("It costs only ¥99.")))
+    wanted = {"summary": "a cake", "details": {"when": "Friday", "contact": "ana@example.com"}}
+
+    def shown(messages: list[dict[str, Any]], tools: Any) -> Any:
+        return say(json.loads(messages[-1]["content"])["summary"])  # the server's summary, as given
+
+    turn_handle(session=preview, text="a cake", provider=ScriptedProvider.of(call("submit_request", wanted), shown))
     done = turn_handle(
-        session=preview,
-        text="a cake",
-        provider=ScriptedProvider.of(call("submit_request", {"summary": "a cake"}), say("Ok.")),
+        session=preview, text="yes", provider=ScriptedProvider.of(call("submit_request", wanted), say("Ok."))
     )
     request = CustomerRequest.objects.get(pk=done.request["id"])
     for state in ("accepted", "in_progress", "done"):

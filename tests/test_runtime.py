@@ -144,7 +144,10 @@ def test_a_price_question_gets_the_boundary_then_a_registered_request(
     )
     third = turn_handle(session=session, text=when)
     assert third.request is None
-    fourth = turn_handle(session=session, text=contact)
+    summary = turn_handle(session=session, text=contact)
+    assert summary.request is None and CustomerRequest.objects.count() == 0  # first the summary, then a yes
+    assert summary.reply is not None and contact in summary.reply.text and when in summary.reply.text
+    fourth = turn_handle(session=session, text=yes)
     assert (
         fourth.request is not None
         and fourth.request["state"] == "submitted"
@@ -183,7 +186,8 @@ def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -
     session = customer_session(world_a)
     asked = turn_handle(session=session, text="I'd like to order a birthday cake with blue roses")
     assert asked.reply is not None and "reach you" in asked.reply.text
-    done = turn_handle(session=session, text="ana@example.com")
+    assert turn_handle(session=session, text="ana@example.com").request is None
+    done = turn_handle(session=session, text="yes")
     assert done.request is not None
     assert CustomerRequest.objects.get().details == {
         "need": "I'd like to order a birthday cake with blue roses",
@@ -191,10 +195,29 @@ def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -
     }
 
 
+def confirmed_request(session: Any, details: dict[str, str] | None = None) -> Any:
+    """A request registered the way the server allows: the model calls `submit_request`, shows
+    the summary the server answers, and calls it again once the customer says yes."""
+    arguments = {"summary": "a cake", "details": details or {"when": "Friday", "contact": "ana@example.com"}}
+    turn_handle(
+        session=session, text="a cake please", provider=ScriptedProvider.of(call("submit_request", arguments), shown)
+    )
+    provider = ScriptedProvider.of(call("submit_request", arguments), say("Registered."))
+    result = turn_handle(session=session, text="yes", provider=provider)
+    assert result.request is not None
+    return result
+
+
+def shown(messages: list[dict[str, Any]], tools: Any) -> ModelReply:
+    """The model shows the summary the server's `needs_confirmation` answer gave it."""
+    answer = json.loads(messages[-1]["content"])
+    assert answer["outcome"] == "needs_confirmation"
+    return say(f"Let me check. {answer['summary']}")
+
+
 def test_completed_requests_raise_trust_and_a_blocked_reply_changes_nothing(world_a: Any) -> None:
     session = customer_session(world_a)
-    provider = ScriptedProvider.of(call("submit_request", {"summary": "a cake"}), say("Registered."))
-    result = turn_handle(session=session, text="a cake please", provider=provider)
+    result = confirmed_request(session)
     request = CustomerRequest.objects.get(pk=result.request["id"])
     for state in ("accepted", "in_progress", "done"):
         request = request_transition(request=request, to=state, actor=Actor.human(world_a.owner.pk))

@@ -61,6 +61,11 @@ class RequestReplied(EventPayload):
     chars: int
 
 
+class RequestAmended(EventPayload):
+    state: str
+    fields: list[str]
+
+
 class TrustChanged(EventPayload):
     reason: str
     delta: int
@@ -150,6 +155,20 @@ REQUEST_REPLIED = register(
     entity_type="request",
     payload=RequestReplied,
     description="An owner replied to a request in the customer's conversation (its id and length, not its text).",
+)
+REQUEST_WITHDRAWN = register(
+    "request.withdrawn",
+    app=APP,
+    entity_type="request",
+    payload=RequestTransitioned,
+    description="The customer withdrew a request before the business acted on it.",
+)
+REQUEST_AMENDED = register(
+    "request.amended",
+    app=APP,
+    entity_type="request",
+    payload=RequestAmended,
+    description="The customer changed a request before the business acted on it (the names of the fields changed).",
 )
 TRUST_CHANGED = register(
     "customer.trust_changed",
@@ -254,6 +273,18 @@ def request_transitioned(*, request: CustomerRequest, before: str, actor: Actor)
 def request_replied(*, request: CustomerRequest, message: Message, actor: Actor) -> AppendedEvent:
     payload = RequestReplied(session=str(message.session_id), message_id=message.pk, chars=len(message.text))
     return _append(REQUEST_REPLIED, request.tenant_id, request.pk, actor, payload)
+
+
+def request_withdrawn(*, request: CustomerRequest, before: str, actor: Actor) -> AppendedEvent:
+    """`request` already holds its new state; `before` is the one it left."""
+    payload = RequestTransitioned(from_=before, to=request.state)
+    return _append(REQUEST_WITHDRAWN, request.tenant_id, request.pk, actor, payload)
+
+
+def request_amended(*, request: CustomerRequest, fields: list[str], actor: Actor) -> AppendedEvent:
+    """`fields`: the names of what changed (never the values: they are the customer's words)."""
+    payload = RequestAmended(state=request.state, fields=sorted(fields))
+    return _append(REQUEST_AMENDED, request.tenant_id, request.pk, actor, payload)
 
 
 def customer_trust_changed(*, customer: Customer, reason: str, delta: int) -> AppendedEvent:

@@ -170,3 +170,21 @@ def owner_requests(*, agent: Any, open_only: bool) -> Any:
                 still_open |= Q(state=state, flow=flow)
         requests = requests.filter(still_open)
     return requests
+
+
+def agent_text_before(*, session: DialogueSession, message_id: int) -> str:
+    """What the principal's message `message_id` answers: the session's message right before it
+    when that is the agent's, else "" (none, or another message of the principal's — two quick
+    "yes" answer one summary once)."""
+    row = Message.objects.filter(session=session, pk__lt=message_id).order_by("-pk").values_list("role", "text").first()
+    return str(row[1]) if row is not None and row[0] == "agent" else ""
+
+
+def request_owner_acted(request: Any, *, principal_actor_id: str) -> bool:
+    """Whether anyone but the request's own principal (the owner moving it along or answering
+    it, whatever the event) has written an event about the request: from then on the customer can
+    no longer amend or withdraw it."""
+    from ledger.models import LedgerEvent
+
+    events = LedgerEvent.objects.for_entity(request.tenant_id, "request", str(request.pk))
+    return any(event.actor_id != principal_actor_id for event in events)

@@ -37,7 +37,7 @@ from .models import (
 from .push import session_push_on_commit
 from .ratelimit import message_rate_check
 from .schemas import OwnerReplyOut, RequestUpdateOut
-from .selectors import owner_message_view, request_view, session_for_principal
+from .selectors import owner_message_view, request_owner_acted, request_view, session_for_principal
 
 
 class DialogueError(ApplicationError):
@@ -531,6 +531,10 @@ def request_submit(
     submitted = _SUBMITTED[kind]
     if session.audience == Audience.OWNER:
         raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
+    if kind == "request":
+        if not str(details.get("need") or "").strip():
+            details = {"need": summary, **details}  # the summary says what is needed
+        request_fields_check(details=details, required=[str(f) for f in session.agent.clarification_order or []])
     flow = session.agent.request_flow
     request = CustomerRequest.objects.create(
         tenant_id=session.tenant_id,
@@ -623,3 +627,88 @@ def rating_record(*, session: DialogueSession, stars: int, comment: str = "") ->
     )
     events.session_rated(session=session, rating=rating, actor=session_actor(session))
     return rating
+
+
+def request_fields_check(*, details: dict[str, str], required: list[str]) -> None:
+    """Refuse a request whose fields are missing or are not what they claim to be (a contact
+    that is no e-mail address or phone number, a date that is none), whoever filled them in:
+    `400 invalid_fields`, the detail naming each field and what is wrong with it."""
+    problems = {name: "missing" for name in required if not str(details.get(name) or "").strip()}
+    for name, value in details.items():
+        problem = rules.field_problem(str(name), str(value))
+        if problem is not None and name not in problems:
+            problems[str(name)] = problem
+    if problems:
+        raise DialogueError(
+            "invalid_fields", "; ".join(f"{name}: {problem}" for name, problem in sorted(problems.items()))
+        )
+
+
+def _own_request(session: DialogueSession, request_id: int | None) -> CustomerRequest:
+    """The session's request `request_id` (its latest one when None), locked; another session's
+    request answers 404 as if it did not exist.  Only a customer changes its requests this way."""
+    if session.audience != Audience.CUSTOMER:
+        raise NotFound(str(request_id))
+    mine = CustomerRequest.objects.select_for_update().filter(session=session)
+    found = mine.filter(pk=request_id).first() if request_id is not None else mine.order_by("-pk").first()
+    if found is None:
+        raise NotFound(str(request_id))
+    return found
+
+
+def _may_change(session: DialogueSession, request: CustomerRequest) -> None:
+    actor = session_actor(session)
+    refusal = rules.customer_may_change(
+        flow=request.flow,
+        state=request.state,
+        owner_acted=request_owner_acted(request, principal_actor_id=actor.id),
+    )
+    if refusal is not None:
+        detail = {
+            rules.ChangeRefusal.OWNER_HAS_ACTED: "the business has already acted on this request; ask them instead",
+            rules.ChangeRefusal.ALREADY_WITHDRAWN: "this request has been withdrawn already",
+            rules.ChangeRefusal.NOT_IN_FLOW: "this request's flow has no withdrawn state",
+        }[refusal]
+        raise DialogueError(refusal.value, detail, HTTPStatus.CONFLICT)
+
+
+@transaction.atomic
+def request_withdraw(*, session: DialogueSession, request_id: int | None) -> CustomerRequest:
+    """The customer takes back a request of this session while it is still in its
+    first state and nobody of the business has acted on it."""
+    request = _own_request(session, request_id)
+    _may_change(session, request)
+    before = request.state
+    request.state = rules.WITHDRAWN
+    request.save(update_fields=["state", "updated_at"])
+    events.request_withdrawn(request=request, before=before, actor=session_actor(session))
+    return request
+
+
+@transaction.atomic
+def request_amend(
+    *, session: DialogueSession, request_id: int | None, summary: str | None, details: dict[str, str]
+) -> CustomerRequest:
+    """The customer changes the summary or fields of a request of this session, on the
+    same terms as withdrawing it; each changed field is checked as when it was first given."""
+    for key, value in [*details.items(), ("summary", summary or "")]:
+        text_check(str(key), field="a field name")
+        text_check(str(value), field=str(key)[:40])
+    request = _own_request(session, request_id)
+    _may_change(session, request)
+    changed = {str(k)[:40]: " ".join(str(v).split())[:500] for k, v in details.items()}
+    merged = {**request.details, **changed}
+    if len(merged) > 10:
+        raise DialogueError("invalid_fields", "a request has at most 10 fields")
+    request_fields_check(details=changed, required=[])
+    names = sorted(k for k, v in changed.items() if request.details.get(k) != v)
+    new_summary = " ".join((summary or "").split())[:300]
+    if new_summary and new_summary != request.summary:
+        names.insert(0, "summary")
+        request.summary = new_summary
+    if not names:
+        raise DialogueError("nothing_to_change", "the request already holds these values")
+    request.details = merged
+    request.save(update_fields=["summary", "details", "updated_at"])
+    events.request_amended(request=request, fields=names, actor=session_actor(session))
+    return request

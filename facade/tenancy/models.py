@@ -63,7 +63,11 @@ def default_clarification_order() -> list[str]:
 
 
 def default_request_flow() -> dict[str, object]:
-    """The request state machine every agent starts with: each state names who acts next."""
+    """The request state machine every agent starts with: each state names who acts next.
+
+    `withdrawn` is no state the owner moves a request to (no `to` names it): the customer takes
+    a request there themselves while it stands in the first state and the business has not
+    acted on it (`dialogue.services.request_withdraw`)."""
     return {
         "initial": "submitted",
         "states": {
@@ -74,6 +78,7 @@ def default_request_flow() -> dict[str, object]:
             "done": {"next_actor": "nobody", "to": []},
             "declined": {"next_actor": "nobody", "to": []},
             "cancelled": {"next_actor": "nobody", "to": []},
+            "withdrawn": {"next_actor": "nobody", "to": []},
         },
     }
 

@@ -119,8 +119,28 @@
     var next = document.createElement("p");
     next.textContent = fill(T.next, {actor: T.actors[request.next_actor] || request.next_actor});
     card.append(head, summary, st, next);
+    if (request.state === "submitted" && state.id) { card.appendChild(withdrawButton(request, state.id)); }
     list.appendChild(card);
     $("requests").hidden = false;
+  }
+  // While the business has not acted, the customer may take a request back: a first click asks
+  // again, the second withdraws (the server refuses once the business has acted).
+  function withdrawButton(request, sessionId) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary withdraw";
+    button.textContent = T.withdraw;
+    button.addEventListener("click", function () {
+      if (!button.dataset.armed) { button.dataset.armed = "1"; button.textContent = T.withdraw_confirm; return; }
+      button.disabled = true;
+      http("POST", "/api/sessions/" + sessionId + "/requests/" + request.id + "/withdraw", {})
+        .then(function (updated) { showError(errorBox, ""); showRequest(updated); })
+        .catch(function (err) {
+          button.remove();
+          showError(errorBox, T.errors[err.error] || err.detail || T.errors.other);
+        });
+    });
+    return button;
   }
   function offerRating() {
     var box = $("rating");

@@ -28,7 +28,14 @@ from facade.tenancy.schemas import Actor
 from ..models import CustomerRequest, DialogueSession
 from ..runtime.loop import run_cancel, turn_handle
 from ..selectors import reply_view, request_view, session_for_principal, session_history
-from ..services import message_admit, rating_record, request_transition, session_open
+from ..services import (
+    message_admit,
+    rating_record,
+    request_amend,
+    request_transition,
+    request_withdraw,
+    session_open,
+)
 
 
 class SessionOut(serializers.Serializer):
@@ -380,6 +387,69 @@ class RequestTransitionView(APIView):
         return Response(request_view(moved))
 
 
+class AmendIn(serializers.Serializer):
+    summary = ServiceText(required=False, allow_blank=False, max_length=300)
+    details = serializers.DictField(child=ServiceText(max_length=500, allow_blank=False), required=False, default=dict)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("summary") and not attrs.get("details"):
+            raise serializers.ValidationError("give a summary or some details to change")
+        return attrs
+
+
+_CHANGE_ERRORS = {
+    404: error_response("`not_found`: no such request in this session, or not the session's customer"),
+    409: error_response(
+        "`owner_has_acted` (the business moved or answered the request), `already_withdrawn`, `withdrawal_not_in_flow`"
+    ),
+    403: error_response("`forbidden` (CSRF), `cross_site_request`"),
+}
+
+
+@extend_schema(
+    summary="Change a request of this session (its customer, before the business acts)",
+    description=(
+        "Only while the request is in its flow's first state and nobody of the business has acted on "
+        "it. `details` are merged into the request's fields; each is checked for what it is (a contact "
+        "must be an e-mail address or a phone number, a date or time a date or time)."
+    ),
+    request=AmendIn,
+    responses={
+        200: RequestOut,
+        400: error_response("`invalid_fields`, `nothing_to_change`, `invalid_input`, `invalid_text`"),
+        **_CHANGE_ERRORS,
+    },
+    tags=["requests"],
+)
+class RequestAmendView(APIView):
+    def patch(self, request: Request, session_id: str, request_id: int) -> Response:
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
+        payload = AmendIn(data=request.data)
+        if not payload.is_valid():
+            raise serializers.ValidationError(payload.errors)
+        amended = request_amend(
+            session=session,
+            request_id=request_id,
+            summary=payload.validated_data.get("summary"),
+            details=dict(payload.validated_data.get("details") or {}),
+        )
+        return Response(request_view(amended))
+
+
+@extend_schema(
+    summary="Withdraw a request of this session (its customer, before the business acts)",
+    request=None,
+    responses={200: RequestOut, **_CHANGE_ERRORS},
+    tags=["requests"],
+)
+class RequestWithdrawView(APIView):
+    max_body_bytes = 1 * KiB
+
+    def post(self, request: Request, session_id: str, request_id: int) -> Response:
+        session = session_for_principal(principal=request_principal(request), session_id=session_id)
+        return Response(request_view(request_withdraw(session=session, request_id=request_id)))
+
+
 __all__ = [
     "SessionCreateView",
     "PreviewSessionCreateView",
@@ -388,5 +458,7 @@ __all__ = [
     "CancelView",
     "RatingView",
     "RequestTransitionView",
+    "RequestAmendView",
+    "RequestWithdrawView",
     "NotFound",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from facade.tenancy.policy import NotFound
 from facade.tenancy.rules import Audience
 from knowledge.extract import ExtractError, extract_text
 from knowledge.ingest import ingest_material as knowledge_ingest
@@ -17,12 +18,21 @@ from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_rec
 
 from .. import rules
 from ..models import Message
-from ..selectors import open_requests_for_owner, request_view
-from ..services import request_submit, session_actor
+from ..selectors import agent_text_before, open_requests_for_owner, request_view
+from ..services import (
+    DialogueError,
+    request_amend,
+    request_fields_check,
+    request_submit,
+    request_withdraw,
+    session_actor,
+)
 from .small_talk import small_talk
+from .summary import normalised, request_summaries, request_summary
 from .tools import (
     CUSTOMER_FACING,
     OWNER_ONLY,
+    AmendArgs,
     DraftArgs,
     HandoffArgs,
     InboxArgs,
@@ -36,6 +46,7 @@ from .tools import (
     Tool,
     ToolContext,
     ToolResult,
+    WithdrawArgs,
     registry,
 )
 
@@ -86,9 +97,60 @@ def _small_talk(query: str, ctx: ToolContext) -> bool:
 
 
 def submit_request(ctx: ToolContext, args: RequestArgs) -> ToolResult:
-    request = request_submit(
-        session=ctx.session, summary=args.summary, details=args.details, kind="request", run=ctx.run
-    )
+    """Registers only what the customer confirmed: the fields must be what they claim to be, and
+    the agent's message the customer just answered must end with the summary of exactly these
+    fields, answered with a plain yes.  Otherwise nothing is written and the model is told what
+    to do: ask again for a field, or show the summary (`needs_confirmation`) and wait."""
+    if ctx.request is not None:
+        return ToolResult(Outcome.FAILED, {"error": "already_registered", "detail": "one request per message"})
+    summary, details = normalised(args.summary, args.details)
+    if not details.get("need"):
+        details = {"need": summary, **details}
+    try:
+        request_fields_check(details=details, required=[str(f) for f in ctx.agent.clarification_order or []])
+    except DialogueError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail})
+    shown = agent_text_before(session=ctx.session, message_id=ctx.run.message_id)
+    if not rules.confirms(
+        shown=shown, reply=ctx.run.message.text, summaries=request_summaries(summary=summary, details=details)
+    ):
+        return ToolResult(
+            Outcome.NEEDS_CONFIRMATION,
+            {
+                "error": "needs_confirmation",
+                "detail": "show the customer this summary, word for word, at the end of your reply, and call "
+                "submit_request again with the same fields once they answer yes",
+                "summary": request_summary(summary=summary, details=details, language=ctx.language),
+            },
+        )
+    try:
+        request = request_submit(session=ctx.session, summary=summary, details=details, kind="request", run=ctx.run)
+    except DialogueError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail})
+    ctx.request = request_view(request)
+    return ToolResult(Outcome.OK, {"request": ctx.request})
+
+
+def withdraw_request(ctx: ToolContext, args: WithdrawArgs) -> ToolResult:
+    try:
+        request = request_withdraw(session=ctx.session, request_id=args.request_id)
+    except NotFound:
+        return ToolResult(Outcome.FAILED, {"error": "not_found", "detail": "no such request in this conversation"})
+    except DialogueError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail, "request_id": args.request_id})
+    ctx.request = request_view(request)
+    return ToolResult(Outcome.OK, {"request": ctx.request})
+
+
+def amend_request(ctx: ToolContext, args: AmendArgs) -> ToolResult:
+    try:
+        request = request_amend(
+            session=ctx.session, request_id=args.request_id, summary=args.summary, details=args.details
+        )
+    except NotFound:
+        return ToolResult(Outcome.FAILED, {"error": "not_found", "detail": "no such request in this conversation"})
+    except DialogueError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail, "request_id": args.request_id})
     ctx.request = request_view(request)
     return ToolResult(Outcome.OK, {"request": ctx.request})
 
@@ -250,12 +312,37 @@ registry.register(
 registry.register(
     Tool(
         "submit_request",
-        "Register what the customer wants done, once the clarified fields are known.",
+        "Register what the customer wants done, once the clarified fields are known. The first call "
+        "answers with a summary to show the customer; the request is registered when they answer yes to it.",
         CUSTOMER_FACING,
         RequestArgs,
         Risk.WRITE,
         submit_request,
         "registering_request",
+    )
+)
+registry.register(
+    Tool(
+        "withdraw_request",
+        "Withdraw a request the customer registered in this conversation (the latest when no id is given), "
+        "while the business has not acted on it.",
+        frozenset({Audience.CUSTOMER}),
+        WithdrawArgs,
+        Risk.WRITE,
+        withdraw_request,
+        "withdrawing_request",
+    )
+)
+registry.register(
+    Tool(
+        "amend_request",
+        "Change the summary or fields of a request the customer registered in this conversation, while the "
+        "business has not acted on it.",
+        frozenset({Audience.CUSTOMER}),
+        AmendArgs,
+        Risk.WRITE,
+        amend_request,
+        "amending_request",
     )
 )
 registry.register(

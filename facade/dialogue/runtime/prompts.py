@@ -71,6 +71,8 @@ def customer_prompt(
         "  [cite] Title: the result's own words, whole sentences or list items",
         "(cite is the number the result carries). Never apply it to the customer's own case.",
         "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",
+        "submit_request first answers with a summary: end your reply with it word for word, and call "
+        "submit_request again with the same fields only after the customer answers yes.",
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
     ]

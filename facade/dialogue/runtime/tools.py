@@ -43,6 +43,7 @@ class Outcome(StrEnum):
     REFUSED = "refused"
     INVALID = "invalid_arguments"
     FAILED = "failed"
+    NEEDS_CONFIRMATION = "needs_confirmation"  # nothing done yet: the principal must confirm first
 
 
 @dataclass
@@ -218,6 +219,16 @@ class SearchArgs(Args):
 class RequestArgs(Args):
     summary: str = Field(min_length=1, max_length=300, description="what the customer wants done, in a line")
     details: dict[str, str] = Field(default_factory=dict, description="the clarified fields, e.g. need, when, contact")
+
+
+class WithdrawArgs(Args):
+    request_id: int | None = Field(default=None, ge=1, description="the request's number; none: the latest")
+
+
+class AmendArgs(Args):
+    request_id: int | None = Field(default=None, ge=1, description="the request's number; none: the latest")
+    summary: str | None = Field(default=None, max_length=300)
+    details: dict[str, str] = Field(default_factory=dict, description="the fields to change, e.g. contact, when")
 
 
 class HandoffArgs(Args):

@@ -6,8 +6,13 @@ model would, so the product is useful (and testable) without one:
 - a question → `search_knowledge`, then an answer made only of the approved snippets found,
   each with its citation number; nothing found → "I don't know yet" and an offer of a person's
   follow-up (the search records the miss);
-- wanting something done → asks for the agent's clarification fields one at a time, then
-  `submit_request`;
+- wanting something done → asks for the agent's clarification fields one at a time, each
+  answer checked for what it is (`rules.field_problem`; asked again politely when it does not
+  fit), a question in between answered before the open question is asked again, "cancel" / 算了
+  leaving the flow; then the summary (`runtime/summary.py`) and, on a yes, `submit_request` (on
+  a no: what to change);
+- "change the contact of request #3 to …" / "cancel my request #3" / 撤回请求 → `amend_request` /
+  `withdraw_request`;
 - a price, a deadline or a guaranteed outcome → `search_knowledge`; what the approved entries
   found say is quoted, attributed to them (runtime/quoting.py), then the agent's boundary
   wording and an offer to register a request (a "yes" starts the clarification);
@@ -30,6 +35,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -40,7 +48,8 @@ from facade.tenancy.rules import Audience
 
 from ... import rules
 from ..prompts import conversation_language
-from ..small_talk import small_talk
+from ..small_talk import SmallTalk, small_talk
+from ..summary import SUMMARY, request_summary
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
@@ -62,6 +71,18 @@ TEXT = Phrasebook(
     ),
     registered=_("I've registered your request #{id}. Next: {next}."),
     handoff=_("I've asked a person to follow up with you (request #{id}). Next: {next}."),
+    withdrawn=_("I've withdrawn your request #{id}; nothing more will happen with it."),
+    amended=_("I've updated your request #{id}."),
+    not_found=_("I couldn't find that request in this conversation."),
+    owner_has_acted=_(
+        "The owner has already started on request #{id}, so I can't change it here. Shall I ask a person to follow up?"
+    ),
+    already_withdrawn=_("Request #{id} has been withdrawn already."),
+    cancelled=_("All right, I've left it there — nothing was registered."),
+    change=_('What should I change? Send the new detail (what you need, when, or how to reach you), or say "cancel".'),
+    bad_contact=_("That doesn't look like an e-mail address or phone number."),
+    bad_when=_("That doesn't look like a date or time."),
+    unknown_short=_("I don't know that yet — I've noted the question for the owner."),
     next_owner=_("the owner reviews it and gets back to you"),
     next_customer=_("we need something from you"),
     next_nobody=_("nothing more is needed"),
@@ -101,6 +122,9 @@ _GREETING = re.compile(
 _HOURS_ASK = re.compile(
     r"\b(?:open|opens|opening|close|closes|closing|hours)\b|开门|关门|营业|开业|休息|几点开|几点关", re.IGNORECASE
 )
+
+
+_NOT_A_YES = (SmallTalk.THANKS, SmallTalk.GOODBYE, SmallTalk.NO)
 
 
 def _commitment_ask(text: str) -> bool:
@@ -146,6 +170,8 @@ class OfflineProvider(Provider):
                 tool_calls=[step], prompt_tokens=prompt_tokens, completion_tokens=len(step.arguments) // 4 + 1
             )
         text, needs_input = step
+        if not owner and text == self.agent.boundary(language):  # a price question mid-flow
+            text = f"{text}\n\n{self._resume(messages, language)}".strip()
         return ModelReply(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input
         )
@@ -155,18 +181,29 @@ class OfflineProvider(Provider):
     def _customer_step(
         self, messages: list[dict[str, Any]], user: str, language: str, allowed: set[str]
     ) -> ToolCall | tuple[str, bool]:
-        answers, asked, offered_topic = self._clarification_state(messages[:-1])
-        if asked is not None:
-            answers[asked] = user.strip()
-            return self._next_field(answers, language, allowed)
-        if offered_topic is not None and _YES.match(user):
-            return self._next_field({"need": offered_topic}, language, allowed)
-        if _GREETING.match(user):
-            return TEXT[language]["greeting"].format(name=self.agent.name), False
+        state = self._clarification_state(messages[:-1])
+        words = TEXT[language]
+        withdraw = _WITHDRAW.search(user)
+        if withdraw and "withdraw_request" in allowed:
+            named = withdraw.group("id") or withdraw.group("zid")
+            if state.in_flow and not named:  # "cancel the request" while it is being put together
+                return words["cancelled"], False
+            return _call("withdraw_request", _request_id(named))
+        if state.in_flow:
+            return self._flow_step(state, user, language, allowed)
+        amend = _amend(user)
+        if amend is not None and "amend_request" in allowed:
+            request_id, field, value = amend
+            return _call("amend_request", {**_request_id(request_id), "details": {field: value}})
         talk = small_talk(user)
+        # "OK, thanks" or "no thanks" after the offer to register a request is not a yes to it.
+        if state.offered is not None and _YES.match(user) and talk not in _NOT_A_YES:
+            return self._next_field({"need": state.offered}, language, allowed)
+        if _GREETING.match(user):
+            return words["greeting"].format(name=self.agent.name), False
         if talk is not None:
             # Answered, never searched: small talk is not a question nobody could answer.
-            return TEXT[language][talk.value].format(name=self.agent.name), False
+            return words[talk.value].format(name=self.agent.name), False
         if _HANDOFF.search(user) and "request_handoff" in allowed:
             return _call("request_handoff", {"reason": "the customer asked for a person"})
         if _commitment_ask(user):
@@ -179,7 +216,60 @@ class OfflineProvider(Provider):
             return self._next_field({"need": user.strip()}, language, allowed)
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": user[:500]})
-        return TEXT[language]["unknown"], False
+        return words["unknown"], False
+
+    def _flow_step(
+        self, state: "FlowState", user: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool]:
+        """A message while a request is being put together: an answer to the open field, a yes or
+        no to the summary, a change, a way out — or a question of its own, answered before the
+        flow goes on (`_after_tool` asks again)."""
+        words = TEXT[language]
+        if rules.is_cancel(user):
+            return words["cancelled"], False
+        if state.asked is not None:
+            if rules.field_problem(state.asked, user) is None:
+                return self._next_field({**state.answers, state.asked: user.strip()}, language, allowed)
+            return self._aside(user, language, allowed) or self._reask(state.asked, language)
+        if state.confirming:
+            if rules.is_confirmation(user):
+                if "submit_request" not in allowed:
+                    return words["failed"], False
+                summary, details = _request_of(state.answers)
+                return _call("submit_request", {"summary": summary, "details": details})
+            if rules.is_decline(user) and _amend(user) is None:
+                return words["change"], True
+        changed = _changed(state.answers, user)
+        if changed is not None:
+            return self._next_field(changed, language, allowed)
+        named = _named_field(user)
+        if named is not None and named in self._fields():
+            return self._question(named, language), True
+        aside = self._aside(user, language, allowed)
+        if aside is not None:
+            return aside
+        if state.changing:  # anything else is a new description of what is needed
+            return self._next_field({**state.answers, "need": user.strip()}, language, allowed)
+        return self._summary(state.answers, language), True
+
+    def _aside(self, user: str, language: str, allowed: set[str]) -> ToolCall | tuple[str, bool] | None:
+        """A question asked in the middle of the flow: searched like any question, a price or a
+        date included (the answer quotes what the entries say, then asks the open question
+        again); met with the boundary when searching is not allowed."""
+        if not rules.is_question(user):
+            return None
+        if "search_knowledge" in allowed:
+            # A price or a date too: what the entries say is quoted, then the boundary (_after_tool).
+            return _call("search_knowledge", {"query": user[:500]})
+        if _commitment_ask(user):
+            return self.agent.boundary(language), True  # `complete` adds the open question
+        return None
+
+    def _reask(self, field: str, language: str) -> tuple[str, bool]:
+        kind = rules.field_kind(field)
+        prefix = {rules.FieldKind.CONTACT: "bad_contact", rules.FieldKind.WHEN: "bad_when"}.get(kind)
+        question = self._question(field, language)
+        return (_joined(language, TEXT[language][prefix], question) if prefix else question), True
 
     def _boundary(self, language: str) -> str:
         return f"{self.agent.boundary(language)} {TEXT[language]['offer']}"
@@ -191,47 +281,64 @@ class OfflineProvider(Provider):
         table = QUESTIONS[language]
         return table.get(field) or table["other"].format(field=field)
 
+    def _summary(self, answers: dict[str, str], language: str) -> str:
+        summary, details = _request_of(answers)
+        return request_summary(summary=summary, details=details, language=language)
+
     def _next_field(self, answers: dict[str, str], language: str, allowed: set[str]) -> ToolCall | tuple[str, bool]:
         for field in self._fields():
             if not answers.get(field):
                 return self._question(field, language), True
         if "submit_request" not in allowed:
             return TEXT[language]["failed"], False
-        summary = answers.get("need") or next(iter(answers.values()), "")
-        return _call("submit_request", {"summary": summary[:300], "details": {k: v[:500] for k, v in answers.items()}})
+        return self._summary(answers, language), True
 
-    def _clarification_state(self, history: list[dict[str, Any]]) -> tuple[dict[str, str], str | None, str | None]:
-        """Walk the conversation: which fields were answered, which question is open, and the
-        topic of an offer to register a request that is still open."""
-        questions = {
-            q: (lang, field) for lang, table in QUESTIONS.items() for field, q in table.items() if field != "other"
-        }
-        offers = {TEXT[lang]["offer"] for lang in TEXT}
-        answers: dict[str, str] = {}
-        asked: str | None = None
-        offered: str | None = None
+    def _resume(self, messages: list[dict[str, Any]], language: str) -> str:
+        """What to ask again after answering a question asked in the middle of the flow: the open
+        field, the summary or the question what to change; "" outside the flow."""
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+        state = self._clarification_state(messages[:last_user])
+        if state.asked is not None:
+            return self._question(state.asked, language)
+        if state.confirming:
+            return self._summary(state.answers, language)
+        if state.changing:
+            return TEXT[language]["change"]
+        return ""
+
+    def _clarification_state(self, history: list[dict[str, Any]]) -> "FlowState":
+        """Walk the conversation: which fields were answered, what the agent's last message
+        left open (a field, the summary, the question what to change, an offer) — read from the
+        fixed sentences the agent's messages end with."""
+        questions = [(q, field) for table in QUESTIONS.values() for field, q in table.items() if field != "other"] + [
+            (q, field) for field in self._fields() for q in (self._question(field, lang) for lang in QUESTIONS)
+        ]
+        closings = [SUMMARY[lang]["closing"] for lang in SUMMARY]
+        changes = [TEXT[lang]["change"] for lang in TEXT]
+        offers = [TEXT[lang]["offer"] for lang in TEXT]
+        state = FlowState()
         previous_user = ""
         for message in history:
-            role, text = message.get("role"), _text(message)
+            role, text = message.get("role"), _text(message).strip()
             if role == "user":
-                if asked is not None:
-                    answers[asked] = text.strip()
-                elif offered is not None and _YES.match(text):
-                    answers = {"need": offered}
-                asked, offered = None, None
+                state = state.after_user(text)
                 previous_user = text
-            elif role == "assistant":
-                asked, offered = None, None
-                if text in questions:
-                    field = questions[text][1]
-                    if not answers and field != "need":
-                        answers["need"] = previous_user.strip()
-                    asked = field
+            elif role == "assistant" and not message.get("tool_calls"):
+                asked = next((field for q, field in questions if text.endswith(q)), None)
+                answers = state.answers
+                if asked is not None and not answers and asked != "need":
+                    answers = {"need": previous_user}
+                if asked is not None:
+                    state = FlowState(answers=answers, asked=asked)
+                elif any(text.endswith(c) for c in closings) and answers:
+                    state = FlowState(answers=answers, confirming=True)
+                elif any(text.endswith(c) for c in changes) and answers:
+                    state = FlowState(answers=answers, changing=True)
                 elif any(text.endswith(o) for o in offers):
-                    offered = previous_user.strip()
+                    state = FlowState(offered=previous_user)
                 else:
-                    answers = {}
-        return answers, asked, offered
+                    state = FlowState()
+        return state
 
     # --- after a tool ran -----------------------------------------------------------------
 
@@ -247,31 +354,63 @@ class OfflineProvider(Provider):
         except ValueError:
             result = {}
         name = call["function"]["name"] if call else ""
+        if result.get("outcome") == "needs_confirmation" and result.get("summary"):
+            return str(result["summary"]), True  # the server's own summary, shown as it gave it
         if owner:
             if result.get("outcome") != "ok":
                 return self._owner_failed(name, result, language), False
             return self._owner_after(name, result, language), False
         if result.get("outcome") != "ok":
-            return words["failed"], False
+            return self._refused(name, result, words), False
         if name == "search_knowledge":
             found = result.get("results") or []
             asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
             commitment = _commitment_ask(asked)
+            resume = self._resume(messages, language)
+            # In the middle of a request the open question follows, not a second offer.
+            boundary = self.agent.boundary(language) if resume else self._boundary(language)
             if not found:
-                return (self._boundary(language), True) if commitment else (words["unknown"], True)
-            # Each entry as it stands, attributed to it by its citation number and title: the
-            # form the server recognises as a quote (runtime/quoting.py).
-            colon = "：" if language == "zh-hans" else ": "
-            quotes = [f"[{r.get('cite', n)}] {r['title']}{colon}{r['snippet']}" for n, r in enumerate(found, 1)]
-            if commitment:
-                return "\n".join([words["quoted"], *quotes, self._boundary(language)]), True
-            return "\n".join([words["found"], *quotes]), False
+                if commitment:
+                    answer = boundary
+                elif resume:
+                    answer = words["unknown_short"]
+                else:
+                    return words["unknown"], True
+            else:
+                # Each entry as it stands, attributed to it by its citation number and title: the
+                # form the server recognises as a quote (runtime/quoting.py).
+                colon = "：" if language == "zh-hans" else ": "
+                quotes = [f"[{r.get('cite', n)}] {r['title']}{colon}{r['snippet']}" for n, r in enumerate(found, 1)]
+                lead = [words["quoted"], *quotes, boundary] if commitment else [words["found"], *quotes]
+                answer = "\n".join(lead)
+            if resume:
+                return f"{answer}\n\n{resume}", True
+            return answer, commitment
+        if name in ("withdraw_request", "amend_request"):
+            request = result.get("request") or {}
+            key = "withdrawn" if name == "withdraw_request" else "amended"
+            done = words[key].format(id=request.get("id", "?"))
+            resume = self._resume(messages, language)  # an earlier request, while a new one is put together
+            return (f"{done}\n\n{resume}", True) if resume else (done, False)
         if name in ("submit_request", "request_handoff"):
             request = result.get("request") or {}
             following = words.get(f"next_{request.get('next_actor', 'owner')}", words["next_owner"])
             key = "registered" if name == "submit_request" else "handoff"
             return words[key].format(id=request.get("id", "?"), next=following), False
         return words["failed"], False
+
+    def _refused(self, name: str, result: dict[str, Any], words: Mapping[str, str]) -> str:
+        error = str(result.get("error") or "")
+        shown = result.get("request_id") or "?"
+        mine = ("not_found", "owner_has_acted", "already_withdrawn")
+        if name in ("withdraw_request", "amend_request") and error in mine:
+            return words[error].format(id=shown)
+        detail = str(result.get("detail") or "")
+        if error == "invalid_fields" and "not_a_contact" in detail:
+            return words["bad_contact"]
+        if error == "invalid_fields" and "not_a_date_or_time" in detail:
+            return words["bad_when"]
+        return words["failed"]
 
     # --- the owner face -------------------------------------------------------------------
 
@@ -575,3 +714,108 @@ def _draft_shown(history: list[dict[str, Any]]) -> tuple[str, str] | None:
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(id=f"call_{next(_ids)}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+@dataclass(frozen=True)
+class FlowState:
+    """Where a request being put together stands, as read back from the conversation."""
+
+    answers: dict[str, str] = dataclass_field(default_factory=dict)
+    asked: str | None = None  # the field the agent's last message asked for
+    confirming: bool = False  # the agent's last message showed the summary
+    changing: bool = False  # the agent's last message asked what to change
+    offered: str | None = None  # the topic of an open offer to register a request
+
+    @property
+    def in_flow(self) -> bool:
+        return self.asked is not None or self.confirming or self.changing
+
+    def after_user(self, text: str) -> "FlowState":
+        """The answers once the customer said `text` (what the agent made of it shows in its
+        next message, which sets what is open again)."""
+        if self.offered is not None and _YES.match(text):
+            return FlowState(answers={"need": self.offered})
+        if not self.in_flow or rules.is_cancel(text):
+            return FlowState()
+        if self.asked is not None:
+            if rules.field_problem(self.asked, text) is None:
+                return replace(self, answers={**self.answers, self.asked: text.strip()})
+            return self
+        changed = _changed(self.answers, text)
+        if changed is not None:
+            return replace(self, answers=changed)
+        if self.changing and not rules.is_question(text) and _named_field(text) is None and not rules.is_cancel(text):
+            return replace(self, answers={**self.answers, "need": text.strip()})
+        return self
+
+
+_WITHDRAW = re.compile(
+    r"\b(?:cancel|withdraw|call off|take back|delete)\s+(?:my\s+|the\s+|this\s+|that\s+)?(?:request|order)\b"
+    r"(?:\s*(?:#|no\.?|number)?\s*(?P<id>\d+))?"
+    r"|(?:撤回|撤销|取消)(?:我的|这个|那个)?(?:请求|订单|申请)(?:\s*#?\s*(?P<zid>\d+))?",
+    re.IGNORECASE,
+)
+_AMEND_EN = re.compile(
+    r"^\s*(?:(?:no|nope|actually|wait)[,.!\s]+)?(?:please\s+)?(?:change|update|amend|correct|set)\s+(?:the\s+|my\s+)?"
+    r"(?P<field>contact|e-?mail(?:\s+address)?|phone(?:\s+number)?|number|date|time|deadline|when)"
+    r"(?:\s+(?:of|on|for|in)\s+(?:my\s+|the\s+)?request(?:\s*#?\s*(?P<id>\d+))?)?\s+to\s+(?P<value>.+?)\s*$",
+    re.IGNORECASE,
+)
+_AMEND_ZH = re.compile(
+    r"^\s*(?:(?:不对|不是|不)[,，。!！\s]*)?(?:请)?(?:把)?(?:我的)?(?:请求|订单)?\s*#?\s*(?P<id>\d+)?\s*(?:的)?"
+    r"(?P<field>联系方式|电话|手机号?|邮箱|时间|日期)\s*(?:改成|改为|换成|更改为|改到|换到)\s*(?P<value>.+?)\s*$"
+)
+_FIELD_NAMES = (
+    (re.compile(r"contact|e-?mail|phone|number|reach|联系|电话|手机|邮箱", re.IGNORECASE), "contact"),
+    (re.compile(r"\b(?:date|time|deadline|when|day)\b|时间|日期|哪天", re.IGNORECASE), "when"),
+    (re.compile(r"\b(?:what|need|description|request|item|order)\b|需求|内容|要什么", re.IGNORECASE), "need"),
+)
+
+
+def _joined(language: str, *sentences: str) -> str:
+    """Sentences one after another: with a space in English, without one after Chinese
+    punctuation."""
+    return ("" if language.startswith("zh") else " ").join(sentences)
+
+
+def _request_id(raw: str | None) -> dict[str, Any]:
+    return {"request_id": int(raw)} if raw else {}
+
+
+def _field_of(name: str) -> str:
+    return next((field for pattern, field in _FIELD_NAMES if pattern.search(name)), "need")
+
+
+def _amend(text: str) -> tuple[str | None, str, str] | None:
+    """ "change the contact of request #3 to …" / "把请求3的联系方式改成…": (id, field, value)."""
+    found = _AMEND_EN.match(text) or _AMEND_ZH.match(text)
+    if found is None:
+        return None
+    return found.group("id"), _field_of(found.group("field")), found.group("value").strip()
+
+
+def _named_field(text: str) -> str | None:
+    """A short message that names a field to change ("the date", "联系方式")."""
+    if len(text) > 40 or rules.is_question(text) or rules.looks_like_contact(text) or rules.looks_like_when(text):
+        return None
+    return next((field for pattern, field in _FIELD_NAMES if pattern.search(text)), None)
+
+
+def _changed(answers: dict[str, str], text: str) -> dict[str, str] | None:
+    """The answers with one changed by `text`, when it plainly gives a new contact, date or
+    "change X to Y"; None when it does not."""
+    amend = _amend(text)
+    if amend is not None and rules.field_problem(amend[1], amend[2]) is None:
+        return {**answers, amend[1]: amend[2]}
+    if rules.is_question(text) or rules.is_cancel(text):
+        return None
+    if rules.looks_like_contact(text):
+        return {**answers, "contact": text.strip()}
+    if rules.looks_like_when(text) and len(text) <= 60:
+        return {**answers, "when": text.strip()}
+    return None
+
+
+def _request_of(answers: dict[str, str]) -> tuple[str, dict[str, str]]:
+    summary = answers.get("need") or next(iter(answers.values()), "")
+    return summary[:300], {k: v[:500] for k, v in answers.items()}
