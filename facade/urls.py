@@ -61,7 +61,8 @@ urlpatterns = [
     path("", web.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
-    path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
+    # owner-knowledge, owner-knowledge-new, owner-unanswered, owner-unanswered-attach
+    path("owner/<slug:slug>/", include("knowledge.urls")),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
+from django.db.models import Count, Max, Min
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
-from .models import Status
+from .models import KnowledgeMiss, Status
 from .schemas import SearchResult
 from .search import SearchQuery, backend_for
-from .text import query_terms
+from .text import EMPTY_TOPIC, query_terms, topic_label
 
 SNIPPET = 220
 MAX_LIMIT = 50
@@ -76,3 +79,67 @@ def pending_versions(agent: AgentProfile) -> Any:
     return (
         EntryVersion.objects.filter(agent=agent, status=Status.PENDING).select_related("entry").order_by("created_at")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UnansweredTopic:
+    """A topic of questions nothing answered: its key (normalised terms, never the customers'
+    sentences), a readable label of it, how often and by how many it was asked, and when."""
+
+    key: str
+    label: str
+    count: int
+    askers: int
+    first_seen: dt.datetime
+    last_seen: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    topics: list[UnansweredTopic]
+    # Topics asked by fewer distinct customers than the threshold: counted, not shown.
+    withheld: int
+    min_askers: int
+
+
+def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
+    """The agent's open (unresolved) knowledge misses grouped by topic, most asked first.  A
+    topic is shown only once `FACADE_UNANSWERED_MIN_ASKERS` distinct customers asked it."""
+    k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
+    groups = (
+        KnowledgeMiss.objects.filter(agent=agent, resolved_at__isnull=True)
+        .exclude(topic_key=EMPTY_TOPIC)
+        .values("topic_key")
+        .annotate(
+            count=Count("id"),
+            askers=Count("asker", distinct=True),
+            first_seen=Min("created_at"),
+            last_seen=Max("created_at"),
+        )
+        .order_by("-count", "-last_seen", "topic_key")
+    )
+    topics: list[UnansweredTopic] = []
+    withheld = 0
+    for group in groups:
+        askers = group["askers"]
+        if askers < k:
+            withheld += 1
+            continue
+        if len(topics) < limit:
+            key = group["topic_key"]
+            topics.append(
+                UnansweredTopic(
+                    key=key,
+                    label=topic_label(key),
+                    count=group["count"],
+                    askers=askers,
+                    first_seen=group["first_seen"],
+                    last_seen=group["last_seen"],
+                )
+            )
+    return Unanswered(topics=topics, withheld=withheld, min_askers=k)
+
+
+def unanswered_count(agent: AgentProfile) -> int:
+    """How many topics the owner's Unanswered questions page lists (for the home page)."""
+    return len(unanswered_topics(agent).topics)

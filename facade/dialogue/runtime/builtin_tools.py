@@ -47,7 +47,9 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
         hidden, results = len(results) - len(kept), kept
     results = results[:RESULTS]
     if not results and ctx.audience != Audience.OWNER:
-        knowledge_miss_record(agent=ctx.agent, session_id=ctx.session.pk, query=args.query)
+        knowledge_miss_record(
+            agent=ctx.agent, session_id=ctx.session.pk, query=args.query, asker=ctx.session.principal_id
+        )
     found = [
         {
             "entry_id": r.entry_id,
