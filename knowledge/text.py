@@ -67,13 +67,16 @@ def query_terms(query: str, limit: int = 12) -> list[str]:
 EMPTY_TOPIC = "(empty)"
 
 
-def topic_key(query: str, size: int = 4) -> str:
-    """A short, normalised key for a question nobody could answer: its longest few terms,
-    sorted.  It is all that is kept of the customer's words; long numbers (a phone, an order
-    number) are left out."""
-    kept = {term for term in query_terms(query, 40) if not _LONG_NUMBER.search(term)}
-    distinct = sorted(kept, key=lambda t: (-len(t), t))[:size]
-    return " ".join(sorted(distinct)) or EMPTY_TOPIC
+def topic_key(query: str, size: int = 4, cjk_size: int = 5) -> str:
+    """A short, normalised key for a question nobody could answer: its longest few words and its
+    first few Chinese bigrams, sorted.  It is all that is kept of the customer's words; long
+    numbers (a phone, an order number) are left out.  Chinese takes the bigrams in the order they
+    come (all bigrams have the same length), so that "你们几点开门" and "请问几点开门呀" share a key
+    and `topic_label` can join them back into words."""
+    kept = [term for term in query_terms(query, 40) if not _LONG_NUMBER.search(term)]
+    cjk = [term for term in kept if _CJK.match(term)][:cjk_size]
+    words = sorted((term for term in kept if not _CJK.match(term)), key=lambda t: (-len(t), t))[:size]
+    return " ".join(sorted(cjk + words)) or EMPTY_TOPIC
 
 
 def topic_label(key: str) -> str:
