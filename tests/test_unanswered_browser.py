@@ -125,7 +125,10 @@ def without_questions(entry: KnowledgeEntry) -> None:
 @pytest.mark.browser
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_owner_attaches_a_missed_question_and_customers_get_the_entry(
-    browser: Any, demo: dict[str, str], settings: Any, tmp_path: Path, language: str
+    browser: Any,
+    demo: dict[str, str],  # noqa: F811  (the fixture imported above)
+    tmp_path: Path,
+    language: str,
 ) -> None:
     words = WORDS[language]
     site = demo["site"]
