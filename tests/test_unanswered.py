@@ -123,6 +123,14 @@ def test_questions_are_searched_kept_by_later_versions_and_counted_in_the_ledger
         teach(world_a, "Parking", "x", entry=first.entry, questions=["q" * 201])
 
 
+def test_the_entries_api_shows_a_versions_questions(api: Any, world_a: TenantWorld) -> None:
+    first = teach(world_a, "Parking", "Free parking behind the shop.", questions=["Where can I leave my car?"])
+    api.force_authenticate(world_a.owner)
+    listed = api.get(f"/api/agents/{world_a.agent.slug}/knowledge/entries").json()
+    detail = api.get(f"/api/agents/{world_a.agent.slug}/knowledge/entries/{first.entry_id}").json()
+    assert "Where can I leave my car?" in str(listed) and "Where can I leave my car?" in str(detail)
+
+
 def test_a_topic_key_keeps_no_long_number_and_reads_back_as_words() -> None:
     key = topic_key("我的电话 13800000000，你们几点开门？")
     assert "13800000000" not in key
