@@ -453,15 +453,17 @@ def topic_answer(
 
 @transaction.atomic
 def topic_attach(*, agent: AgentProfile, topic: str, entry: KnowledgeEntry, actor: Actor) -> EntryVersion:
-    """The owner says an existing entry answers an unanswered topic: a new version of the entry
-    with the topic among its questions (the same title and body), so that search finds the entry
-    for that question from now on; the topic's misses are resolved by it."""
+    """The owner says an existing entry answers an unanswered topic: a new version of the entry's
+    served version with the topic among its questions (the same title and body), so that search
+    finds the entry for that question from now on; the topic's misses are resolved by it."""
     topic = _open_topic(agent, topic)
     if entry.agent_id != agent.pk:
         raise KnowledgeError("not_found", "no such entry", 404)
-    latest = entry.versions.order_by("-number").first()
+    # The version customers are served: never a pending one, whose content (a customer candidate,
+    # say) nobody approved — a new version from the owner's page would approve it unseen.
+    latest = entry.current_version
     if latest is None:
-        raise KnowledgeError("not_found", "no such entry", 404)
+        raise KnowledgeError("not_served", "only an entry customers are served can take a question", 409)
     version = entry_propose(
         agent=agent,
         entry=entry,

@@ -367,8 +367,10 @@ def _owned(request: HttpRequest, slug: str) -> AgentProfile:
 
 
 def _entry_choices(agent: AgentProfile) -> list[EntryVersion]:
-    """The entries a topic can be attached to: the latest version of each, by title."""
-    return list(latest_versions(agent).exclude(status__in=[Status.REJECTED]).order_by("title", "pk")[:500])
+    """The entries a topic can be attached to: those customers are served, by title."""
+    return list(
+        EntryVersion.objects.filter(agent=agent, served=True, status=Status.APPROVED).order_by("title", "pk")[:500]
+    )
 
 
 @require_safe
@@ -403,6 +405,8 @@ def failure_text(exc: KnowledgeError) -> str:
         )
     if exc.code == "not_found":
         return gettext("This question has been answered already, or the entry is gone.")
+    if exc.code == "not_served":
+        return gettext("Only an approved entry can take a question: approve it first.")
     return gettext("That did not work. Please try again.")
 
 

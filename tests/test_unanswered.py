@@ -187,6 +187,24 @@ def test_attaching_a_topic_answers_the_question_from_then_on(world_a: TenantWorl
         topic_attach(agent=world_a.agent, topic=topic.key, entry=hours.entry, actor=Actor.human(world_a.owner.pk))
 
 
+def test_a_pending_entry_cannot_take_a_topic(world_a: TenantWorld) -> None:
+    """Attaching makes a new version from the owner's page: it must not approve, unseen, content
+    that waits for the owner (here a customer candidate)."""
+    candidate = entry_propose(
+        agent=world_a.agent,
+        title="Gift wrap",
+        body="Gift wrap is free.",
+        actor=Actor.platform("t"),
+        source=SourceIn(type="customer_candidate", ref="session:9", version="1"),
+    )
+    assert candidate.status == Status.PENDING
+    knowledge_miss_record(agent=world_a.agent, session_id=None, query="gift wrap?", asker="c1")
+    with pytest.raises(KnowledgeError) as refused:
+        topic_attach(agent=world_a.agent, topic="gift wrap", entry=candidate.entry, actor=Actor.platform("t"))
+    assert refused.value.code == "not_served"
+    assert candidate.entry.versions.count() == 1
+
+
 def test_an_entry_of_another_agent_cannot_take_a_topic(world_a: TenantWorld, world_b: TenantWorld) -> None:
     theirs = teach(world_b, *HOURS_ZH)
     knowledge_miss_record(agent=world_a.agent, session_id=None, query="你们几点开门?", asker="c1")
