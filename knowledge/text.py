@@ -39,11 +39,13 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
         if _CJK.match(token):
+            if len(token) == 1:
+                out.append(token)
+                continue
+            # A character left alone between function words ("好" of "你好吗") is dropped: a
+            # single character only ever matches another lone one, and they are common.
             for run in _CJK_SPLIT.split(token):
-                if len(run) == 1:
-                    out.append(run)
-                else:
-                    out.extend(run[i : i + 2] for i in range(len(run) - 1))
+                out.extend(run[i : i + 2] for i in range(len(run) - 1))
         elif token not in STOPWORDS:
             out.append(token)
     return out
