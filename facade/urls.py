@@ -78,7 +78,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("favicon.ico", web.favicon, name="favicon"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
-    path("owner/<slug:slug>/knowledge", include("knowledge.urls")),  # name: owner-knowledge
+    # owner-knowledge, owner-knowledge-new, owner-unanswered, owner-unanswered-attach
+    path("owner/<slug:slug>/", include("knowledge.urls")),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
@@ -20,31 +20,20 @@ from django.views.decorators.http import require_GET
 from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import LEDGER_READERS, AgentPolicy, NotFound, TenantPolicy
-from knowledge.selectors import unanswered_topic_count
-
-# The other helper's Unanswered questions page, linked from the home page once it exists.
-UNANSWERED_URL_NAMES = ("knowledge:unanswered", "owner-unanswered")
-
-
-def unanswered_url(slug: str) -> str | None:
-    for name in UNANSWERED_URL_NAMES:
-        try:
-            return reverse(name, args=[slug])
-        except NoReverseMatch:
-            continue
-    return None
+from knowledge.selectors import unanswered_count
 
 
 def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
     """The agents the user owns, each with what waits for its owner: requests whose next actor
-    is the business, and the distinct topics of questions nothing answered (previews left out)."""
+    is the business, and the topics of questions nothing answered that its Unanswered questions
+    page lists (previews left out)."""
     agents = AgentPolicy.owned(user).select_related("tenant").order_by("slug")
     return [
         {
             "agent": agent,
             "requests_waiting": requests_waiting_for_owner(agent=agent),
-            "unanswered": unanswered_topic_count(agent=agent),
-            "unanswered_url": unanswered_url(agent.slug),
+            "unanswered": unanswered_count(agent),
+            "unanswered_url": reverse("owner-unanswered", args=[agent.slug]),
         }
         for agent in agents
     ]

@@ -37,6 +37,16 @@ class VersionChanged(EventPayload):
 class VersionCreated(VersionChanged):
     reasons: list[str]
     regulated: list[str]
+    questions: int  # how many alternative questions the version has (their text is in the row)
+
+
+class TopicResolved(EventPayload):
+    agent: str
+    entry: int
+    version: int
+    how: str  # "answered" (a new entry) or "attached" (a question added to an entry)
+    misses: int
+    topic_sha256: str  # the topic key is made from customers' words: the row keeps it, not the ledger
 
 
 class VersionRejected(VersionChanged):
@@ -84,6 +94,14 @@ VERSION_RELEASED = _version_type(
 VERSION_EXPIRED = _version_type(
     "knowledge.version_expired", VersionChanged, "A version passed its valid_until and is no longer served."
 )
+TOPIC_RESOLVED = register(
+    "knowledge.topic_resolved",
+    app=APP,
+    entity_type=ENTITY,
+    payload=TopicResolved,
+    description="An owner answered an unanswered topic with a new entry or attached it to an entry as a question; "
+    "its misses are marked resolved by that version.",
+)
 REGULATED_TERM_SET = register(
     "knowledge.regulated_term_set",
     app=APP,
@@ -103,11 +121,20 @@ def _described(version: EntryVersion) -> dict[str, object]:
         "source_type": version.source_type,
         "source_ref": version.source_ref,
         "source_version": version.source_version,
-        "content_sha256": hashlib.sha256(f"{version.title}\n{version.body}".encode()).hexdigest(),
+        "content_sha256": content_sha256(version),
     }
 
 
-def _append(event_type: EventType, version: EntryVersion, actor: Actor, payload: VersionChanged) -> AppendedEvent:
+def content_sha256(version: EntryVersion) -> str:
+    """The fingerprint of what a version says: title and body, and its questions when it has
+    any (so versions without questions keep the fingerprint they always had)."""
+    text = f"{version.title}\n{version.body}"
+    if version.questions:
+        text += "\n" + "\n".join(version.questions)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _append(event_type: EventType, version: EntryVersion, actor: Actor, payload: EventPayload) -> AppendedEvent:
     return ledger_append(
         chain_id=version.agent.tenant_id,
         event_type=event_type.name,
@@ -122,7 +149,12 @@ def _append(event_type: EventType, version: EntryVersion, actor: Actor, payload:
 
 def knowledge_version_created(*, version: EntryVersion, actor: Actor) -> AppendedEvent:
     payload = VersionCreated.model_validate(
-        {**_described(version), "reasons": version.decision_reasons, "regulated": version.regulated_categories}
+        {
+            **_described(version),
+            "reasons": version.decision_reasons,
+            "regulated": version.regulated_categories,
+            "questions": len(version.questions),
+        }
     )
     return _append(VERSION_CREATED, version, actor, payload)
 
@@ -158,6 +190,20 @@ def knowledge_version_released(*, version: EntryVersion, actor: Actor) -> Append
 
 def knowledge_version_expired(*, version: EntryVersion, actor: Actor) -> AppendedEvent:
     return _append(VERSION_EXPIRED, version, actor, VersionChanged.model_validate(_described(version)))
+
+
+def knowledge_topic_resolved(
+    *, version: EntryVersion, topic: str, misses: int, how: str, actor: Actor
+) -> AppendedEvent:
+    payload = TopicResolved(
+        agent=version.agent.slug,
+        entry=version.entry_id,
+        version=version.number,
+        how=how,
+        misses=misses,
+        topic_sha256=hashlib.sha256(topic.encode()).hexdigest(),
+    )
+    return _append(TOPIC_RESOLVED, version, actor, payload)
 
 
 def knowledge_regulated_term_set(*, agent: AgentProfile, term: RegulatedTerm, actor: Actor) -> AppendedEvent:

@@ -85,6 +85,9 @@ class EntryVersion(models.Model):
     actor_id = models.CharField(max_length=64)
     caused_by_seq = models.BigIntegerField(null=True, blank=True, help_text="ledger seq of the event that caused it")
     restored_from = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    questions = models.JSONField(
+        default=list, blank=True, help_text="other ways customers ask what this answers; searched with the text"
+    )
     search_text = models.TextField(help_text="search terms: words, and CJK character bigrams")
     served = models.BooleanField(default=False, help_text="the entry's current version: what customers may see")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -127,15 +130,29 @@ class KnowledgeHit(models.Model):
 
 
 class KnowledgeMiss(models.Model):
-    """A question no approved knowledge answered; only a normalised topic key is kept."""
+    """A question no approved knowledge answered; only a normalised topic key is kept.
+
+    The owner answers a topic (a new entry) or attaches it to an entry as one of its questions;
+    its misses are then marked resolved (kept, for the review's counts), and the topic leaves the
+    Unanswered questions page."""
 
     agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="+")
     session_id = models.UUIDField(null=True, blank=True)
+    asker = models.CharField(
+        max_length=64, blank=True, default="", help_text="the customer or peer who asked (id), to count distinct askers"
+    )
     topic_key = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_version = models.ForeignKey(
+        EntryVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+", help_text="what answers it now"
+    )
 
     class Meta:
-        indexes = [models.Index(fields=["agent", "created_at"], name="knowledge_miss_time")]
+        indexes = [
+            models.Index(fields=["agent", "created_at"], name="knowledge_miss_time"),
+            models.Index(fields=["agent", "topic_key"], name="knowledge_miss_topic"),
+        ]
 
     def __str__(self) -> str:
         # Not the topic key: it is made from a customer's question.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Min
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
@@ -17,7 +19,7 @@ from .models import KnowledgeMiss, Status
 from .rules import topic_for_owner
 from .schemas import SearchResult
 from .search import SearchQuery, backend_for
-from .text import query_terms
+from .text import EMPTY_TOPIC, query_terms, topic_label
 
 SNIPPET = 220
 MAX_LIMIT = 50
@@ -80,38 +82,82 @@ def pending_versions(agent: AgentProfile) -> Any:
     )
 
 
-UNANSWERED_DAYS = 30
+@dataclass(frozen=True, slots=True)
+class UnansweredTopic:
+    """A topic of questions nothing answered: its key (normalised terms, never the customers'
+    sentences), a readable label of it, how often and by how many it was asked, and when."""
+
+    key: str
+    label: str
+    count: int
+    askers: int
+    first_seen: dt.datetime
+    last_seen: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    topics: list[UnansweredTopic]
+    # Topics asked by fewer distinct customers than the threshold: counted, not shown.
+    withheld: int
+    min_askers: int
+
+
+def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
+    """The agent's open (unresolved) knowledge misses grouped by topic, most asked first.  A
+    topic is shown only once `FACADE_UNANSWERED_MIN_ASKERS` distinct customers asked it."""
+    k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
+    groups = (
+        KnowledgeMiss.objects.filter(agent=agent, resolved_at__isnull=True)
+        .exclude(topic_key=EMPTY_TOPIC)
+        .values("topic_key")
+        .annotate(
+            count=Count("id"),
+            askers=Count("asker", distinct=True),
+            first_seen=Min("created_at"),
+            last_seen=Max("created_at"),
+        )
+        .order_by("-count", "-last_seen", "topic_key")
+    )
+    topics: list[UnansweredTopic] = []
+    withheld = 0
+    for group in groups:
+        askers = group["askers"]
+        if askers < k:
+            withheld += 1
+            continue
+        key = group["topic_key"]
+        # A term that looks like personal data (a number, an address) is never shown to an
+        # owner; a topic of nothing else is not a topic (`rules.topic_for_owner`).
+        label = topic_for_owner(topic_label(key))
+        if not label:
+            continue
+        if len(topics) < limit:
+            topics.append(
+                UnansweredTopic(
+                    key=key,
+                    label=label,
+                    count=group["count"],
+                    askers=askers,
+                    first_seen=group["first_seen"],
+                    last_seen=group["last_seen"],
+                )
+            )
+    return Unanswered(topics=topics, withheld=withheld, min_askers=k)
+
+
+def unanswered_count(agent: AgentProfile) -> int:
+    """How many topics the owner's Unanswered questions page lists (for the home page)."""
+    return len(unanswered_topics(agent).topics)
+
+
 UNANSWERED_SHOWN = 10
 
 
-def unanswered_topics(
-    *, agent: AgentProfile, days: int = UNANSWERED_DAYS, limit: int = UNANSWERED_SHOWN
-) -> list[dict[str, Any]]:
-    """Questions no approved knowledge answered lately, by topic key, most asked first: the key,
-    how often and when last.  A key is all that was kept of the question, and a term in it that
-    looks like personal data (a number, an address) is left out here too (`rules.topic_for_owner`)."""
-    since = timezone.now() - dt.timedelta(days=days)
-    rows = (
-        KnowledgeMiss.objects.filter(agent=agent, created_at__gte=since)
-        .values("topic_key")
-        .annotate(count=Count("id"), last=Max("created_at"))
-        .order_by("-count", "-last")[:200]
-    )
-    merged: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        topic = topic_for_owner(str(row["topic_key"]))
-        if not topic:
-            continue
-        seen = merged.setdefault(topic, {"topic": topic, "count": 0, "last_seen": row["last"]})
-        seen["count"] += int(row["count"])
-        seen["last_seen"] = max(seen["last_seen"], row["last"])
-    ranked = sorted(merged.values(), key=lambda t: (-t["count"], -t["last_seen"].timestamp()))[:limit]
-    return [{**t, "last_seen": t["last_seen"].isoformat()} for t in ranked]
-
-
-def unanswered_topic_count(*, agent: AgentProfile) -> int:
-    """How many distinct topics of customer questions nothing approved answered (a preview
-    records no misses, so they are all customers')."""
-    from .models import KnowledgeMiss
-
-    return KnowledgeMiss.objects.filter(agent=agent).values("topic_key").distinct().count()
+def unanswered_for_owner_face(agent: AgentProfile, *, limit: int = UNANSWERED_SHOWN) -> list[dict[str, Any]]:
+    """The Unanswered questions page's topics as the owner chat lists them, most asked first:
+    a label, how often and when last (the same topics as the page)."""
+    return [
+        {"topic": topic.label, "count": topic.count, "last_seen": topic.last_seen.isoformat()}
+        for topic in unanswered_topics(agent, limit=limit).topics
+    ]

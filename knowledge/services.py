@@ -19,7 +19,7 @@ from ledger.schemas import AppendedEvent
 from . import events, rules
 from .models import EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
 from .schemas import SourceIn
-from .text import search_text, subject_key, topic_key
+from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label
 
 
 class KnowledgeError(ApplicationError):
@@ -36,6 +36,23 @@ ORIGIN_OF_SOURCE = {
 }
 MAX_TITLE = 300
 MAX_BODY = 20_000
+MAX_QUESTIONS = 20
+MAX_QUESTION = 200
+
+
+def questions_clean(questions: list[str]) -> list[str]:
+    """An entry's alternative questions: stripped, blank ones and repeats left out, in order."""
+    seen: dict[str, None] = {}
+    for question in questions:
+        text = " ".join(str(question).split())
+        if text and text.casefold() not in {q.casefold() for q in seen}:
+            seen.setdefault(text, None)
+    cleaned = list(seen)
+    if len(cleaned) > MAX_QUESTIONS or any(len(q) > MAX_QUESTION for q in cleaned):
+        raise KnowledgeError(
+            "invalid_input", f"an entry may have {MAX_QUESTIONS} questions of at most {MAX_QUESTION} characters"
+        )
+    return cleaned
 
 
 def _refresh_current(entry: KnowledgeEntry) -> None:
@@ -81,10 +98,15 @@ def entry_propose(
     valid_until: dt.datetime | None = None,
     origin_key: str = "",
     entry: KnowledgeEntry | None = None,
+    questions: list[str] | None = None,
 ) -> EntryVersion:
     """Add knowledge, or a new version of an entry, and let the L1 rule decide whether it takes
     effect now (approved) or waits for the owner (pending).  Material without a source is
-    refused outright."""
+    refused outright.
+
+    `questions` are other ways customers ask what the entry answers; search matches them as it
+    matches the title and body.  None keeps the questions of the entry's latest version (a
+    re-uploaded section keeps the questions the owner attached to it)."""
     if source is None:
         raise KnowledgeError("source_required", "knowledge needs a source (type, reference and version)")
     title, body = title.strip(), body.strip()
@@ -113,6 +135,10 @@ def entry_propose(
         entry = KnowledgeEntry.objects.select_for_update().get(pk=entry.pk)
         if entry.agent_id != agent.pk:
             raise KnowledgeError("not_found", "no such entry", 404)
+    if questions is None:
+        latest = entry.versions.order_by("-number").first()
+        questions = list(latest.questions) if latest is not None else []
+    questions = questions_clean(questions)
 
     extra_terms = list(RegulatedTerm.objects.filter(agent=agent).values_list("term", "category"))
     categories = rules.regulated_categories(f"{title}\n{body}", extra_terms)
@@ -148,7 +174,8 @@ def entry_propose(
         decision_reasons=list(decision.reasons) or ["l1_auto_approved"],
         actor_type=actor.type,
         actor_id=actor.id,
-        search_text=search_text(title, body),
+        questions=questions,
+        search_text=search_text(title, body, *questions),
     )
     version.caused_by_seq = events.knowledge_version_created(version=version, actor=actor).seq
     version.save(update_fields=["caused_by_seq"])
@@ -221,6 +248,7 @@ def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryV
         actor_type=actor.type,
         actor_id=actor.id,
         restored_from=target,
+        questions=target.questions,
         search_text=target.search_text,
     )
     restored.caused_by_seq = events.knowledge_version_restored(version=restored, actor=actor, restored=number).seq
@@ -373,6 +401,81 @@ def knowledge_hits_record(
         return int(cursor.rowcount)
 
 
-def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str) -> KnowledgeMiss:
-    """Record that nothing approved answered; only the topic key of the question is stored."""
-    return KnowledgeMiss.objects.create(agent=agent, session_id=session_id, topic_key=topic_key(query)[:200])
+def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str, asker: str = "") -> KnowledgeMiss:
+    """Record that nothing approved answered; only the topic key of the question is stored, with
+    who asked (a customer's or peer's id; the session when not given) so that topics can be
+    counted by distinct askers."""
+    asker = str(asker or session_id or "")[:64]
+    return KnowledgeMiss.objects.create(
+        agent=agent, session_id=session_id, asker=asker, topic_key=topic_key(query)[:200]
+    )
+
+
+# Where the owner's page writes come from: the source of the versions they create.
+PAGE_SOURCE_NEW = "owner_page:new"
+PAGE_SOURCE_ATTACH = "owner_page:attach"
+
+
+def _page_source(ref: str) -> SourceIn:
+    return SourceIn(type=SourceType.OWNER_DIALOGUE, ref=ref, version=timezone.now().isoformat(timespec="seconds"))
+
+
+def _topics_resolve(*, agent: AgentProfile, topic: str, version: EntryVersion, how: str, actor: Actor) -> int:
+    """Mark the open misses of a topic resolved by `version` (kept, not deleted)."""
+    misses = KnowledgeMiss.objects.filter(agent=agent, topic_key=topic, resolved_at__isnull=True)
+    count = misses.update(resolved_at=timezone.now(), resolved_version=version)
+    events.knowledge_topic_resolved(version=version, topic=topic, misses=count, how=how, actor=actor)
+    return count
+
+
+def _open_topic(agent: AgentProfile, topic: str) -> str:
+    topic = " ".join(topic.split())
+    if not topic or topic == EMPTY_TOPIC:
+        raise KnowledgeError("invalid_input", "name the topic to answer")
+    if not KnowledgeMiss.objects.filter(agent=agent, topic_key=topic, resolved_at__isnull=True).exists():
+        raise KnowledgeError("not_found", "no unanswered question has this topic", 404)
+    return topic
+
+
+@transaction.atomic
+def topic_answer(
+    *, agent: AgentProfile, topic: str, title: str, body: str, questions: list[str], actor: Actor
+) -> EntryVersion:
+    """The owner answers an unanswered topic with a new entry (written on the owner's pages):
+    an L1 change like any other, and the topic's misses are resolved by it."""
+    topic = _open_topic(agent, topic)
+    version = entry_propose(
+        agent=agent, title=title, body=body, questions=questions, actor=actor, source=_page_source(PAGE_SOURCE_NEW)
+    )
+    _topics_resolve(agent=agent, topic=topic, version=version, how="answered", actor=actor)
+    return version
+
+
+@transaction.atomic
+def topic_attach(*, agent: AgentProfile, topic: str, entry: KnowledgeEntry, actor: Actor) -> EntryVersion:
+    """The owner says an existing entry answers an unanswered topic: a new version of the entry's
+    served version with the topic among its questions (the same title and body), so that search
+    finds the entry for that question from now on; the topic's misses are resolved by it."""
+    topic = _open_topic(agent, topic)
+    if entry.agent_id != agent.pk:
+        raise KnowledgeError("not_found", "no such entry", 404)
+    # The version customers are served: never a pending one, whose content (a customer candidate,
+    # say) nobody approved — a new version from the owner's page would approve it unseen.
+    latest = entry.current_version
+    if latest is None:
+        raise KnowledgeError("not_served", "only an entry customers are served can take a question", 409)
+    version = entry_propose(
+        agent=agent,
+        entry=entry,
+        title=latest.title,
+        body=latest.body,
+        kind=entry.kind,
+        confidence=latest.confidence,
+        valid_from=latest.valid_from,
+        valid_until=latest.valid_until,
+        questions=[*latest.questions, topic_label(topic)],
+        actor=actor,
+        source=_page_source(PAGE_SOURCE_ATTACH),
+    )
+    _topics_resolve(agent=agent, topic=topic, version=version, how="attached", actor=actor)
+    return version

@@ -1,9 +1,14 @@
-"""The owner's knowledge page: the entries of one agent with filters, an entry's version history
-with diffs, and what waits for the owner.
+"""The owner's knowledge pages, always scoped to an agent the signed-in user owns:
 
-Reads only, always scoped to an agent the signed-in user owns.  Uploads, their progress and
-restores go through the JSON API from `static/js/knowledge.js`, so every write keeps going
-through the one service that also writes the ledger.  Its URL is in `knowledge/urls.py`.
+- the knowledge page: the entries with filters, an entry's version history with diffs, and what
+  waits for the owner (reads only: uploads, their progress and restores go through the JSON API
+  from `static/js/knowledge.js`);
+- Unanswered questions: topics of customer questions nothing answered (keys and counts, never
+  the customers' sentences), each with "answer this" and "attach to entry";
+- a new entry (a form, prefilled when it answers a topic).
+
+The forms post here (with CSRF) and every write goes through a service of `knowledge.services`,
+which also writes the ledger.  The URLs are in `knowledge/urls.py`.
 """
 
 from __future__ import annotations
@@ -12,25 +17,40 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
+from facade.tenancy.schemas import Actor
 
 from .extract import MAX_BYTES
 from .models import EntryVersion, Kind, KnowledgeEntry, SourceType, Status
-from .selectors import pending_versions
+from .selectors import pending_versions, unanswered_topics
+from .services import (
+    MAX_BODY,
+    MAX_TITLE,
+    PAGE_SOURCE_ATTACH,
+    PAGE_SOURCE_NEW,
+    KnowledgeError,
+    topic_answer,
+    topic_attach,
+)
+from .text import topic_label
 
 PAGE_SIZE = 50
 PENDING_LIMIT = 200
@@ -132,6 +152,69 @@ def _shortened(text: str, *, first: bool, last: bool) -> list[Segment]:
     return [s for s in (Segment("equal", head), Segment("gap", "…"), Segment("equal", tail)) if s.text]
 
 
+@dataclass(frozen=True)
+class SourceView:
+    """Where a version came from, as a person reads it; the ids stay for the tooltip."""
+
+    text: str
+    href: str = ""
+    ids: str = ""
+
+
+_WEB = re.compile(r"https?://\S+")
+
+
+def source_view(version: EntryVersion) -> SourceView:
+    """ "Owner chat on 3 Dec 2026", "Uploaded file menu.md, section Cakes", a feed item… with a
+    link where there is a page to go to.  The raw type, reference and version are kept in `ids`."""
+    ref, kind = version.source_ref, version.source_type
+    day = date_format(timezone.localtime(version.created_at), "DATE_FORMAT")
+    ids = " · ".join(
+        (
+            gettext("source: %(type)s") % {"type": kind},
+            gettext("reference: %(ref)s") % {"ref": ref},
+            gettext("source version: %(version)s") % {"version": version.source_version},
+        )
+    )
+    slug = version.agent.slug
+    if kind == SourceType.OWNER_DIALOGUE:
+        if ref.startswith("session:"):
+            return SourceView(
+                gettext("Owner chat on %(date)s") % {"date": day}, reverse("owner-chat", args=[slug]), ids
+            )
+        if ref == PAGE_SOURCE_ATTACH:
+            text = gettext("Question attached on the Unanswered questions page on %(date)s") % {"date": day}
+            return SourceView(text, reverse("owner-unanswered", args=[slug]), ids)
+        if ref == PAGE_SOURCE_NEW:
+            return SourceView(gettext("Written on the knowledge pages on %(date)s") % {"date": day}, "", ids)
+        if ref == "seed_demo":
+            return SourceView(gettext("Demo set-up on %(date)s") % {"date": day}, "", ids)
+        return SourceView(gettext("Owner dialogue on %(date)s") % {"date": day}, "", ids)
+    if kind in (SourceType.UPLOAD, SourceType.URL):
+        document, _hash, _anchor = ref.partition("#")
+        if kind == SourceType.URL or _WEB.fullmatch(document):
+            text = gettext("Web page %(address)s, section %(section)s") % {
+                "address": document,
+                "section": version.title,
+            }
+            return SourceView(text, document if _WEB.fullmatch(document) else "", ids)
+        text = gettext("Uploaded file %(file)s, section %(section)s (%(date)s)") % {
+            "file": document,
+            "section": version.title,
+            "date": day,
+        }
+        return SourceView(text, "", ids)
+    if kind == SourceType.OBSERVE:
+        return SourceView(
+            gettext("Industry feed item of %(date)s") % {"date": day}, ref if _WEB.fullmatch(ref) else "", ids
+        )
+    if kind == SourceType.REVIEW:
+        return SourceView(gettext("Nightly review of %(date)s") % {"date": day}, "", ids)
+    if kind == SourceType.CUSTOMER:
+        return SourceView(gettext("Customer conversations, %(date)s") % {"date": day}, "", ids)
+    return SourceView(str(SOURCE_LABELS.get(kind, kind)), "", ids)
+
+
 @dataclass
 class VersionRow:
     """One version as the page shows it: labels in the reader's language."""
@@ -141,6 +224,7 @@ class VersionRow:
     source_label: str = ""
     kind_label: str = ""
     source_version_short: str = ""
+    source: SourceView = field(default_factory=lambda: SourceView(""))
     categories: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
@@ -153,6 +237,7 @@ class VersionRow:
             source_label=str(SOURCE_LABELS.get(version.source_type, version.source_type)),
             kind_label=str(KIND_LABELS.get(version.entry.kind, version.entry.kind)),
             source_version_short=sv[:12] + "…" if _SHA.fullmatch(sv) else sv,
+            source=source_view(version),
             categories=[str(CATEGORY_LABELS.get(c, c)) for c in version.regulated_categories],
             reasons=[reason_text(code) for code in version.decision_reasons],
         )
@@ -170,7 +255,9 @@ class HistoryItem:
 
 def latest_versions(agent: AgentProfile, *, status: str = "", source_type: str = "") -> QuerySet[EntryVersion]:
     """The latest version of each of the agent's entries, newest first, filtered on that version."""
-    versions = EntryVersion.objects.filter(agent=agent, number=F("entry__latest_number")).select_related("entry")
+    versions = EntryVersion.objects.filter(agent=agent, number=F("entry__latest_number")).select_related(
+        "entry", "agent"
+    )
     if status:
         versions = versions.filter(status=status)
     if source_type:
@@ -182,7 +269,7 @@ def entry_history(entry: KnowledgeEntry) -> list[HistoryItem]:
     """All versions of an entry, newest first, each with its diff against the one before."""
     items: list[HistoryItem] = []
     before: EntryVersion | None = None
-    for version in entry.versions.select_related("entry").order_by("number"):
+    for version in entry.versions.select_related("entry", "agent").order_by("number"):
         items.append(
             HistoryItem(
                 row=VersionRow.of(version),
@@ -267,3 +354,137 @@ def owner_knowledge(request: HttpRequest, slug: str) -> HttpResponse:
         "js_text": _js_text(),
     }
     return render(request, "knowledge/owner_knowledge.html", context)
+
+
+# --- Unanswered questions and new entries ------------------------------------------------------
+
+
+def _owned(request: HttpRequest, slug: str) -> AgentProfile:
+    try:
+        return AgentPolicy.get_owned(request.user, slug)
+    except NotFound as exc:
+        raise Http404("no such agent among those you own") from exc
+
+
+def _entry_choices(agent: AgentProfile) -> list[EntryVersion]:
+    """The entries a topic can be attached to: those customers are served, by title."""
+    return list(
+        EntryVersion.objects.filter(agent=agent, served=True, status=Status.APPROVED).order_by("title", "pk")[:500]
+    )
+
+
+@require_safe
+@login_required
+@ensure_csrf_cookie
+def owner_unanswered(request: HttpRequest, slug: str) -> HttpResponse:
+    """Topics of the questions nothing answered, most asked first: counts and dates only."""
+    agent = _owned(request, slug)
+    unanswered = unanswered_topics(agent)
+    context = {
+        "agent": agent,
+        "topics": [
+            {
+                "t": topic,
+                "answer_url": reverse("owner-knowledge-new", args=[agent.slug]) + "?" + urlencode({"topic": topic.key}),
+            }
+            for topic in unanswered.topics
+        ],
+        "withheld": unanswered.withheld,
+        "min_askers": unanswered.min_askers,
+        "entries": _entry_choices(agent),
+    }
+    return render(request, "knowledge/owner_unanswered.html", context)
+
+
+def failure_text(exc: KnowledgeError) -> str:
+    """A refusal of the knowledge services in the owner's language."""
+    if exc.code == "invalid_input":
+        return gettext(
+            "Give the entry a title and an answer, and each question on a line of its own "
+            "(at most 20 questions of 200 characters)."
+        )
+    if exc.code == "not_found":
+        return gettext("This question has been answered already, or the entry is gone.")
+    if exc.code == "not_served":
+        return gettext("Only an approved entry can take a question: approve it first.")
+    return gettext("That did not work. Please try again.")
+
+
+def _failure(request: HttpRequest, exc: KnowledgeError) -> None:
+    messages.error(request, failure_text(exc))
+
+
+@require_POST
+@login_required
+def owner_unanswered_attach(request: HttpRequest, slug: str) -> HttpResponse:
+    """Attach a topic to an entry: the entry gets it as one of its questions (a new version)."""
+    agent = _owned(request, slug)
+    back = reverse("owner-unanswered", args=[agent.slug])
+    entry_id = request.POST.get("entry", "")
+    entry = KnowledgeEntry.objects.filter(agent=agent, pk=int(entry_id)).first() if _ID.fullmatch(entry_id) else None
+    if entry is None:
+        messages.error(request, gettext("Choose the entry that answers this question."))
+        return HttpResponseRedirect(back)
+    try:
+        version = topic_attach(
+            agent=agent, topic=request.POST.get("topic", ""), entry=entry, actor=Actor.human(request.user.pk)
+        )
+    except KnowledgeError as exc:
+        _failure(request, exc)
+        return HttpResponseRedirect(back)
+    if version.status == Status.APPROVED:
+        text = gettext("“%(question)s” now finds “%(title)s” (version %(number)s).")
+    else:
+        text = gettext("“%(question)s” was added to “%(title)s” (version %(number)s), which waits for your approval.")
+    messages.success(
+        request, text % {"question": version.questions[-1], "title": version.title, "number": version.number}
+    )
+    return HttpResponseRedirect(back)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+@ensure_csrf_cookie
+def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
+    """A new entry written by the owner; from "answer this" it is prefilled with the topic as
+    its title and first question, and saving it resolves the topic."""
+    agent = _owned(request, slug)
+    source = request.POST if request.method == "POST" else request.GET
+    topic = " ".join(source.get("topic", "").split())[:200]
+    label = topic_label(topic) if topic else ""
+    form = {
+        "title": source.get("title", label)[:MAX_TITLE],
+        "body": source.get("body", "")[:MAX_BODY],
+        "questions": source.get("questions", label),
+    }
+    error = ""
+    if request.method == "POST":
+        if not topic:
+            error = gettext("Open this form from a question on the Unanswered questions page.")
+        else:
+            try:
+                version = topic_answer(
+                    agent=agent,
+                    topic=topic,
+                    title=form["title"],
+                    body=form["body"],
+                    questions=_lines(form["questions"]),
+                    actor=Actor.human(request.user.pk),
+                )
+            except KnowledgeError as exc:
+                error = failure_text(exc)
+            else:
+                if version.status == Status.APPROVED:
+                    text = gettext("“%(title)s” was added and customers are answered with it from now on.")
+                else:
+                    text = gettext("“%(title)s” was added and waits for your approval.")
+                messages.success(request, text % {"title": version.title})
+                return HttpResponseRedirect(
+                    reverse("owner-knowledge", args=[agent.slug]) + f"?entry={version.entry_id}#history-h"
+                )
+    context = {"agent": agent, "topic": topic, "label": label, "form": form, "error": error}
+    return render(request, "knowledge/owner_knowledge_new.html", context, status=400 if error else 200)

@@ -134,13 +134,14 @@ def test_the_owner_sees_the_latest_version_of_each_entry(client: Any, world_a: T
     assert f'href="?entry={first.entry_id}#history-h"' in delivery
     assert re.search(r'data-label="Version">2<', delivery)  # the latest version, not the first
     assert '<span class="badge badge-approved">Approved</span>' in delivery
-    assert "Upload" in delivery and "shop.md#delivery" in delivery
-    assert f'<code title="{SHA}">{SHA[:12]}…</code>' in delivery  # the source version, shortened
+    # Where it came from in words; the ids in the tooltip (issue 11, point 10).
+    assert "Uploaded file shop.md, section Delivery" in delivery
+    assert f'title="source: upload · reference: shop.md#delivery · source version: {SHA}"' in delivery
     assert "Fact" in delivery
     prices = re.search(r'<tr[^>]*>\s*<th scope="row"[^>]*><a [^>]*>Prices</a>.*?</tr>', entries, re.S).group(0)
     assert '<span class="badge badge-pending">Pending</span>' in prices
     assert 'data-label="Regulated">Tax<' in prices
-    assert "Owner dialogue" in prices and "chat:1" in prices
+    assert "Owner dialogue on" in prices and "reference: chat:1" in prices
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT', prices)
 
 

@@ -55,3 +55,43 @@ def test_sqlite_search_is_bilingual_and_tenant_scoped(tmp_path: Path) -> None:
     ids_a = {i for results in a.values() for i, _, _ in results}
     ids_b = {i for results in b.values() for i, _, _ in results}
     assert ids_a and ids_b and not ids_a & ids_b
+
+
+QUESTIONS_SCRIPT = r"""
+import json
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from knowledge.models import KnowledgeEntry
+from knowledge.selectors import knowledge_search, unanswered_topics
+from knowledge.services import knowledge_miss_record, topic_attach
+agent = AgentProfile.objects.get(slug="a-desk")
+def found(q):
+    return [r.title for r in knowledge_search(agent=agent, query=q, audience="customer")]
+out = {q: found(q) for q in ("你们几点开门?", "营业时间是什么时候?", "What time do you close?", "你们卖面包吗?")}
+for asker in ("c1", "c2", "c3"):
+    knowledge_miss_record(agent=agent, session_id=None, query="你们周末送外卖吗?", asker=asker)
+out["before"] = found("你们周末送外卖吗?")
+[topic] = unanswered_topics(agent).topics
+hours = KnowledgeEntry.objects.get(agent=agent, origin_key="demo:opening-hours-zh")
+version = topic_attach(agent=agent, topic=topic.key, entry=hours, actor=Actor.platform("test"))
+out["attached"] = [version.number, version.status, version.questions[-1]]
+out["after"] = found("你们周末送外卖吗?")
+out["left"] = len(unanswered_topics(agent).topics)
+print("RESULT" + json.dumps(out))
+"""
+
+
+def test_sqlite_finds_entries_by_their_questions_and_by_attached_topics(tmp_path: Path) -> None:
+    """Migrating rebuilds the versions table on SQLite; the FTS trigger must still index what
+    the seed and an attached topic write afterwards."""
+    manage(tmp_path, "migrate", "--noinput")
+    manage(tmp_path, "seed_demo", "--tenant", "a", "--agent", "a-desk", "--owner-email", "o@a.test")
+    out = json.loads(shell_result(tmp_path, QUESTIONS_SCRIPT))
+    assert out["你们几点开门?"][:1] == ["营业时间"]
+    assert out["营业时间是什么时候?"][:1] == ["营业时间"]
+    assert out["What time do you close?"][:1] == ["Opening hours"]
+    assert out["你们卖面包吗?"] == []
+    assert out["before"] == []
+    assert out["attached"][:2] == [2, "approved"]
+    assert out["after"][:1] == ["营业时间"]
+    assert out["left"] == 0

@@ -149,6 +149,10 @@ X_FRAME_OPTIONS = "DENY"
 # The customer identity cookie is signed by the server and scoped to one tenant.
 FACADE_CUSTOMER_COOKIE_AGE = env_int("FACADE_CUSTOMER_COOKIE_AGE", 60 * 60 * 24 * 365)
 
+# A topic made from customers' words reaches the owner's Unanswered questions page only once this
+# many distinct customers (or peers) asked it (k-anonymity; 1 shows every topic).
+FACADE_UNANSWERED_MIN_ASKERS = max(1, env_int("FACADE_UNANSWERED_MIN_ASKERS", 3))
+
 # The ledger's signing key lives outside the database: from the environment, or generated once
 # into var/.  Checkpoints are written outside the database as well.
 FACADE_LEDGER_SIGNING_KEY = env_str("FACADE_LEDGER_SIGNING_KEY", "")

@@ -65,6 +65,7 @@ class VersionOut(serializers.Serializer):
     version_id = serializers.IntegerField(source="id")
     status = serializers.CharField()
     title = serializers.CharField()
+    questions = serializers.ListField(child=serializers.CharField())
     reasons = serializers.ListField(source="decision_reasons", child=serializers.CharField())
     confidence = serializers.DecimalField(max_digits=4, decimal_places=3)
     regulated = serializers.BooleanField()

@@ -13,7 +13,7 @@ from knowledge.extract import ExtractError, extract_text
 from knowledge.ingest import ingest_material as knowledge_ingest
 from knowledge.models import EntryVersion, Kind, SourceType, Status
 from knowledge.schemas import SourceIn
-from knowledge.selectors import knowledge_search, pending_versions, unanswered_topics
+from knowledge.selectors import knowledge_search, pending_versions, unanswered_count, unanswered_for_owner_face
 from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_record
 
 from .. import rules
@@ -65,7 +65,9 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     # A preview's questions are the owner's own: never an unanswered customer question.  Small talk
     # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.
     if not results and ctx.audience != Audience.OWNER and not ctx.session.preview and not _small_talk(args.query, ctx):
-        knowledge_miss_record(agent=ctx.agent, session_id=ctx.session.pk, query=args.query)
+        knowledge_miss_record(
+            agent=ctx.agent, session_id=ctx.session.pk, query=args.query, asker=ctx.session.principal_id
+        )
     found = [
         {
             "entry_id": r.entry_id,
@@ -267,8 +269,9 @@ def read_customer_requests(ctx: ToolContext, args: ListArgs) -> ToolResult:
 
 
 def read_unanswered_questions(ctx: ToolContext, args: ListArgs) -> ToolResult:
-    """Topic keys of questions no approved knowledge answered, with counts.  Never the questions."""
-    return ToolResult(Outcome.OK, {"topics": unanswered_topics(agent=ctx.agent)})
+    """Topics of questions no approved knowledge answered, with counts, as the owner's Unanswered
+    questions page lists them (enough distinct customers asked).  Never the questions."""
+    return ToolResult(Outcome.OK, {"topics": unanswered_for_owner_face(ctx.agent)})
 
 
 def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
@@ -290,7 +293,7 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
                 "entry_ids": [v.entry_id for v in from_customers[:20]],
             },
             "open_requests": open_requests_for_owner(agent=ctx.agent, limit=0)[1],
-            "unanswered_topics": len(unanswered_topics(agent=ctx.agent, limit=1000)),
+            "unanswered_topics": unanswered_count(ctx.agent),
         },
     )
 

@@ -98,7 +98,10 @@ _COMMITMENT_ASK = re.compile(
     r"how much|price|cost|quote|fee|charge|cheap|discount|how long|when (?:will|can|could|would)|deadline"
     r"|delivery (?:date|time)|by (?:when|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|guarantee|promise|for sure|"
-    r"多少钱|价格|价钱|报价|收费|费用|便宜|优惠|多久|什么时候|几天|哪天|期限|送达|到货|保证|承诺|一定|包过|确定能",
+    # "什么时候" alone is just "when" ("营业时间是什么时候？" asks for the opening hours): only
+    # "when will/can it …", as in English.
+    r"多少钱|价格|价钱|报价|收费|费用|便宜|优惠|多久|什么时候(?:能|可以|会|才|给|交|送|做好|完成)|几天|哪天|期限|送达|到货"
+    r"|保证|承诺|一定|包过|确定能",
     re.IGNORECASE,
 )
 _WANT = re.compile(

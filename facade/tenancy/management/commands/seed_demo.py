@@ -13,47 +13,69 @@ from ...services import agent_create, agent_owner_add, membership_grant, tenant_
 
 # What the demo agent knows from the start, so that the customer chat answers something.  Kept
 # free of prices and delivery times: the commitment guard would (rightly) block a reply quoting
-# them.  (origin key, title, body)
+# them.  (origin key, title, body, questions this answers: how customers actually ask — each
+# word of a question finds the entry, so no word that other questions use too, like "today")
 DEMO_KNOWLEDGE = [
     (
         "demo:opening-hours",
         "Opening hours",
         "The shop is open Monday to Saturday, from nine in the morning to six in the evening. "
         "It is closed on Sundays and public holidays.",
+        [
+            "What time do you open?",
+            "What time do you close?",
+            "Are you open on Sundays?",
+            "What are your opening times?",
+        ],
     ),
     (
         "demo:custom-cakes",
         "Custom cakes",
         "We bake custom cakes for birthdays and weddings. Tell us the occasion, the size and the "
         "flavours you like, and the owner confirms the details with you.",
+        ["Do you do birthday cakes?", "Do you do wedding cakes?"],
     ),
-    ("demo:opening-hours-zh", "营业时间", "本店周一至周六营业，上午九点到晚上六点。周日和法定节假日休息。"),
+    (
+        "demo:opening-hours-zh",
+        "营业时间",
+        "本店周一至周六营业，上午九点到晚上六点。周日和法定节假日休息。",
+        ["你们几点开门？", "你们几点关门？", "营业时间是什么时候？", "周日开门吗？"],
+    ),
     (
         "demo:custom-cakes-zh",
         "定制蛋糕",
         "我们为生日和婚礼定制蛋糕。告诉我们场合、尺寸和喜欢的口味，店主会与您确认细节。",
+        ["可以订做生日蛋糕吗？", "你们做婚礼蛋糕吗？"],
     ),
 ]
+SEED_REF = "seed_demo"
 
 
 def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
-    """Add the demo entries the agent does not have yet; returns how many were added."""
+    """Add the demo entries the agent does not have yet, and their questions to a demo entry
+    seeded before it had any (unless the owner has changed it since); returns how many
+    versions were added."""
     # A demo command wires apps together; the knowledge app is asked through its service.
     from knowledge.models import KnowledgeEntry, SourceType
     from knowledge.schemas import SourceIn
     from knowledge.services import entry_propose
 
     added = 0
-    for key, title, body in DEMO_KNOWLEDGE:
-        if KnowledgeEntry.objects.filter(agent=agent, origin_key=key).exists():
-            continue
+    for key, title, body, questions in DEMO_KNOWLEDGE:
+        entry = KnowledgeEntry.objects.filter(agent=agent, origin_key=key).first()
+        if entry is not None:
+            latest = entry.versions.order_by("-number").first()
+            if latest is None or latest.questions or latest.source_ref != SEED_REF:
+                continue
         entry_propose(
             agent=agent,
             title=title,
             body=body,
+            questions=questions,
             actor=actor,
             origin_key=key,
-            source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref="seed_demo", version="1"),
+            entry=entry,
+            source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref=SEED_REF, version="2" if entry else "1"),
         )
         added += 1
     return added
@@ -112,7 +134,7 @@ class Command(BaseCommand):
         base = settings.FACADE_PUBLIC_URL.rstrip("/")
         self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
         if added:
-            self.stdout.write(f"  knowledge: {added} demo entries added")
+            self.stdout.write(f"  knowledge: {added} demo entries added or given their questions")
         for email, role_name in ((owner_email, "owner"), (auditor_email, "auditor"), (operator_email, "operator")):
             if email in created_passwords:
                 self.stdout.write(f"  {role_name:8} {email}  password: {created_passwords[email]}")
