@@ -41,6 +41,7 @@ NOT_PAGES = {
     "set_language": "POST only: the language menu, used on every page below",
     "owner-request-move": "POST only: a move button on the Requests page, opened below",
     "owner-request-reply": "POST only: the reply form on the Requests page, opened below",
+    "owner-unanswered-attach": "POST only: the attach form on the Unanswered questions page, opened below",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }

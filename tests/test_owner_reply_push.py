@@ -34,7 +34,9 @@ def _site_origin(settings: Any) -> None:
 def test_the_customers_open_chat_sees_the_move_and_the_reply(world_a: TenantWorld) -> None:
     customer = customer_create(tenant=world_a.tenant)
     session = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer)
-    request = request_submit(session=session, summary="a cake", details={"need": "a cake"})
+    request = request_submit(
+        session=session, summary="a cake", details={"need": "a cake", "when": "Friday", "contact": "ana@example.com"}
+    )
     response = HttpResponse()
     set_customer_cookie(response, world_a.tenant, customer)
     name = customer_cookie_name(world_a.tenant)
@@ -81,7 +83,9 @@ def test_a_reply_to_another_session_reaches_no_one_else(world_a: TenantWorld) ->
     other = session_open(
         agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world_a.tenant)
     )
-    request = request_submit(session=other, summary="bread", details={"need": "bread"})
+    request = request_submit(
+        session=other, summary="bread", details={"need": "bread", "when": "Friday", "contact": "bo@example.com"}
+    )
     response = HttpResponse()
     set_customer_cookie(response, world_a.tenant, mine)
     name = customer_cookie_name(world_a.tenant)

@@ -67,7 +67,7 @@ ENGLISH = {
     "textbox": "Your message",
     "price": "How much is a birthday cake?",
     "quote": "Birthday cakes: from €35",
-    "cited": "[1] Shop price list:",
+    "cited": "] Shop price list: • Birthday cakes: from €35",
     "source": r"^Shop price list \(entry \d+, version 1\)$",
     "mine": "So my birthday cake will cost €35 and be ready on Friday?",
     "boundary": "I can't confirm prices, dates or outcomes here: the owner confirms those personally.",
@@ -80,7 +80,7 @@ CHINESE = {
     "textbox": "您的留言",
     "price": "生日蛋糕多少钱？",
     "quote": "生日蛋糕：35 欧元起",
-    "cited": "[1] 本店价目表：",
+    "cited": "] 本店价目表：• 生日蛋糕：35 欧元起",
     "source": r"^本店价目表（条目 \d+，版本 1）$",
     "mine": "我的生日蛋糕多少钱，周五能做好吗？",
     "boundary": "价格、时间和结果我在这里无法确认，需要店主本人确认。",
@@ -96,7 +96,7 @@ def customer_path(page: Any, words: dict[str, str], shots: str) -> None:
     expect(quoted.locator(".text")).to_contain_text(words["quote"])
     expect(quoted.locator(".text")).to_contain_text(words["cited"])  # attributed to the entry
     expect(quoted.locator(".text")).to_contain_text(words["boundary"])  # the customer's own case: the owner's
-    expect(quoted.locator(".sources li").first).to_have_text(re.compile(words["source"]))
+    expect(quoted.locator(".sources li").filter(has_text=re.compile(words["source"]))).to_have_count(1)
 
     mine = ask(page, words["textbox"], words["mine"])
     expect(mine.locator(".text")).to_contain_text(words["boundary"])
@@ -142,11 +142,11 @@ def test_a_hosted_models_applied_commitment_is_refused_by_the_server(page: Any, 
 
     from ledger.models import LedgerEvent
 
-    searched = tool_call_reply(tool_call("c1", "search_knowledge", {"query": "birthday cakes price list"}))
+    searched = tool_call_reply(tool_call("c1", "search_knowledge", {"query": "price list"}))
     script = [
         searched,
         text_reply("Our shop price list says: birthday cakes from €35 [1]"),
-        tool_call_reply(tool_call("c2", "search_knowledge", {"query": "birthday cakes price list"})),
+        tool_call_reply(tool_call("c2", "search_knowledge", {"query": "price list"})),
         text_reply("Your cake will cost €35 and be ready on Friday."),
     ]
     with (
@@ -162,7 +162,7 @@ def test_a_hosted_models_applied_commitment_is_refused_by_the_server(page: Any, 
         open_chat(page, site)
         quoted = ask(page, "Your message", "How much is a birthday cake?")
         expect(quoted.locator(".text")).to_have_text("Our shop price list says: birthday cakes from €35 [1]")
-        expect(quoted.locator(".sources li").first).to_have_text(re.compile(ENGLISH["source"]))
+        expect(quoted.locator(".sources li").filter(has_text=re.compile(ENGLISH["source"]))).to_have_count(1)
         applied = ask(page, "Your message", "Great, and mine?")
         expect(applied.locator(".text")).to_contain_text(ENGLISH["boundary"])
         expect(applied.locator(".text")).not_to_contain_text("€35")

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import Any
 
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from facade.i18n import Phrasebook
@@ -495,7 +496,7 @@ class OfflineProvider(Provider):
         if name == "read_unanswered_questions":
             topics = result.get("topics") or []
             if not topics:
-                return words["no_unanswered"]
+                return words["no_unanswered"].format(n=settings.FACADE_UNANSWERED_MIN_ASKERS)
             lines = [words["unanswered"]]
             lines += [words["topic_line"].format(topic=t["topic"], count=t["count"]) for t in topics]
             lines.append(words["unanswered_more"])
@@ -578,7 +579,7 @@ OWNER = Phrasebook(
     unanswered=_("Questions customers asked that the knowledge base could not answer (topic — times asked):"),
     topic_line=_("• {topic} — {count}"),
     unanswered_more=_("To answer one, tell me the fact or write: teach: title / text"),
-    no_unanswered=_("No unanswered questions in the last 30 days."),
+    no_unanswered=_("No unanswered questions to show: a question is listed once {n} customers have asked it."),
     found=_("Knowledge on this (pending items marked):"),
     pending_mark=_(" (waiting for review)"),
     none=_("Nothing in the knowledge base matches that."),
