@@ -43,7 +43,7 @@ BENCH_VAR = ROOT / "var" / "bench"
 # The chatting customer asks faster than a person types; its own limit is raised so that only
 # what the abusers do can slow it down.  Every other limit is the product's default.
 CUSTOMER_RATE = "600/60"
-GOOD_ADDRESS = "198.51.100.1"  # documentation addresses (RFC 5737): names, never contacted
+GOOD_ADDRESSES = ("198.51.100.1", "198.51.100.2")  # documentation addresses (RFC 5737): never contacted
 ABUSER_ADDRESSES = "203.0.113.{}"
 BIG_BODY = json.dumps({"padding": "x" * (1 << 20)}).encode()
 
@@ -67,11 +67,11 @@ def start_server(port: int, log_path: Path) -> subprocess.Popen[bytes]:
     return chat.launch_daphne(port, log_path, env, "facade.asgi:application")
 
 
-async def customer(port: int, seat: chat.Seat, turns: int, pause: float, timeout: float) -> list[float]:
+async def customer(port: int, seat: chat.Seat, turns: int, pause: float, timeout: float, address: str) -> list[float]:
     from websockets.asyncio.client import connect
 
     latencies: list[float] = []
-    headers = {"Cookie": seat.cookie, "X-Forwarded-For": GOOD_ADDRESS}
+    headers = {"Cookie": seat.cookie, "X-Forwarded-For": address}
     url = f"ws://127.0.0.1:{port}/ws/sessions/{seat.session_id}/"
     async with connect(url, origin=f"http://127.0.0.1:{port}", additional_headers=headers, ping_interval=None) as ws:
         while json.loads(await asyncio.wait_for(ws.recv(), timeout))["type"] != "history":
@@ -176,8 +176,16 @@ def pct(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1] * 1000
 
 
-async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat]) -> None:
-    alone = await customer(port, seats[0], args.turns, args.pause, args.timeout)
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat], server_pid: int) -> None:
+    # Each phase from its own address, so that the first phase's messages are not counted
+    # against the second's address window.
+    alone = await customer(port, seats[0], args.turns, args.pause, args.timeout, GOOD_ADDRESSES[0])
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     options = {
@@ -191,12 +199,14 @@ async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat]) -
     process = context.Process(target=abusers_main, args=(port, "bench-frames", options, results), daemon=True)
     process.start()
     await asyncio.sleep(1.0)  # the abusers' interpreter starts and they are under way
+    server_before = cpu_seconds(server_pid)
     try:
         abused = await asyncio.wait_for(
-            customer(port, seats[1], args.turns, args.pause, args.timeout), timeout=args.max_seconds
+            customer(port, seats[1], args.turns, args.pause, args.timeout, GOOD_ADDRESSES[1]), timeout=args.max_seconds
         )
     finally:
         answers, wall, client_cpu = await asyncio.get_running_loop().run_in_executor(None, results.get, True, 300)
+        server_cpu = cpu_seconds(server_pid) - server_before
         process.join(30)
     ratio = pct(abused, 95) / pct(alone, 95)
     pace = f"{args.rate:g} requests/s each" if args.rate > 0 else "each as fast as it is answered"
@@ -212,9 +222,39 @@ async def measure(args: argparse.Namespace, port: int, seats: list[chat.Seat]) -
     )
     for key, count in sorted(answers.items()):
         print(f"    {key:28}{count:7d}")
+    print(
+        f"  the server's process used {server_cpu:.1f} s of CPU meanwhile "
+        f"({server_cpu / wall * 100:.0f}% of one core; {server_cpu / max(1, total) * 1000:.2f} ms per abusive request, "
+        "the customer's turns included)"
+    )
     if args.timeline:
         print("  the customer's turns under abuse, in order (ms):")
         print("    " + " ".join(f"{value * 1000:.0f}" for value in abused))
+
+
+async def floor(args: argparse.Namespace) -> None:
+    """The same abusers, as fast as they are answered, against daphne serving bench/bare_asgi.py:
+    the server's own CPU per request, before any of the product's code."""
+    port = chat.free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "bench"))
+    server = chat.launch_daphne(port, BENCH_VAR / "abuse-bare-daphne.log", env, "bare_asgi:application")
+    try:
+        context = multiprocessing.get_context("spawn")
+        results = context.Queue()
+        options = {"kinds": args.kinds.split(","), "rate": 0, "abusers": args.abusers, "budget": 10**9, "seconds": 8}
+        before = cpu_seconds(server.pid)
+        process = context.Process(target=abusers_main, args=(port, "bench-frames", options, results), daemon=True)
+        process.start()
+        answers, wall, _client_cpu = await asyncio.get_running_loop().run_in_executor(None, results.get, True, 120)
+        used = cpu_seconds(server.pid) - before
+        process.join(30)
+    finally:
+        chat.stop_server(server)
+    total = sum(answers.values())
+    print(
+        f"  baseline, the same abusers against daphne with a bare ASGI app (429 at once, no Django, no gate): "
+        f"{total / wall:.0f} requests/s, {used / max(1, total) * 1000:.2f} ms of the server's CPU per request"
+    )
 
 
 def main() -> None:
@@ -223,7 +263,7 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=25.0, help="requests per second per abuser; 0: each as fast as it is answered"
     )
-    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between the customer's turns")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for any one frame")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="the abused phase stops after this")
@@ -248,9 +288,10 @@ def main() -> None:
     port = chat.free_port()
     proc = start_server(port, BENCH_VAR / "abuse-daphne.log")
     try:
-        asyncio.run(measure(args, port, seats))
+        asyncio.run(measure(args, port, seats, proc.pid))
     finally:
         chat.stop_server(proc)
+    asyncio.run(floor(args))
 
 
 if __name__ == "__main__":

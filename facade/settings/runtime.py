@@ -37,7 +37,7 @@ FACADE_RATE_SEARCH = env_str("FACADE_RATE_SEARCH", "30/60")
 FACADE_RATE_SEARCH_IP = env_str("FACADE_RATE_SEARCH_IP", "60/60")
 # Session opens and searches served at once by one web process (the gate in front of Django,
 # facade/gate.py), and how many may wait for a place before the next is answered 503.
-FACADE_PUBLIC_CONCURRENCY = env_int("FACADE_PUBLIC_CONCURRENCY", 2)
+FACADE_PUBLIC_CONCURRENCY = env_int("FACADE_PUBLIC_CONCURRENCY", 1)
 FACADE_PUBLIC_QUEUE = env_int("FACADE_PUBLIC_QUEUE", 200)
 
 # Proxies (addresses or CIDR networks) whose X-Forwarded-For names the client; none by default,
