@@ -296,7 +296,7 @@ def test_unquoted_keeps_everything_but_attributed_quotes(text: str, left: str) -
         ("This is what our published information says:", False),
         ("I can't confirm prices, dates or outcomes here: the owner confirms those personally.", False),
         ("Shall I register a request so that the owner can confirm it with you?", False),
-        ("价格、时间和结果我在这里无法确认，需要店主本人确认。 需要我登记一个请求，让店主和您确认吗？", False),
+        ("价格、时间和结果我在这里无法确认，需要店主本人确认。需要我登记一个请求，让店主和您确认吗？", False),
         ("Here is what I found:", False),
     ],
 )

@@ -276,7 +276,7 @@ class OfflineProvider(Provider):
         return (_joined(language, TEXT[language][prefix], question) if prefix else question), True
 
     def _boundary(self, language: str) -> str:
-        return f"{self.agent.boundary(language)} {TEXT[language]['offer']}"
+        return _joined(language, self.agent.boundary(language), TEXT[language]["offer"])
 
     def _fields(self) -> list[str]:
         return [str(f) for f in (self.agent.clarification_order or ["need"])]
