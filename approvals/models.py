@@ -1,0 +1,1 @@
+"""Change proposals and the decision authority (issue 12)."""
