@@ -202,7 +202,8 @@ def token_consume(
             decision=str(decision),
             owner_id=owner.pk,
             reason=reason,
-            authorization_id=found.authorization_id if found is not None else "",
+            # Another tenant's token is not named on this tenant's chain.
+            authorization_id=found.authorization_id if found is not None and found.agent_id == agent.pk else "",
             actor=_actor(owner),
         )
     raise _invalid_token()

@@ -88,6 +88,8 @@ def test_each_binding_changed_in_turn_is_refused(world_a: TenantWorld, world_b: 
     refused(world_a, issued.token, agent=world_b.agent, owner=world_b.owner)
     assert reasons(world_a.tenant.pk) == ["agent", "change", "owner", "decision"]
     assert reasons(world_b.tenant.pk) == ["agent"]
+    refused_elsewhere = LedgerEvent.objects.filter(chain_id=world_b.tenant.pk).of_type("authority.token_refused").get()
+    assert refused_elsewhere.payload["authorization_id"] == ""
     # None of the refusals used it up: with its own bindings it still works, once.
     assert consume(world_a, issued.token).authorization_id == issued.authorization_id
 
