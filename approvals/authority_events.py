@@ -1,6 +1,276 @@
 """The approvals app's ledger events for the decision authority (one-time tokens and emailed
-codes): one payload model and one typed constructor per type.  None yet: issue 12 builds them."""
+codes): one payload model and one typed constructor per type (see ledger/catalogue.py).
+
+Each event is about the change (its public id) on the tenant's chain.  None carries a token or
+a code: a token is named by its `authorization_id`, a challenge by its public id, the owner's
+address only masked.  A refusal records its precise reason here even though the caller is told
+only `invalid_token` / `invalid_challenge`."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from ledger.catalogue import EventPayload, EventType, register
+from ledger.schemas import AppendedEvent
+from ledger.services import ledger_append
+
 APP = "approvals"
+ENTITY = "change"
+
+TokenRefusal = Literal["unknown", "expired", "used", "agent", "change", "owner", "decision"]
+ChallengeRefusal = Literal[
+    "unknown",
+    "expired",
+    "used",
+    "dead",
+    "replaced",
+    "agent",
+    "owner",
+    "change",
+    "decision",
+    "rate_limited",
+    "email_unavailable",
+]
+
+
+class AuthorizationIssued(EventPayload):
+    agent: str
+    version: int
+    decision: str
+    assurance: str
+    authorization_id: str
+    owner_id: int
+    expires_at: str
+
+
+class TokenConsumed(EventPayload):
+    agent: str
+    version: int
+    decision: str
+    assurance: str
+    authorization_id: str
+    owner_id: int
+
+
+class TokenRefused(EventPayload):
+    agent: str
+    decision: str
+    owner_id: int
+    reason: TokenRefusal
+    authorization_id: str  # of the token presented when it exists, else empty
+
+
+class CodeSent(EventPayload):
+    agent: str
+    version: int
+    decision: str
+    challenge: str
+    owner_id: int
+    sent_to: str  # masked: o***@demo.test
+    replaced: int  # earlier live challenges of the owner for this change it invalidated
+
+
+class CodeFailed(EventPayload):
+    agent: str
+    challenge: str
+    owner_id: int
+    failures: int
+    remaining: int
+
+
+class ChallengeDead(EventPayload):
+    agent: str
+    challenge: str
+    owner_id: int
+    failures: int
+
+
+class ChallengeRefused(EventPayload):
+    agent: str
+    decision: str
+    owner_id: int
+    reason: ChallengeRefusal
+    challenge: str  # the challenge named, when it exists, else empty
+
+
+def _type(name: str, payload: type[EventPayload], description: str) -> EventType:
+    return register(name, app=APP, entity_type=ENTITY, payload=payload, description=description)
+
+
+AUTHORIZATION_ISSUED = _type(
+    "authority.issued",
+    AuthorizationIssued,
+    "A one-time decision token was issued for one decision on one version of a change (its id, never the token).",
+)
+TOKEN_CONSUMED = _type(
+    "authority.token_consumed", TokenConsumed, "A decision token was used, once, for the decision it was bound to."
+)
+TOKEN_REFUSED = _type(
+    "authority.token_refused",
+    TokenRefused,
+    "A decision token was refused: unknown, expired, used, or bound to another agent, change, owner or decision.",
+)
+CODE_SENT = _type(
+    "authority.code_sent",
+    CodeSent,
+    "A 6-digit code was e-mailed to the owner for an L3 decision (the masked address, never the code).",
+)
+CODE_FAILED = _type(
+    "authority.code_failed", CodeFailed, "A wrong code was entered for a challenge; how many tries remain."
+)
+CHALLENGE_DEAD = _type(
+    "authority.challenge_dead", ChallengeDead, "A challenge took its last wrong code and can no longer be answered."
+)
+CHALLENGE_REFUSED = _type(
+    "authority.challenge_refused",
+    ChallengeRefused,
+    "A code challenge could not be started (rate limit, no usable e-mail, mail not sent) or answered "
+    "(unknown, expired, used, dead, replaced, or bound to another agent, owner, change or decision).",
+)
+
+
+def _append(
+    event_type: EventType,
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    actor: Actor,
+    payload: EventPayload,
+    version: int | None = None,
+) -> AppendedEvent:
+    return ledger_append(
+        chain_id=agent.tenant_id,
+        event_type=event_type.name,
+        entity_type=event_type.entity_type,
+        entity_id=change_id[:64],
+        entity_version=version,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def authority_issued(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    version: int,
+    decision: str,
+    assurance: str,
+    authorization_id: str,
+    owner_id: int,
+    expires_at: str,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = AuthorizationIssued(
+        agent=agent.slug,
+        version=version,
+        decision=decision,
+        assurance=assurance,
+        authorization_id=authorization_id,
+        owner_id=owner_id,
+        expires_at=expires_at,
+    )
+    return _append(
+        AUTHORIZATION_ISSUED, agent=agent, change_id=change_id, actor=actor, payload=payload, version=version
+    )
+
+
+def authority_token_consumed(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    version: int,
+    decision: str,
+    assurance: str,
+    authorization_id: str,
+    owner_id: int,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = TokenConsumed(
+        agent=agent.slug,
+        version=version,
+        decision=decision,
+        assurance=assurance,
+        authorization_id=authorization_id,
+        owner_id=owner_id,
+    )
+    return _append(TOKEN_CONSUMED, agent=agent, change_id=change_id, actor=actor, payload=payload, version=version)
+
+
+def authority_token_refused(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    decision: str,
+    owner_id: int,
+    reason: TokenRefusal,
+    authorization_id: str,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = TokenRefused(
+        agent=agent.slug,
+        decision=decision[:16],
+        owner_id=owner_id,
+        reason=reason,
+        authorization_id=authorization_id,
+    )
+    return _append(TOKEN_REFUSED, agent=agent, change_id=change_id, actor=actor, payload=payload)
+
+
+def authority_code_sent(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    version: int,
+    decision: str,
+    challenge: str,
+    owner_id: int,
+    sent_to: str,
+    replaced: int,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = CodeSent(
+        agent=agent.slug,
+        version=version,
+        decision=decision,
+        challenge=challenge,
+        owner_id=owner_id,
+        sent_to=sent_to,
+        replaced=replaced,
+    )
+    return _append(CODE_SENT, agent=agent, change_id=change_id, actor=actor, payload=payload, version=version)
+
+
+def authority_code_failed(
+    *, agent: AgentProfile, change_id: str, challenge: str, owner_id: int, failures: int, remaining: int, actor: Actor
+) -> AppendedEvent:
+    payload = CodeFailed(
+        agent=agent.slug, challenge=challenge, owner_id=owner_id, failures=failures, remaining=remaining
+    )
+    return _append(CODE_FAILED, agent=agent, change_id=change_id, actor=actor, payload=payload)
+
+
+def authority_challenge_dead(
+    *, agent: AgentProfile, change_id: str, challenge: str, owner_id: int, failures: int, actor: Actor
+) -> AppendedEvent:
+    payload = ChallengeDead(agent=agent.slug, challenge=challenge, owner_id=owner_id, failures=failures)
+    return _append(CHALLENGE_DEAD, agent=agent, change_id=change_id, actor=actor, payload=payload)
+
+
+def authority_challenge_refused(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    decision: str,
+    owner_id: int,
+    reason: ChallengeRefusal,
+    challenge: str,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = ChallengeRefused(
+        agent=agent.slug, decision=decision[:16], owner_id=owner_id, reason=reason, challenge=challenge[:40]
+    )
+    return _append(CHALLENGE_REFUSED, agent=agent, change_id=change_id, actor=actor, payload=payload)

@@ -1,1 +1,3 @@
 """Change proposals and the decision authority (issue 12)."""
+
+from .authority_models import *  # noqa: F401,F403

@@ -91,7 +91,9 @@ def test_only_the_events_modules_and_the_ledger_call_ledger_append() -> None:
     for app in APPS:
         for path in sorted((ROOT / app).rglob("*.py")):
             relative = path.relative_to(ROOT)
-            if relative.parts[0] == "ledger" or path.name == "events.py" or "migrations" in relative.parts:
+            # An app may split its events into several `*_events.py` modules (approvals does).
+            events_module = path.stem == "events" or path.stem.endswith("_events")
+            if relative.parts[0] == "ledger" or events_module or "migrations" in relative.parts:
                 continue
             if lines := _calls_and_imports(path):
                 found[str(relative)] = lines

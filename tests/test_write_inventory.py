@@ -20,6 +20,7 @@ SERVICE_MODULES = (
     "knowledge.services",
     "knowledge.jobs",
     "ledger.services",
+    "approvals.authority",
 )
 
 

@@ -5,6 +5,7 @@ order matters: later modules read names defined by `base`.
 """
 
 from .accounts import *  # noqa: F401,F403
+from .approvals import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .celery import *  # noqa: F401,F403
 from .channels import *  # noqa: F401,F403

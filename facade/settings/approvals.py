@@ -1,0 +1,14 @@
+"""The decision authority: how long one-time decision tokens and emailed codes live, how many
+wrong codes a challenge takes and how many challenges an owner may start for one change."""
+
+from .env import env_int
+
+FACADE_DECISION_TOKEN_SECONDS = env_int("FACADE_DECISION_TOKEN_SECONDS", 300)
+FACADE_OTP_CODE_SECONDS = env_int("FACADE_OTP_CODE_SECONDS", 600)
+FACADE_OTP_MAX_FAILURES = env_int("FACADE_OTP_MAX_FAILURES", 5)
+# New challenges per owner and change within the window (a resend is a new challenge).
+FACADE_OTP_CHALLENGES = env_int("FACADE_OTP_CHALLENGES", 3)
+FACADE_OTP_CHALLENGE_WINDOW_SECONDS = env_int("FACADE_OTP_CHALLENGE_WINDOW_SECONDS", 900)
+# The code is sent inside the request: the SMTP connection may take this long before the
+# challenge fails closed (email_unavailable).
+FACADE_OTP_EMAIL_TIMEOUT = env_int("FACADE_OTP_EMAIL_TIMEOUT", 10)
