@@ -20,6 +20,8 @@ SERVICE_MODULES = (
     "knowledge.services",
     "knowledge.jobs",
     "ledger.services",
+    "approvals.services",
+    "facade.dialogue.runtime.builtin_tools",
 )
 
 
