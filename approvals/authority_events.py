@@ -17,7 +17,7 @@ from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
 APP = "approvals"
-ENTITY = "change"
+ENTITY = "change_proposal"  # the same entity as the proposal events (approvals/events.py)
 
 TokenRefusal = Literal["unknown", "expired", "used", "agent", "change", "owner", "decision"]
 ChallengeRefusal = Literal[

@@ -1,6 +1,129 @@
 """The approvals app's ledger events for change proposals: one payload model and one typed
-constructor per type (see ledger/catalogue.py).  None yet: the proposals arrive with issue 12."""
+constructor per type (see ledger/catalogue.py).  The payload text stays in the proposal row; the
+ledger keeps its fingerprint."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
+
+from facade.tenancy.schemas import Actor
+from ledger.catalogue import EventPayload, EventType, register
+from ledger.schemas import AppendedEvent
+from ledger.services import ledger_append
+
+from .models import ChangeProposal
+
 APP = "approvals"
+ENTITY = "change_proposal"
+
+
+class ProposalDescribed(EventPayload):
+    agent: str
+    proposal: str
+    kind: str
+    level: int
+    requires: str
+    origin: str
+    status: str
+    version: int
+    payload_sha256: str
+
+
+class ProposalCreated(ProposalDescribed):
+    base: str
+    evidence: list[dict[str, Any]]
+
+
+class OverrideRecorded(EventPayload):
+    agent: str
+    proposal: str
+    claimed: dict[str, str]  # what the model wrote (level, requires, confirm), as text, cut to 40
+    assigned: dict[str, str]  # what the platform assigned
+
+
+PROPOSAL_CREATED = register(
+    "proposal.created",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalCreated,
+    description="A change was proposed; the platform assigned its level and who decides, and recorded its base.",
+)
+PROPOSAL_OVERRIDE_RECORDED = register(
+    "proposal.override_recorded",
+    app=APP,
+    entity_type=ENTITY,
+    payload=OverrideRecorded,
+    description="A model claimed a level, `requires` or `confirm` for its proposal; the claim was ignored.",
+)
+PROPOSAL_EDITED = register(
+    "proposal.edited",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalDescribed,
+    description="An owner edited a pending proposal's payload; its version went up.",
+)
+PROPOSAL_EXPIRED = register(
+    "proposal.expired",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalDescribed,
+    description="A pending proposal passed its expiry without a decision.",
+)
+
+
+def payload_sha256(payload: object) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _described(proposal: ChangeProposal) -> dict[str, Any]:
+    return {
+        "agent": proposal.agent.slug,
+        "proposal": proposal.pk,
+        "kind": proposal.kind,
+        "level": proposal.level,
+        "requires": proposal.requires,
+        "origin": proposal.origin,
+        "status": proposal.status,
+        "version": proposal.version,
+        "payload_sha256": payload_sha256(proposal.payload),
+    }
+
+
+def _append(event_type: EventType, proposal: ChangeProposal, actor: Actor, payload: EventPayload) -> AppendedEvent:
+    return ledger_append(
+        chain_id=proposal.tenant_id,
+        event_type=event_type.name,
+        entity_type=event_type.entity_type,
+        entity_id=proposal.pk,
+        entity_version=proposal.version,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def proposal_created(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = ProposalCreated.model_validate(
+        {**_described(proposal), "base": proposal.base, "evidence": proposal.evidence}
+    )
+    return _append(PROPOSAL_CREATED, proposal, actor, payload)
+
+
+def proposal_override_recorded(*, proposal: ChangeProposal, claimed: dict[str, str], actor: Actor) -> AppendedEvent:
+    payload = OverrideRecorded(
+        agent=proposal.agent.slug,
+        proposal=proposal.pk,
+        claimed={k: v[:40] for k, v in claimed.items()},
+        assigned={"level": str(proposal.level), "requires": proposal.requires, "confirm": "ignored"},
+    )
+    return _append(PROPOSAL_OVERRIDE_RECORDED, proposal, actor, payload)
+
+
+def proposal_edited(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    return _append(PROPOSAL_EDITED, proposal, actor, ProposalDescribed.model_validate(_described(proposal)))
+
+
+def proposal_expired(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    return _append(PROPOSAL_EXPIRED, proposal, actor, ProposalDescribed.model_validate(_described(proposal)))

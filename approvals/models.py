@@ -1,3 +1,62 @@
-"""Change proposals and the decision authority (issue 12)."""
+"""Change proposals (issue 12, first increment): what the agent or the owner proposes to change
+in what customers are told, with the level and who decides assigned by the platform; and the
+decision authority's rows (authority_models.py: one-time tokens, emailed codes)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
 
 from .authority_models import *  # noqa: F401,F403
+from .rules import Origin, Requires
+from .schemas import Kind
+
+
+def proposal_id() -> str:
+    return "chg_" + secrets.token_urlsafe(12)
+
+
+class ProposalStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    APPLIED = "applied"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"
+    EXPIRED = "expired"
+
+
+class ChangeProposal(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=proposal_id, editable=False)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.PROTECT, related_name="proposals")
+    kind = models.CharField(max_length=32, choices=[(k.value, k.value) for k in Kind])
+    level = models.PositiveSmallIntegerField(choices=[(1, "1"), (2, "2"), (3, "3")])
+    payload = models.JSONField()
+    summary = models.CharField(max_length=300)
+    diff = models.JSONField(default=dict)  # {"before": …, "after": …}
+    evidence = models.JSONField(default=list)  # [{"type": "session"|"knowledge_version", "id": n}]
+    origin = models.CharField(max_length=32, choices=[(o.value, o.value) for o in Origin])
+    requires = models.CharField(max_length=32, choices=[(r.value, r.value) for r in Requires])
+    status = models.CharField(max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PENDING)
+    version = models.PositiveIntegerField(default=1)
+    base = models.CharField(max_length=64)
+    authorization_id = models.CharField(max_length=64, blank=True, default="")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    assurance = models.CharField(max_length=32, blank=True, default="")
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["agent", "status", "-created_at"]),
+            models.Index(fields=["status", "expires_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pk} ({self.kind}, L{self.level}, {self.status})"

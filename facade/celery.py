@@ -22,6 +22,11 @@ app.conf.beat_schedule = {
         "schedule": 5 * 60,
         "options": {"expires": 4 * 60},
     },
+    "proposals-expire": {
+        "task": "approvals.tasks.proposals_expire",
+        "schedule": 60 * 60,
+        "options": {"expires": 50 * 60},
+    },
     "ledger-verify-nightly": {
         "task": "ledger.tasks.ledger_verify_all",
         "schedule": 60 * 60 * 24,

@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from approvals.api import views as approvals
 from facade import api_docs, health, web
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
@@ -40,6 +41,8 @@ api = [
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
     path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),
+    path("api/agents/<slug:slug>/changes", approvals.ChangeListView.as_view(), name="changes"),
+    path("api/agents/<slug:slug>/changes/<str:change_id>", approvals.ChangeDetailView.as_view(), name="change"),
     path("api/agents/<slug:slug>/knowledge/ingest", knowledge.IngestView.as_view(), name="knowledge-ingest"),
     path("api/agents/<slug:slug>/knowledge/uploads", knowledge.UploadView.as_view(), name="knowledge-uploads"),
     path("api/agents/<slug:slug>/knowledge/jobs/<int:job_id>", knowledge.JobView.as_view(), name="knowledge-job"),

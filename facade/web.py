@@ -70,6 +70,7 @@ def chat_texts() -> dict[str, Any]:
             "ingesting": gettext("Adding the material to the knowledge…"),
             "remembering": gettext("Recording the lesson…"),
             "reading_inbox": gettext("Reading your inbox…"),
+            "proposing": gettext("Preparing a proposal for you to decide…"),
             "working": gettext("Working…"),
         },
         "sources": gettext("Sources:"),

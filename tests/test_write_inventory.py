@@ -21,6 +21,8 @@ SERVICE_MODULES = (
     "knowledge.jobs",
     "ledger.services",
     "approvals.authority",
+    "approvals.services",
+    "facade.dialogue.runtime.builtin_tools",
 )
 
 

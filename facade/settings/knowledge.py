@@ -14,3 +14,6 @@ FACADE_UPLOAD_BATCH_SECTIONS = env_int("FACADE_UPLOAD_BATCH_SECTIONS", 50)
 # The synchronous ingest works inside the request and one transaction: small documents only.
 FACADE_INGEST_MAX_BYTES = env_int("FACADE_INGEST_MAX_BYTES", 256 * 1024)
 FACADE_INGEST_MAX_SECTIONS = env_int("FACADE_INGEST_MAX_SECTIONS", 100)
+
+# Pending change proposals (approvals app) expire after this many days.
+FACADE_PROPOSAL_EXPIRY_DAYS = env_int("FACADE_PROPOSAL_EXPIRY_DAYS", 14)

@@ -3,6 +3,7 @@ a named service (which appends its ledger event in the same transaction)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db import transaction
@@ -33,6 +34,7 @@ from .tools import (
     CUSTOMER_FACING,
     OWNER_ONLY,
     AmendArgs,
+    DecideArgs,
     DraftArgs,
     HandoffArgs,
     InboxArgs,
@@ -40,6 +42,7 @@ from .tools import (
     LessonArgs,
     ListArgs,
     Outcome,
+    ProposeArgs,
     RequestArgs,
     Risk,
     SearchArgs,
@@ -298,9 +301,82 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     )
 
 
+def _card(proposal: Any) -> dict[str, Any]:
+    """The proposal card the owner face shows: what would change and who decides."""
+    return {
+        "id": proposal.pk,
+        "kind": proposal.kind,
+        "level": proposal.level,
+        "status": proposal.status,
+        "version": proposal.version,
+        "summary": proposal.summary,
+        "requires": proposal.requires,
+        "payload": proposal.payload,
+        "evidence": proposal.evidence,
+    }
+
+
+def _claims(**claimed: Any) -> dict[str, str]:
+    """What a model claimed about who decides, as short text.  A token or code it wrote is never
+    kept, not even in part: only that one was given (`authorisation_given`)."""
+    found: dict[str, str] = {}
+    given = [name for name in ("token", "code") if claimed.pop(name, None) is not None]
+    for name, value in claimed.items():
+        if value is not None:
+            found[name] = json.dumps(value, ensure_ascii=False)[:40]
+    if given:
+        found["authorisation_given"] = "+".join(given)
+    return found
+
+
+def propose_change(ctx: ToolContext, args: ProposeArgs) -> ToolResult:
+    """A proposal the model made: whatever it claims, the platform assigns the level and it waits
+    for the owner (origin `owner_dialogue`)."""
+    from approvals.rules import Origin
+    from approvals.services import ProposalError, proposal_create
+
+    try:
+        proposal = proposal_create(
+            agent=ctx.agent,
+            kind=args.kind,
+            payload=args.payload,
+            summary=args.summary,
+            evidence=args.evidence,
+            origin=Origin.OWNER_DIALOGUE,
+            actor=session_actor(ctx.session),
+            claimed=_claims(level=args.level, requires=args.requires, confirm=args.confirm),
+        )
+    except ProposalError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail[:300]})
+    return ToolResult(
+        Outcome.OK, {"card": _card(proposal), "detail": "the owner decides this proposal; it waits for them"}
+    )
+
+
+def decide_change(ctx: ToolContext, args: DecideArgs) -> ToolResult:
+    """Never decides: answers that the proposal waits for the owner's confirmation, with its card.
+    A token, code or `confirm` the model wrote is ignored and recorded as an override."""
+    from approvals.events import proposal_override_recorded
+    from approvals.models import ChangeProposal
+
+    proposal = ChangeProposal.objects.filter(agent=ctx.agent, pk=str(args.proposal_id)).first()
+    if proposal is None:
+        return ToolResult(Outcome.FAILED, {"error": "not_found", "detail": "no such proposal"})
+    claimed = _claims(confirm=args.confirm, token=args.token, code=args.code)
+    if claimed:
+        with transaction.atomic():
+            proposal_override_recorded(proposal=proposal, claimed=claimed, actor=session_actor(ctx.session))
+    return ToolResult(
+        Outcome.NEEDS_CONFIRMATION,
+        {
+            "waiting_for": "owner_confirmation",
+            "detail": "only the owner decides, with their own confirmation; show them the card",
+            "card": _card(proposal),
+        },
+    )
+
+
 # The registry holds these from the moment this module is imported (the run loop imports it).
-# Only built tools are registered: `propose_change` and `decide_change` arrive with the approvals
-# step, and until then a model that names them gets the refusal of any unknown tool.
 registry.register(
     Tool(
         "search_knowledge",
@@ -412,6 +488,29 @@ registry.register(
         Risk.READ,
         read_unanswered_questions,
         "reading_inbox",
+    )
+)
+registry.register(
+    Tool(
+        "propose_change",
+        "Propose a change for the owner to decide (kind, payload, one-line summary, evidence pointers). "
+        "The platform assigns its level; it always waits for the owner.",
+        OWNER_ONLY,
+        ProposeArgs,
+        Risk.RSI,
+        propose_change,
+        "proposing",
+    )
+)
+registry.register(
+    Tool(
+        "decide_change",
+        "Show the owner a proposal waiting for their decision. It never decides: only the owner does.",
+        OWNER_ONLY,
+        DecideArgs,
+        Risk.RSI,
+        decide_change,
+        "proposing",
     )
 )
 registry.register(

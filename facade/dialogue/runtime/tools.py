@@ -254,6 +254,33 @@ class ListArgs(Args):
     pass
 
 
+class ProposeArgs(Args):
+    """A change proposal.  `level`, `requires` and `confirm` are accepted only to be ignored: the
+    platform assigns them, and a claim is recorded as an override."""
+
+    kind: str = Field(
+        pattern="^(knowledge_draft|lesson|wording|clarification_order|boundary_wording|skill_ids|delivery|pricing"
+        "|state_contract)$"
+    )
+    payload: dict[str, Any]
+    summary: str = Field(min_length=1, max_length=300, description="one line the owner reads on the card")
+    evidence: list[dict[str, Any]] = Field(default_factory=list, max_length=20)
+    level: Any = Field(default=None, description="ignored: the platform assigns the level")
+    requires: Any = Field(default=None, description="ignored: the platform decides who decides")
+    confirm: Any = Field(default=None, description="ignored: only the owner confirms")
+
+
+class DecideArgs(Args):
+    """Accepted only to answer that the owner decides: nothing here is ever used to decide."""
+
+    proposal_id: str | int
+    decision: str = Field(default="", max_length=20)
+    token: Any = None
+    code: Any = None
+    confirm: Any = None
+    expected_version: Any = None
+
+
 class DraftArgs(Args):
     title: str = Field(min_length=1, max_length=200, description="the entry's title, as shown to the owner")
     text: str = Field(min_length=1, max_length=5000, description="the entry's text, as shown to the owner")

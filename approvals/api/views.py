@@ -1,0 +1,212 @@
+"""Thin HTTP views for change proposals: propose, list (the inbox), read, edit a pending payload.
+Owners only; DRF's session authentication enforces CSRF on every mutating call."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from facade.api import error_response
+from facade.errors import ApplicationError
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.policy import AgentPolicy
+from facade.tenancy.schemas import Actor
+
+from ..models import ChangeProposal
+from ..rules import Origin
+from ..schemas import (
+    BoundaryWording,
+    ClarificationOrder,
+    Delivery,
+    KnowledgeDraft,
+    Lesson,
+    Pointer,
+    Pricing,
+    SkillIds,
+    StateContract,
+    Wording,
+)
+from ..selectors import STATUSES, proposal_get, proposal_list
+from ..services import proposal_create, proposal_edit
+
+AnyPayload = (
+    KnowledgeDraft
+    | Lesson
+    | Wording
+    | ClarificationOrder
+    | BoundaryWording
+    | SkillIds
+    | Delivery
+    | Pricing
+    | StateContract
+)
+
+
+class ChangeIn(BaseModel):
+    """A proposal: the payload's shape is the one of its kind."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(
+        description="knowledge_draft | lesson | wording | clarification_order | boundary_wording | "
+        "skill_ids | delivery | pricing | state_contract"
+    )
+    payload: AnyPayload
+    summary: str = Field(min_length=1, max_length=300)
+    evidence: list[Pointer] = Field(default_factory=list)
+
+
+class ChangeEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    payload: AnyPayload
+    expected_version: int = Field(ge=1)
+
+
+class ChangeOut(BaseModel):
+    id: str = Field(description="chg_…")
+    kind: str
+    level: int = Field(ge=1, le=3, description="assigned by the platform")
+    status: str
+    version: int
+    summary: str
+    payload: AnyPayload
+    requires: str = Field(description="owner_approval | owner_direct")
+    origin: str
+    base: str
+    diff: dict[str, Any]
+    evidence: list[Pointer]
+    authorization_id: str
+    decided_at: datetime | None
+    assurance: str
+    expires_at: datetime
+    created_at: datetime
+
+
+class ChangeList(RootModel[list[ChangeOut]]):
+    """Proposals, newest first."""
+
+
+def proposal_view(proposal: ChangeProposal) -> dict[str, Any]:
+    return {
+        "id": proposal.pk,
+        "kind": proposal.kind,
+        "level": proposal.level,
+        "status": proposal.status,
+        "version": proposal.version,
+        "summary": proposal.summary,
+        "payload": proposal.payload,
+        "requires": proposal.requires,
+        "origin": proposal.origin,
+        "base": proposal.base,
+        "diff": proposal.diff,
+        "evidence": proposal.evidence,
+        "authorization_id": proposal.authorization_id,
+        "decided_at": proposal.decided_at.isoformat() if proposal.decided_at else None,
+        "assurance": proposal.assurance,
+        "expires_at": proposal.expires_at.isoformat(),
+        "created_at": proposal.created_at.isoformat(),
+    }
+
+
+_OWNER_ERRORS = {
+    401: error_response("`not_authenticated`"),
+    403: error_response("`forbidden` (CSRF)"),
+    404: error_response("`not_found`: no such agent among those you own, or no such proposal"),
+}
+
+
+def _owned(request: Request, slug: str) -> AgentProfile:
+    return AgentPolicy.get_owned(request.user, slug)
+
+
+def _body(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise ApplicationError("invalid_input", "send a JSON object")
+    return request.data
+
+
+@extend_schema(tags=["approvals"])
+class ChangeListView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Propose a change (the owner's own; level and who decides are assigned by the platform)",
+        request=ChangeIn,
+        responses={
+            201: ChangeOut,
+            400: error_response(
+                "`unknown_kind`, `invalid_payload`, `invalid_summary`, `invalid_evidence`, "
+                "`unresolved_evidence`, `unknown_entry`"
+            ),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        body = _body(request)
+        proposal = proposal_create(
+            agent=agent,
+            kind=str(body.get("kind", "")),
+            payload=body.get("payload"),
+            summary=str(body.get("summary", "")),
+            evidence=body.get("evidence"),
+            origin=Origin.OWNER_DIRECT,
+            actor=Actor.human(request.user.pk),
+        )
+        return Response(proposal_view(proposal), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="The inbox: proposals, newest first",
+        operation_id="agents_changes_list",
+        parameters=[OpenApiParameter("status", str, enum=STATUSES)],
+        responses={200: ChangeList, **_OWNER_ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        agent = _owned(request, slug)
+        wanted = request.query_params.get("status") or None
+        if wanted is not None and wanted not in STATUSES:
+            raise ApplicationError("invalid_input", f"status must be one of: {', '.join(STATUSES)}")
+        return Response([proposal_view(p) for p in proposal_list(agent=agent, status=wanted)])
+
+
+@extend_schema(tags=["approvals"])
+class ChangeDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="One proposal", responses={200: ChangeOut, **_OWNER_ERRORS})
+    def get(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        return Response(proposal_view(proposal_get(agent=agent, proposal_id=change_id)))
+
+    @extend_schema(
+        summary="Edit a pending proposal's payload (compare-and-swap on `version`, which goes up)",
+        request=ChangeEdit,
+        responses={
+            200: ChangeOut,
+            400: error_response("`invalid_payload`, `invalid_input`"),
+            409: error_response("`version_mismatch`, `not_pending`"),
+            **_OWNER_ERRORS,
+        },
+    )
+    def patch(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        body = _body(request)
+        expected = body.get("expected_version")
+        if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
+            raise ApplicationError("invalid_input", "expected_version must be a positive whole number")
+        proposal_get(agent=agent, proposal_id=change_id)
+        proposal = proposal_edit(
+            proposal_id=change_id,
+            agent=agent,
+            payload=body.get("payload"),
+            expected_version=expected,
+            actor=Actor.human(request.user.pk),
+        )
+        return Response(proposal_view(proposal))

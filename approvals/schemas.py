@@ -1,0 +1,182 @@
+"""The payload of a change proposal, one pydantic model per kind, and the evidence pointers.
+
+Unknown keys are refused everywhere.  Two shapes are fixed by issue 12 and must stay exactly so:
+`boundary_wording` `{"language": "en"|"zh-hans", "text": "…"}` and `pricing`
+`{"currency": "EUR", "items": [{"name": "…", "amount": "35.00"}]}` (amounts as decimal strings,
+non-negative, ISO 4217 currency)."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+# ISO 4217 active codes (the list is short and does not change often; a code outside it is refused).
+ISO_4217 = frozenset(
+    """AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD
+    CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF
+    GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP
+    LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB
+    PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL
+    THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW
+    ZWL""".split()
+)
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=5000)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Ident = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
+class Kind(StrEnum):
+    KNOWLEDGE_DRAFT = "knowledge_draft"
+    LESSON = "lesson"
+    WORDING = "wording"
+    CLARIFICATION_ORDER = "clarification_order"
+    BOUNDARY_WORDING = "boundary_wording"
+    SKILL_IDS = "skill_ids"
+    DELIVERY = "delivery"
+    PRICING = "pricing"
+    STATE_CONTRACT = "state_contract"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KnowledgeDraft(Strict):
+    """A new entry (no `entry_id`) or a new version of an existing entry."""
+
+    entry_id: int | None = Field(default=None, ge=1)
+    title: Name
+    text: Text
+
+
+class Lesson(Strict):
+    kind: Literal["preference", "wording", "taboo"]
+    title: Name
+    text: Text
+
+
+class Wording(Strict):
+    """A sentence the agent says in a given situation, in one language."""
+
+    language: Literal["en", "zh-hans"]
+    situation: Literal["greeting", "unknown", "handoff", "request_registered"]
+    text: Text
+
+
+class ClarificationOrder(Strict):
+    """What the agent asks for, in this order, before it registers a request."""
+
+    fields: list[Ident] = Field(min_length=1, max_length=20)
+
+    @field_validator("fields")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a field is named twice")
+        return value
+
+
+class BoundaryWording(Strict):
+    language: Literal["en", "zh-hans"]
+    text: Text
+
+
+class SkillIds(Strict):
+    skill_ids: list[Ident] = Field(max_length=50)
+
+
+class DeliveryOption(Strict):
+    channel: Literal["pickup", "post", "courier", "email", "onsite"]
+    note: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] = ""
+
+
+class Delivery(Strict):
+    options: list[DeliveryOption] = Field(min_length=1, max_length=20)
+
+
+class PriceItem(Strict):
+    name: Name
+    amount: str = Field(pattern=r"^[0-9]{1,12}(\.[0-9]{1,4})?$", examples=["35.00"])  # a decimal string, never a float
+
+    @field_validator("amount")
+    @classmethod
+    def _decimal(cls, value: str) -> str:
+        try:
+            amount = Decimal(value)
+        except InvalidOperation as exc:
+            raise ValueError("amount must be a decimal string such as 35.00") from exc
+        if not amount.is_finite() or amount < 0 or amount.as_tuple().exponent < -4 or len(value) > 20:  # type: ignore[operator]
+            raise ValueError("amount must be a non-negative decimal string such as 35.00")
+        return value
+
+
+class Pricing(Strict):
+    currency: str
+    items: list[PriceItem] = Field(min_length=1, max_length=200)
+
+    @field_validator("currency")
+    @classmethod
+    def _iso(cls, value: str) -> str:
+        if value not in ISO_4217:
+            raise ValueError("currency must be an ISO 4217 code such as EUR")
+        return value
+
+
+class Transition(Strict):
+    source: Ident
+    target: Ident
+
+
+class StateContract(Strict):
+    """The request state machine (the contract compiler checks its semantics; here its shape)."""
+
+    states: list[Ident] = Field(min_length=1, max_length=30)
+    initial: Ident
+    terminal: list[Ident] = Field(min_length=1)
+    transitions: list[Transition] = Field(max_length=200)
+
+
+PAYLOADS: dict[Kind, type[Strict]] = {
+    Kind.KNOWLEDGE_DRAFT: KnowledgeDraft,
+    Kind.LESSON: Lesson,
+    Kind.WORDING: Wording,
+    Kind.CLARIFICATION_ORDER: ClarificationOrder,
+    Kind.BOUNDARY_WORDING: BoundaryWording,
+    Kind.SKILL_IDS: SkillIds,
+    Kind.DELIVERY: Delivery,
+    Kind.PRICING: Pricing,
+    Kind.STATE_CONTRACT: StateContract,
+}
+
+
+class PointerType(StrEnum):
+    """The evidence a proposal may point at, kept small: a conversation of the same agent (the
+    owner sees its summary, never the customer's words) and a knowledge version of the same agent."""
+
+    SESSION = "session"
+    KNOWLEDGE_VERSION = "knowledge_version"
+
+
+class Pointer(Strict):
+    """`{"type": "session", "id": "<uuid>"}` or `{"type": "knowledge_version", "id": <int>}`."""
+
+    type: PointerType
+    id: Annotated[int, Field(ge=1)] | uuid.UUID
+
+    @model_validator(mode="after")
+    def _matching(self) -> Pointer:
+        wanted = uuid.UUID if self.type == PointerType.SESSION else int
+        if not isinstance(self.id, wanted):
+            raise ValueError(f"a {self.type.value} pointer's id is {'a UUID' if wanted is uuid.UUID else 'a number'}")
+        return self
+
+
+def payload_parse(kind: str, payload: object) -> Strict:
+    """The typed payload of `kind`; raises ValueError / pydantic.ValidationError."""
+    model = PAYLOADS[Kind(kind)]
+    return model.model_validate(payload)

@@ -1,0 +1,202 @@
+"""Writes of change proposals.  Each appends its ledger event in the same transaction.
+
+The platform assigns the level (rules.level_for) and who decides (rules.who_decides); whatever a
+model claims about level, `requires` or `confirm` is ignored and recorded as an override.
+Deciding and applying arrive with the next increment of issue 12."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+from http import HTTPStatus
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from pydantic import ValidationError
+
+from facade.dialogue.models import DialogueSession
+from facade.dialogue.runtime.guard import guard_check
+from facade.errors import ApplicationError
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from knowledge.models import EntryVersion, KnowledgeEntry
+
+from . import events, rules
+from .models import ChangeProposal, ProposalStatus
+from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+
+
+class ProposalError(ApplicationError):
+    pass
+
+
+def _parsed(kind: str, payload: object) -> Strict:
+    try:
+        Kind(kind)
+    except ValueError as exc:
+        raise ProposalError("unknown_kind", f"kind must be one of: {', '.join(k.value for k in Kind)}") from exc
+    try:
+        return payload_parse(kind, payload)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in exc.errors())
+        raise ProposalError("invalid_payload", problems[:500]) from exc
+
+
+def _sha(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def live_value(agent: AgentProfile, kind: str, payload: Strict) -> Any:
+    """What the payload would replace today (the `before` of the diff).  Wording, skills,
+    delivery and pricing have no live value yet (the contract arrives with the compiler): None."""
+    data = payload.model_dump()
+    if kind == Kind.BOUNDARY_WORDING:
+        return (agent.boundary_wording or {}).get(data["language"])
+    if kind == Kind.CLARIFICATION_ORDER:
+        return list(agent.clarification_order or [])
+    if kind == Kind.STATE_CONTRACT:
+        return agent.request_flow
+    if kind == Kind.KNOWLEDGE_DRAFT and data.get("entry_id"):
+        current = (
+            EntryVersion.objects.filter(entry_id=data["entry_id"], agent=agent, status="approved")
+            .order_by("-number")
+            .first()
+        )
+        return None if current is None else {"title": current.title, "text": current.body}
+    return None
+
+
+def base_for(agent: AgentProfile, kind: str, payload: Strict) -> str:
+    """The live version a proposal is made against: for a knowledge draft of an existing entry
+    the entry's current version number, for a new entry or a lesson "new"; for agent fields the
+    SHA-256 of the current value."""
+    data = payload.model_dump()
+    if kind == Kind.KNOWLEDGE_DRAFT and data.get("entry_id"):
+        entry = KnowledgeEntry.objects.filter(pk=data["entry_id"], agent=agent).first()
+        if entry is None:
+            raise ProposalError("unknown_entry", "no such knowledge entry for this agent")
+        latest = EntryVersion.objects.filter(entry=entry).order_by("-number").values_list("number", flat=True).first()
+        return str(latest or 0)
+    if kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+        return "new"
+    return _sha(live_value(agent, kind, payload))
+
+
+def evidence_check(agent: AgentProfile, evidence: object) -> list[dict[str, Any]]:
+    """Each pointer must resolve to something of this agent: a conversation or a knowledge version."""
+    if evidence is None:
+        return []
+    if not isinstance(evidence, list) or len(evidence) > 20:
+        raise ProposalError("invalid_evidence", "evidence is a list of at most 20 pointers")
+    pointers = []
+    for item in evidence:
+        try:
+            pointer = Pointer.model_validate(item)
+        except ValidationError as exc:
+            raise ProposalError(
+                "invalid_evidence", 'a pointer is {"type": "session"|"knowledge_version", "id": n}'
+            ) from exc
+        if pointer.type == PointerType.SESSION:
+            found = DialogueSession.objects.filter(pk=str(pointer.id), agent=agent).exists()
+        else:
+            found = EntryVersion.objects.filter(pk=int(pointer.id), agent=agent).exists()
+        if not found:
+            raise ProposalError("unresolved_evidence", f"no {pointer.type.value} {pointer.id} of this agent")
+        pointers.append(pointer.model_dump(mode="json"))
+    return pointers
+
+
+def touches_commitments(kind: str, payload: Strict) -> bool:
+    """Boundary wording always; other wording when the commitment guard flags its text."""
+    if kind == Kind.BOUNDARY_WORDING:
+        return True
+    if kind == Kind.WORDING:
+        return guard_check(payload.model_dump()["text"]).blocked
+    return False
+
+
+def proposal_create(
+    *,
+    agent: AgentProfile,
+    kind: str,
+    payload: object,
+    summary: str,
+    origin: str,
+    actor: Actor,
+    evidence: object = None,
+    claimed: dict[str, str] | None = None,
+) -> ChangeProposal:
+    """Create a pending proposal.  `claimed` is what a model wrote about level, requires or
+    confirm: never used, recorded as an override event when present."""
+    parsed = _parsed(kind, payload)
+    summary = (summary or "").strip()
+    if not summary or len(summary) > 300:
+        raise ProposalError("invalid_summary", "summary is one line of 1 to 300 characters")
+    pointers = evidence_check(agent, evidence)
+    level = rules.level_for(kind, parsed)
+    requires = rules.who_decides(origin, kind, level, touches_commitments(kind, parsed))
+    with transaction.atomic():
+        proposal = ChangeProposal.objects.create(
+            tenant_id=agent.tenant_id,
+            agent=agent,
+            kind=kind,
+            level=int(level),
+            payload=parsed.model_dump(mode="json"),
+            summary=summary,
+            diff={"before": live_value(agent, kind, parsed), "after": parsed.model_dump(mode="json")},
+            evidence=pointers,
+            origin=origin,
+            requires=requires.value,
+            base=base_for(agent, kind, parsed),
+            expires_at=timezone.now() + timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS),
+        )
+        events.proposal_created(proposal=proposal, actor=actor)
+        if claimed:
+            events.proposal_override_recorded(proposal=proposal, claimed=claimed, actor=actor)
+    return proposal
+
+
+def proposal_edit(
+    *, proposal_id: str, agent: AgentProfile, payload: object, expected_version: int, actor: Actor
+) -> ChangeProposal:
+    """Replace a pending proposal's payload; compare-and-swap on `version`, which goes up."""
+    with transaction.atomic():
+        proposal = ChangeProposal.objects.select_for_update().filter(pk=proposal_id, agent=agent).first()
+        if proposal is None:
+            raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+        if proposal.status != ProposalStatus.PENDING:
+            raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+        if proposal.version != expected_version:
+            raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
+        parsed = _parsed(proposal.kind, payload)
+        proposal.payload = parsed.model_dump(mode="json")
+        proposal.diff = {"before": proposal.diff.get("before"), "after": proposal.payload}
+        proposal.version += 1
+        proposal.save(update_fields=["payload", "diff", "version"])
+        events.proposal_edited(proposal=proposal, actor=actor)
+    return proposal
+
+
+def proposals_expire(*, now: Any = None) -> int:
+    """Pending proposals past their expiry become `expired`, one event each."""
+    now = now or timezone.now()
+    count = 0
+    due = ChangeProposal.objects.filter(status=ProposalStatus.PENDING, expires_at__lte=now).values_list("pk", flat=True)
+    for pk in list(due[:1000]):
+        with transaction.atomic():
+            proposal = (
+                ChangeProposal.objects.select_for_update()
+                .select_related("agent")
+                .filter(pk=pk, status=ProposalStatus.PENDING)
+                .first()
+            )
+            if proposal is None:
+                continue
+            proposal.status = ProposalStatus.EXPIRED
+            proposal.save(update_fields=["status"])
+            events.proposal_expired(proposal=proposal, actor=Actor.platform("proposal_expiry"))
+            count += 1
+    return count
