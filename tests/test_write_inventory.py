@@ -21,6 +21,7 @@ SERVICE_MODULES = (
     "knowledge.jobs",
     "ledger.services",
     "approvals.authority",
+    "approvals.contract",
 )
 
 
