@@ -11,5 +11,6 @@ class ApprovalsConfig(AppConfig):
         # authority_events.py.
         from . import (
             authority_events,  # noqa: F401
+            contract_events,  # noqa: F401
             events,  # noqa: F401
         )

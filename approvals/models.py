@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from .authority_models import *  # noqa: F401,F403
+from .contract_models import AgentContract  # noqa: F401
 from .rules import Origin, Requires
 from .schemas import Kind
 

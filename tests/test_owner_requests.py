@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from smtp_support import Inbox
 
+from approvals.contract import contract_compile
 from conftest import TenantWorld
 from facade.celery import app as celery_app
 from facade.dialogue.models import CustomerRequest, DialogueSession, Message, Rating, TrustChange
@@ -107,8 +108,7 @@ def test_the_page_renders_whatever_states_the_stored_flow_has(world_a: TenantWor
             "withdrawn": {"next_actor": "nobody", "to": []},
         },
     }
-    world_a.agent.request_flow = flow
-    world_a.agent.save(update_fields=["request_flow"])
+    contract_compile(agent=world_a.agent, changes={"request_flow": flow}, actor=Actor.human(world_a.owner.pk))
     request = a_request(world_a)
     client = signed_in(world_a.owner)
     card = client.get(page_url(world_a)).content.decode().split(f'id="request-{request.pk}"', 1)[1]

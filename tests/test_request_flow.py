@@ -402,12 +402,15 @@ def test_stored_flows_without_the_withdrawn_state_get_it_from_the_data_migration
 
     from django.apps import apps
 
+    from approvals.models import AgentContract
     from facade.tenancy.models import AgentProfile, default_request_flow
 
     migration = importlib.import_module("facade.dialogue.migrations.0004_request_flow_withdrawn")
     old = default_request_flow()
     del old["states"]["withdrawn"]  # type: ignore[attr-defined]
     AgentProfile.objects.filter(pk=world_a.agent.pk).update(request_flow=old)
+    # Stored before contracts existed: the live contract (made from the profile) has it too.
+    AgentContract.objects.filter(agent=world_a.agent).update(request_flow=old)
     world_a.agent.refresh_from_db()
     session = customer_session(world_a)
     request = registered(world_a, session)

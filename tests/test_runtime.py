@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from approvals.contract import contract_compile
 from facade.dialogue.models import CustomerRequest, DailyUsage, Message, Run, RunStatus, Span, TrustChange
 from facade.dialogue.runtime.loop import run_cancel, turn_handle
 from facade.dialogue.runtime.providers.base import ModelReply, ProviderError, ToolCall
@@ -182,8 +183,9 @@ def test_a_handoff_is_its_own_kind_of_request_and_event(world_a: Any) -> None:
 
 
 def test_wanting_something_done_is_clarified_in_the_agents_order(world_a: Any) -> None:
-    world_a.agent.clarification_order = ["need", "contact"]
-    world_a.agent.save(update_fields=["clarification_order"])
+    contract_compile(
+        agent=world_a.agent, changes={"clarification_order": ["need", "contact"]}, actor=Actor.platform("t")
+    )
     session = customer_session(world_a)
     asked = turn_handle(session=session, text="I'd like to order a birthday cake with blue roses")
     assert asked.reply is not None and "reach you" in asked.reply.text

@@ -23,6 +23,7 @@ SERVICE_MODULES = (
     "approvals.authority",
     "approvals.services",
     "facade.dialogue.runtime.builtin_tools",
+    "approvals.contract",
 )
 
 

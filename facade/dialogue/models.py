@@ -30,6 +30,10 @@ class DialogueSession(models.Model):
     # principal, and left out of every metric and review input (no misses, hits, ratings or
     # trust changes are written for it; its requests are marked and not counted).
     preview = models.BooleanField(default=False)
+    # The agent's contract version the session was opened under (approvals.AgentContract); a
+    # publish closes the customer sessions on another version with `closed_reason`.
+    contract_version = models.PositiveIntegerField(null=True, blank=True)
+    closed_reason = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)
 

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from approvals.contract import live_terms
 from facade.errors import ApplicationError
 from facade.ratelimit import rate_limited_error
 from facade.tenancy.identity import Principal
@@ -86,6 +87,7 @@ def session_open(
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
         preview=preview,
+        contract_version=live_terms(agent).version,
     )
     events.session_opened(session=session, actor=session_actor(session))
     return session
@@ -531,11 +533,12 @@ def request_submit(
     submitted = _SUBMITTED[kind]
     if session.audience == Audience.OWNER:
         raise DialogueError("owners_do_not_submit", "owners cannot register requests on a customer's behalf")
+    terms = live_terms(session.agent)  # the request keeps a copy of the live flow (`flow`)
     if kind == "request":
         if not str(details.get("need") or "").strip():
             details = {"need": summary, **details}  # the summary says what is needed
-        request_fields_check(details=details, required=[str(f) for f in session.agent.clarification_order or []])
-    flow = session.agent.request_flow
+        request_fields_check(details=details, required=terms.clarification_order)
+    flow = terms.request_flow
     request = CustomerRequest.objects.create(
         tenant_id=session.tenant_id,
         agent_id=session.agent_id,

@@ -96,8 +96,9 @@ class AgentProfile(models.Model):
         default=Decimal("0.700"),
         help_text="L1 approves owner material automatically only at or above this confidence",
     )
-    # What the customer face is told.  The contract step will version these; until then they
-    # are edited by the owner and read by the prompt builders and the offline model.
+    # The version-1 source of the agent's contract only: `agent_create` and the data migration
+    # copy them into `approvals.AgentContract` version 1, and from then on the runtime reads the
+    # live contract version (`approvals.contract.live_terms`), never these fields.
     mission = models.TextField(blank=True, default="")
     boundary_wording = models.JSONField(default=default_boundary_wording, blank=True)
     clarification_order = models.JSONField(default=default_clarification_order, blank=True)
@@ -109,7 +110,8 @@ class AgentProfile(models.Model):
         return self.slug
 
     def boundary(self, language: str) -> str:
-        """The owner's wording in `language`, else the owner's English, else the default."""
+        """The profile's wording in `language`, else its English, else the default.  The runtime
+        says the live contract's wording instead (`live_terms(agent).boundary`)."""
         wording = self.boundary_wording or {}
         own = wording.get(language) or wording.get("en")
         return str(own) if own else DEFAULT_WORDING[language]["boundary"]

@@ -81,6 +81,11 @@ def agent_create(
         raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
     agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
     events.agent_created(agent=agent, actor=actor)
+    # Version 1 of its contract, from the profile's defaults.  Imported here because approvals
+    # sits above tenancy; the contract is the one thing every agent must have from birth.
+    from approvals.contract import contract_create_first
+
+    contract_create_first(agent=agent, actor=actor)
     for user in owners or []:
         agent_owner_add(agent=agent, user=user, actor=actor)
     return agent

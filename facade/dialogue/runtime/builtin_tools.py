@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from approvals.contract import live_terms
 from facade.tenancy.policy import NotFound
 from facade.tenancy.rules import Audience
 from knowledge.extract import ExtractError, extract_text
@@ -112,7 +113,7 @@ def submit_request(ctx: ToolContext, args: RequestArgs) -> ToolResult:
     if not details.get("need"):
         details = {"need": summary, **details}
     try:
-        request_fields_check(details=details, required=[str(f) for f in ctx.agent.clarification_order or []])
+        request_fields_check(details=details, required=live_terms(ctx.agent).clarification_order)
     except DialogueError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail})
     shown = agent_text_before(session=ctx.session, message_id=ctx.run.message_id)

@@ -21,6 +21,7 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from approvals.contract import live_terms
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
@@ -341,7 +342,7 @@ def _finish(
         elif checked != text and applies_to_customer(checked):
             guarded = APPLIED_QUOTE  # "…from €35 [1]. That's what you'll pay."
         if guarded:
-            text = f"{agent.boundary(language)} {HONEST[language]['offer']}"
+            text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
             needs_input = True
             if status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT

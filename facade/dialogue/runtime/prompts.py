@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from approvals.contract import live_terms
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
@@ -49,20 +50,21 @@ def _hash(context: Mapping[str, object]) -> str:
 def customer_prompt(
     agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER
 ) -> Prompt:
-    boundary = agent.boundary(language)
-    order = [str(f) for f in agent.clarification_order or []]
+    terms = live_terms(agent)
+    boundary = terms.boundary(language)
+    order = terms.clarification_order
+    # The live contract version's hash stands for everything the contract says (mission,
+    # wording, order, flow, skills, delivery, pricing); a publish changes it.
     context = {
         "audience": audience.value,
-        "mission": agent.mission,
+        "contract": terms.content_hash,
         "boundary": boundary,
-        "clarification_order": order,
-        "request_flow": agent.request_flow,
         "tools": tool_names,
     }
     who = "another business's agent (a peer)" if audience == Audience.PEER else "a customer"
     lines = [
         f"You are the assistant of {agent.name}, talking with {who}.",
-        f"Mission: {agent.mission}" if agent.mission else "",
+        f"Mission: {terms.mission}" if terms.mission else "",
         "Answer only from what search_knowledge returns, and name the entries you used.",
         "Never promise a price or amount, a deadline or delivery time, or an outcome. When asked for one, say:",
         f"  {boundary}",
@@ -82,10 +84,11 @@ def customer_prompt(
 def owner_prompt(agent: AgentProfile, language: str, tool_names: list[str], pending: int) -> Prompt:
     """The owner face: it teaches and reviews.  It receives counts and pointers, never what a
     customer wrote."""
-    context = {"audience": "owner", "mission": agent.mission, "tools": tool_names}
+    terms = live_terms(agent)
+    context = {"audience": "owner", "contract": terms.content_hash, "tools": tool_names}
     lines = [
         f"You are the assistant of {agent.name}, talking with its owner, who teaches and improves you.",
-        f"Mission: {agent.mission}" if agent.mission else "",
+        f"Mission: {terms.mission}" if terms.mission else "",
         f"Knowledge waiting for the owner's review: {pending}.",
         "Use ingest_material for material the owner gives you, remember_lesson for preferences, wording and taboos,",
         "read_owner_inbox for what waits, read_customer_requests for open requests, read_unanswered_questions for",

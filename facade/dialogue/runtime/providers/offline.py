@@ -43,6 +43,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from approvals.contract import ContractTerms, live_terms
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
@@ -144,6 +145,14 @@ class OfflineProvider(Provider):
 
     def __init__(self, agent: AgentProfile) -> None:
         self.agent = agent
+        self._terms: ContractTerms | None = None
+
+    @property
+    def terms(self) -> ContractTerms:
+        """The agent's live contract, read once per provider (one provider serves one turn)."""
+        if self._terms is None:
+            self._terms = live_terms(self.agent)
+        return self._terms
 
     def complete(
         self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
@@ -174,7 +183,7 @@ class OfflineProvider(Provider):
                 tool_calls=[step], prompt_tokens=prompt_tokens, completion_tokens=len(step.arguments) // 4 + 1
             )
         text, needs_input = step
-        if not owner and text == self.agent.boundary(language):  # a price question mid-flow
+        if not owner and text == self.terms.boundary(language):  # a price question mid-flow
             text = f"{text}\n\n{self._resume(messages, language)}".strip()
         return ModelReply(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input
@@ -266,7 +275,7 @@ class OfflineProvider(Provider):
             # A price or a date too: what the entries say is quoted, then the boundary (_after_tool).
             return _call("search_knowledge", {"query": user[:500]})
         if _commitment_ask(user):
-            return self.agent.boundary(language), True  # `complete` adds the open question
+            return self.terms.boundary(language), True  # `complete` adds the open question
         return None
 
     def _reask(self, field: str, language: str) -> tuple[str, bool]:
@@ -276,10 +285,10 @@ class OfflineProvider(Provider):
         return (_joined(language, TEXT[language][prefix], question) if prefix else question), True
 
     def _boundary(self, language: str) -> str:
-        return _joined(language, self.agent.boundary(language), TEXT[language]["offer"])
+        return _joined(language, self.terms.boundary(language), TEXT[language]["offer"])
 
     def _fields(self) -> list[str]:
-        return [str(f) for f in (self.agent.clarification_order or ["need"])]
+        return [str(f) for f in (self.terms.clarification_order or ["need"])]
 
     def _question(self, field: str, language: str) -> str:
         table = QUESTIONS[language]
@@ -372,7 +381,7 @@ class OfflineProvider(Provider):
             commitment = _commitment_ask(asked)
             resume = self._resume(messages, language)
             # In the middle of a request the open question follows, not a second offer.
-            boundary = self.agent.boundary(language) if resume else self._boundary(language)
+            boundary = self.terms.boundary(language) if resume else self._boundary(language)
             if not found:
                 if commitment:
                     answer = boundary

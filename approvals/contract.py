@@ -1,0 +1,217 @@
+"""The contract compiler: the only way an agent's contract changes (issue 12, L3).
+
+`contract_compile` validates a change against the schema and semantics of a contract
+(`contract_rules.contract_problems`), builds version+1 from the live version plus the change and
+publishes it in one transaction: the new row, the live flag moved, the customer sessions opened
+under an older version closed with reason `contract_republished` in one set-based UPDATE, and the
+ledger events.  Any failure publishes nothing and the previous version stays live.  Requests in
+flight keep the state machine they started with (`CustomerRequest.flow` is a copy).
+
+The runtime reads the live version through `live_terms` (prompts, the offline model, request
+registration), and the context hash a run records is the live version's hash.
+
+Dependency note: closing sessions writes the dialogue app's table through `apps.get_model`
+rather than an import, because dialogue depends on approvals and not the other way round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.apps import apps
+from django.db import transaction
+from django.utils import timezone
+
+from facade.errors import ApplicationError
+from facade.tenancy.models import DEFAULT_WORDING, AgentProfile
+from facade.tenancy.schemas import Actor
+
+from . import contract_events as events
+from .contract_models import AgentContract
+from .contract_rules import FIELDS, content_hash, contract_problems, default_content
+
+CLOSE_REASON = "contract_republished"
+
+
+class ContractInvalid(ApplicationError):
+    """`contract_invalid`: the change does not compile; `reasons` lists every problem found."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("contract_invalid", "; ".join(reasons))
+        self.reasons = reasons
+
+
+@dataclass(frozen=True)
+class ContractTerms:
+    """What the runtime reads of an agent's live contract."""
+
+    version: int | None
+    content_hash: str
+    mission: str
+    boundary_wording: dict[str, str]
+    clarification_order: list[str]
+    request_flow: dict[str, Any]
+
+    def boundary(self, language: str) -> str:
+        """The owner's wording in `language`, else the owner's English, else the default."""
+        own = self.boundary_wording.get(language) or self.boundary_wording.get("en")
+        return str(own) if own else DEFAULT_WORDING[language]["boundary"]
+
+
+def _terms(contract: AgentContract) -> ContractTerms:
+    return ContractTerms(
+        version=contract.version,
+        content_hash=contract.content_hash,
+        mission=contract.mission,
+        boundary_wording=dict(contract.boundary_wording or {}),
+        clarification_order=[str(f) for f in contract.clarification_order or []],
+        request_flow=dict(contract.request_flow or {}),
+    )
+
+
+def profile_content(agent: AgentProfile) -> dict[str, Any]:
+    """Version 1 of an agent's contract: its `AgentProfile` fields plus the platform defaults.
+    (The profile fields are read here and by the data migration only.)"""
+    return {
+        "mission": agent.mission,
+        "boundary_wording": dict(agent.boundary_wording or {}),
+        "clarification_order": list(agent.clarification_order or []),
+        "request_flow": dict(agent.request_flow or {}),
+        **default_content(),
+    }
+
+
+def live_contract(agent: AgentProfile) -> AgentContract | None:
+    if agent.pk is None:
+        return None
+    return AgentContract.objects.filter(agent_id=agent.pk, is_live=True).first()
+
+
+def live_terms(agent: AgentProfile) -> ContractTerms:
+    """The live version's terms.  An agent without any version (an unsaved one, or a row
+    written outside `agent_create` and the migration) is read from its profile fields."""
+    contract = live_contract(agent)
+    if contract is not None:
+        return _terms(contract)
+    content = profile_content(agent)
+    return ContractTerms(
+        version=None,
+        content_hash=content_hash(content),
+        mission=content["mission"],
+        boundary_wording=content["boundary_wording"],
+        clarification_order=[str(f) for f in content["clarification_order"]],
+        request_flow=content["request_flow"],
+    )
+
+
+def _publish(
+    *,
+    agent: AgentProfile,
+    content: dict[str, Any],
+    actor: Actor,
+    caused_by: str,
+    previous: AgentContract | None,
+    rolled_back_to: int | None = None,
+) -> AgentContract:
+    version = (previous.version if previous else 0) + 1
+    if previous is not None:
+        previous.is_live = False
+        previous.save(update_fields=["is_live"])
+    contract = AgentContract.objects.create(
+        agent=agent,
+        version=version,
+        content_hash=content_hash(content),
+        is_live=True,
+        published_at=timezone.now(),
+        published_by=actor.id,
+        caused_by=caused_by[:64],
+        rolled_back_to=rolled_back_to,
+        **{name: content[name] for name in FIELDS},
+    )
+    before = previous.content() if previous else {}
+    changed = [name for name in FIELDS if before.get(name) != content[name]]
+    events.contract_published(
+        agent=agent,
+        version=version,
+        previous_version=previous.version if previous else None,
+        content_hash=contract.content_hash,
+        caused_by=caused_by,
+        changed=changed,
+        actor=actor,
+    )
+    if previous is not None:
+        closed = _close_sessions_on_old_versions(agent=agent, version=version)
+        events.contract_sessions_closed(agent=agent, version=version, count=closed, actor=actor)
+    return contract
+
+
+def _close_sessions_on_old_versions(*, agent: AgentProfile, version: int) -> int:
+    """Close, in one statement, every open customer session of the agent opened under another
+    version (or before versions existed).  The customer's next message opens a new session."""
+    session_model = apps.get_model("dialogue", "DialogueSession")
+    stale = session_model.objects.filter(agent_id=agent.pk, audience="customer", status="open").exclude(
+        contract_version=version
+    )
+    return int(stale.update(status="closed", closed_reason=CLOSE_REASON))
+
+
+@transaction.atomic
+def contract_create_first(*, agent: AgentProfile, actor: Actor) -> AgentContract:
+    """Version 1 of a new agent, from its profile fields (see `agent_create`)."""
+    if AgentContract.objects.filter(agent_id=agent.pk).exists():
+        raise ApplicationError("contract_exists", "this agent already has a contract", 409)
+    return _publish(agent=agent, content=profile_content(agent), actor=actor, caused_by="agent_created", previous=None)
+
+
+def _locked_live(agent: AgentProfile) -> AgentContract | None:
+    # The agent row is the lock that orders publishes of one agent.
+    AgentProfile.objects.select_for_update().filter(pk=agent.pk).first()
+    return AgentContract.objects.filter(agent_id=agent.pk, is_live=True).first()
+
+
+def contract_compile(
+    *, agent: AgentProfile, changes: dict[str, Any], actor: Actor, caused_by: str = ""
+) -> AgentContract:
+    """Publish version+1 = the live version with `changes` applied, or raise `contract_invalid`
+    (every reason listed) and publish nothing."""
+    try:
+        with transaction.atomic():
+            previous = _locked_live(agent)
+            base = previous.content() if previous else profile_content(agent)
+            unknown = [f"{name}: unknown field" for name in sorted(set(changes) - set(FIELDS))]
+            content = {**base, **{k: v for k, v in changes.items() if k in FIELDS}}
+            problems = unknown + contract_problems(content)
+            if problems:
+                raise ContractInvalid(problems)
+            return _publish(agent=agent, content=content, actor=actor, caused_by=caused_by, previous=previous)
+    except ContractInvalid as refused:
+        live = live_contract(agent)
+        events.contract_rejected(
+            agent=agent,
+            live_version=live.version if live else None,
+            caused_by=caused_by,
+            reasons=refused.reasons,
+            actor=actor,
+        )
+        raise
+
+
+@transaction.atomic
+def contract_rollback(*, agent: AgentProfile, to_version: int, actor: Actor, caused_by: str = "") -> AgentContract:
+    """Publish a new version carrying version `to_version`'s content (rollback is a new version)."""
+    previous = _locked_live(agent)
+    target = AgentContract.objects.filter(agent_id=agent.pk, version=to_version).first()
+    if target is None or previous is None:
+        raise ApplicationError("contract_version_unknown", f"this agent has no contract version {to_version}", 404)
+    contract = _publish(
+        agent=agent,
+        content=target.content(),
+        actor=actor,
+        caused_by=caused_by or f"rollback:{to_version}",
+        previous=previous,
+        rolled_back_to=to_version,
+    )
+    events.contract_rolled_back(
+        agent=agent, version=contract.version, to_version=to_version, content_hash=contract.content_hash, actor=actor
+    )
+    return contract

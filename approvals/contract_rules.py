@@ -1,0 +1,144 @@
+"""Pure rules of the agent contract: its canonical form, its hash and the compiler's checks.
+
+No ORM here (the data migration imports this module too).  `contract_problems` answers every
+reason a contract cannot be published, as short machine-readable strings (`field: what`), and an
+empty list when it can."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .skills import DELIVERY_CHANNELS, SKILLS
+
+# The parts of a contract, in the order the hash covers them (json sorts keys anyway).
+FIELDS = ("mission", "boundary_wording", "clarification_order", "request_flow", "skill_ids", "delivery", "pricing")
+LANGUAGES = frozenset({"en", "zh-hans"})
+NEXT_ACTORS = frozenset({"owner", "customer", "nobody"})
+
+# ISO 4217 active currency codes (static: compiling never goes to the network).
+CURRENCIES = frozenset(
+    """AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN
+    BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP
+    GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD
+    KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK
+    NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD
+    SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VES VND VUV WST XAF XCD
+    XOF XPF YER ZAR ZMW ZWG""".split()
+)
+
+
+def default_content() -> dict[str, Any]:
+    """What a contract holds besides the four fields that came from `AgentProfile`."""
+    return {
+        "skill_ids": ["knowledge_answers", "request_intake", "handoff"],
+        "delivery": ["web_chat"],
+        "pricing": {"currency": "EUR", "items": []},
+    }
+
+
+def content_hash(content: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a contract's content (sorted keys, no spaces, UTF-8)."""
+    canonical = json.dumps(
+        {name: content.get(name) for name in FIELDS}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _flow_problems(flow: Any) -> list[str]:
+    if not isinstance(flow, dict) or not isinstance(flow.get("states"), dict) or not flow["states"]:
+        return ["request_flow: needs an initial state and a non-empty map of states"]
+    states: dict[str, Any] = flow["states"]
+    problems: list[str] = []
+    initial = flow.get("initial")
+    if not isinstance(initial, str) or initial not in states:
+        problems.append("request_flow: exactly one initial state, and it must be a known state")
+    for name, state in states.items():
+        if not isinstance(state, dict) or not isinstance(state.get("to", []), list):
+            problems.append(f"request_flow: state {name} needs next_actor and a list of transitions")
+            continue
+        if state.get("next_actor") not in NEXT_ACTORS:
+            problems.append(f"request_flow: state {name} has an unknown next_actor")
+        for target in state.get("to", []):
+            if not isinstance(target, str) or target not in states:
+                problems.append(f"request_flow: transition {name} -> {target} goes to an unknown state")
+    if problems:
+        return problems
+    if not any(not state.get("to") for state in states.values()):
+        problems.append("request_flow: needs at least one terminal state (one with no transitions)")
+    # `withdrawn` is entered by the customer from the initial state, not by a transition (see
+    # tenancy.models.default_request_flow), so it counts as reachable.
+    start = str(initial)
+    seen, queue = {start, "withdrawn"}, deque([start])
+    while queue:
+        for target in states[queue.popleft()].get("to", []):
+            if target not in seen:
+                seen.add(target)
+                queue.append(target)
+    for name in states:
+        if name not in seen:
+            problems.append(f"request_flow: state {name} cannot be reached from the initial state")
+    return problems
+
+
+def _pricing_problems(pricing: Any) -> list[str]:
+    if not isinstance(pricing, dict) or not isinstance(pricing.get("items"), list):
+        return ["pricing: needs a currency and a list of items"]
+    problems: list[str] = []
+    if pricing.get("currency") not in CURRENCIES:
+        problems.append(f"pricing: {pricing.get('currency')!r} is not an ISO 4217 currency code")
+    for item in pricing["items"]:
+        if not isinstance(item, dict) or not str(item.get("name") or "").strip():
+            problems.append("pricing: every item needs a name")
+            continue
+        amount = item.get("amount")
+        try:
+            value = Decimal(amount) if isinstance(amount, str) else None
+        except InvalidOperation:
+            value = None
+        if value is None or not value.is_finite():
+            problems.append(f"pricing: the amount of {item['name']!r} must be a decimal string")
+        elif value < 0:
+            problems.append(f"pricing: the amount of {item['name']!r} is negative")
+    return problems
+
+
+def contract_problems(content: dict[str, Any]) -> list[str]:
+    """Every reason `content` is not a publishable contract (empty when it is)."""
+    problems = [f"{name}: unknown field" for name in sorted(set(content) - set(FIELDS))]
+    for name in FIELDS:
+        if name not in content:
+            problems.append(f"{name}: missing")
+    if problems:
+        return problems
+    if not isinstance(content["mission"], str):
+        problems.append("mission: must be text")
+    wording = content["boundary_wording"]
+    if not isinstance(wording, dict) or not all(isinstance(v, str) and v.strip() for v in wording.values()):
+        problems.append("boundary_wording: must map languages to non-empty text")
+    else:
+        problems += [f"boundary_wording: unknown language {lang}" for lang in sorted(set(wording) - LANGUAGES)]
+    order = content["clarification_order"]
+    if (
+        not isinstance(order, list)
+        or not order
+        or not all(isinstance(f, str) and f.strip() for f in order)
+        or len(set(order)) != len(order)
+    ):
+        problems.append("clarification_order: must be a non-empty list of field names without repeats")
+    problems += _flow_problems(content["request_flow"])
+    skills = content["skill_ids"]
+    if not isinstance(skills, list):
+        problems.append("skill_ids: must be a list")
+    else:
+        problems += [f"skill_ids: unknown skill {s}" for s in skills if s not in SKILLS]
+    delivery = content["delivery"]
+    if not isinstance(delivery, list) or not delivery:
+        problems.append("delivery: must be a non-empty list of channels")
+    else:
+        problems += [f"delivery: unknown channel {c}" for c in delivery if c not in DELIVERY_CHANNELS]
+    problems += _pricing_problems(content["pricing"])
+    return problems

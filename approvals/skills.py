@@ -1,0 +1,17 @@
+"""The platform's skill catalogue: the only skill ids an agent contract may name.
+
+A skill is a capability the platform runs for an agent's customer face.  The catalogue is static
+and lives in code so that adding a skill is a reviewed change of the platform, never something an
+agent's contract (or a model) can invent; the contract compiler refuses any id not listed here."""
+
+from __future__ import annotations
+
+SKILLS: dict[str, str] = {
+    "knowledge_answers": "Answer from the agent's approved knowledge, citing the entries used.",
+    "request_intake": "Clarify what the customer needs and register a request for the owner.",
+    "handoff": "Hand the conversation to a person at the business.",
+    "request_status": "Tell a customer where their request stands and who acts next.",
+}
+
+# Where a customer can be served: the channels the platform delivers an agent through.
+DELIVERY_CHANNELS: frozenset[str] = frozenset({"web_chat", "peer_api", "email_follow_up"})
