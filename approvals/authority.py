@@ -144,7 +144,14 @@ def token_issue(
 
 
 def _token_refusal(
-    row: DecisionToken | None, *, agent: AgentProfile, change_id: str, owner: Any, decision: str, now: datetime
+    row: DecisionToken | None,
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    owner: Any,
+    decision: str,
+    now: datetime,
+    version: int | None = None,
 ) -> TokenRefusal:
     if row is None:
         return "unknown"
@@ -158,21 +165,31 @@ def _token_refusal(
         return "change"
     if row.owner_id != owner.pk:
         return "owner"
+    if version is not None and row.version != version:
+        return "version"
     return "decision"
 
 
 def token_consume(
-    *, token: str, agent: AgentProfile, change_id: str, owner: Any, decision: str, now: datetime | None = None
+    *,
+    token: str,
+    agent: AgentProfile,
+    change_id: str,
+    owner: Any,
+    decision: str,
+    now: datetime | None = None,
+    version: int | None = None,
 ) -> ConsumedToken:
-    """Use `token` for this decision, once.  One conditional UPDATE takes it: of any number of
-    concurrent callers exactly one sees a row changed.  Every refusal is `invalid_token` (403)
-    to the caller and `authority.token_refused` with its reason in the ledger."""
+    """Use `token` for this decision, once; with `version`, only a token issued for that version
+    of the change (an edit after authorising makes the token useless).  One conditional UPDATE
+    takes it: of any number of concurrent callers exactly one sees a row changed.  Every refusal
+    is `invalid_token` (403) to the caller and `authority.token_refused` with its reason in the ledger."""
     now = now or timezone.now()
     digest = _digest("token", token) if isinstance(token, str) and 0 < len(token) <= MAX_TOKEN_CHARS else ""
     with transaction.atomic():
         taken = 0
         if digest:
-            taken = DecisionToken.objects.filter(
+            usable = DecisionToken.objects.filter(
                 token_hash=digest,
                 used_at__isnull=True,
                 expires_at__gt=now,
@@ -180,7 +197,10 @@ def token_consume(
                 change_id=change_id,
                 owner=owner,
                 decision=decision,
-            ).update(used_at=now)
+            )
+            if version is not None:
+                usable = usable.filter(version=version)
+            taken = usable.update(used_at=now)
         if taken == 1:
             row = DecisionToken.objects.get(token_hash=digest)
             events.authority_token_consumed(
@@ -195,7 +215,9 @@ def token_consume(
             )
             return ConsumedToken(authorization_id=row.authorization_id, assurance=row.assurance, version=row.version)
         found = DecisionToken.objects.filter(token_hash=digest).first() if digest else None
-        reason = _token_refusal(found, agent=agent, change_id=change_id, owner=owner, decision=decision, now=now)
+        reason = _token_refusal(
+            found, agent=agent, change_id=change_id, owner=owner, decision=decision, now=now, version=version
+        )
         events.authority_token_refused(
             agent=agent,
             change_id=change_id,

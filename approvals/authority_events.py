@@ -19,7 +19,7 @@ from ledger.services import ledger_append
 APP = "approvals"
 ENTITY = "change_proposal"  # the same entity as the proposal events (approvals/events.py)
 
-TokenRefusal = Literal["unknown", "expired", "used", "agent", "change", "owner", "decision"]
+TokenRefusal = Literal["unknown", "expired", "used", "agent", "change", "owner", "decision", "version"]
 ChallengeRefusal = Literal[
     "unknown",
     "expired",
@@ -110,7 +110,8 @@ TOKEN_CONSUMED = _type(
 TOKEN_REFUSED = _type(
     "authority.token_refused",
     TokenRefused,
-    "A decision token was refused: unknown, expired, used, or bound to another agent, change, owner or decision.",
+    "A decision token was refused: unknown, expired, used, or bound to another agent, change, owner, decision "
+    "or version.",
 )
 CODE_SENT = _type(
     "authority.code_sent",

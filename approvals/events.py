@@ -43,6 +43,18 @@ class OverrideRecorded(EventPayload):
     assigned: dict[str, str]  # what the platform assigned
 
 
+class ProposalDecided(ProposalDescribed):
+    decision: str  # approve | reject
+    assurance: str  # click | email_otp
+    authorization_id: str  # the token's public id (never the token)
+
+
+class ProposalApplied(ProposalDescribed):
+    authorization_id: str
+    knowledge_entry: int
+    knowledge_version: int  # the EntryVersion's id that the owner's approval made live
+
+
 PROPOSAL_CREATED = register(
     "proposal.created",
     app=APP,
@@ -70,6 +82,21 @@ PROPOSAL_EXPIRED = register(
     entity_type=ENTITY,
     payload=ProposalDescribed,
     description="A pending proposal passed its expiry without a decision.",
+)
+
+PROPOSAL_DECIDED = register(
+    "proposal.decided",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalDecided,
+    description="The owner approved or rejected a proposal with a one-time token (its assurance and authorization id).",
+)
+PROPOSAL_APPLIED = register(
+    "proposal.applied",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalApplied,
+    description="An approved L1 proposal took effect: its knowledge version was approved by the knowledge services.",
 )
 
 
@@ -127,3 +154,29 @@ def proposal_edited(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
 
 def proposal_expired(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
     return _append(PROPOSAL_EXPIRED, proposal, actor, ProposalDescribed.model_validate(_described(proposal)))
+
+
+def proposal_decided(*, proposal: ChangeProposal, decision: str, actor: Actor) -> AppendedEvent:
+    payload = ProposalDecided.model_validate(
+        {
+            **_described(proposal),
+            "decision": decision,
+            "assurance": proposal.assurance,
+            "authorization_id": proposal.authorization_id,
+        }
+    )
+    return _append(PROPOSAL_DECIDED, proposal, actor, payload)
+
+
+def proposal_applied(
+    *, proposal: ChangeProposal, knowledge_entry: int, knowledge_version: int, actor: Actor
+) -> AppendedEvent:
+    payload = ProposalApplied.model_validate(
+        {
+            **_described(proposal),
+            "authorization_id": proposal.authorization_id,
+            "knowledge_entry": knowledge_entry,
+            "knowledge_version": knowledge_version,
+        }
+    )
+    return _append(PROPOSAL_APPLIED, proposal, actor, payload)

@@ -2,7 +2,10 @@
 
 The platform assigns the level (rules.level_for) and who decides (rules.who_decides); whatever a
 model claims about level, `requires` or `confirm` is ignored and recorded as an override.
-Deciding and applying arrive with the next increment of issue 12."""
+Deciding: the owner authorises (a click token for L1/L2, an e-mailed code for L3, see
+authority.py) and decides with the token and a compare-and-swap on `version`.  Applying, in this
+increment: L1 (knowledge drafts and lessons) through the knowledge services; L2/L3 stay
+`approved` until the contract compiler applies them."""
 
 from __future__ import annotations
 
@@ -22,9 +25,14 @@ from facade.dialogue.runtime.guard import guard_check
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
-from knowledge.models import EntryVersion, KnowledgeEntry
+from knowledge.models import EntryVersion, KnowledgeEntry, SourceType, Status
+from knowledge.models import Kind as KnowledgeKind
+from knowledge.schemas import SourceIn
+from knowledge.services import entry_approve, entry_propose
 
 from . import events, rules
+from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
+from .authority_models import Assurance, Decision, DecisionChallenge
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
 
@@ -200,3 +208,147 @@ def proposals_expire(*, now: Any = None) -> int:
             events.proposal_expired(proposal=proposal, actor=Actor.platform("proposal_expiry"))
             count += 1
     return count
+
+
+def _pending(*, agent: AgentProfile, proposal_id: str) -> ChangeProposal:
+    proposal = ChangeProposal.objects.filter(pk=proposal_id, agent=agent).first()
+    if proposal is None:
+        raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+    if proposal.status != ProposalStatus.PENDING:
+        raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+    return proposal
+
+
+def _decision(decision: object) -> str:
+    if decision not in Decision.values:
+        raise ProposalError("invalid_decision", "decision must be approve or reject")
+    return str(decision)
+
+
+def proposal_authorize(
+    *, agent: AgentProfile, proposal_id: str, owner: Any, decision: object
+) -> IssuedToken | Challenge:
+    """The owner asks to decide a pending proposal: L1/L2 get a click-level one-time token bound
+    to the proposal's current version; L3 gets an e-mailed code (the challenge), whose right
+    answer (challenge_verify) earns an `email_otp` token.  The caller has checked ownership."""
+    decision = _decision(decision)
+    proposal = _pending(agent=agent, proposal_id=proposal_id)
+    if proposal.level == 3:
+        return challenge_start(
+            agent=agent, change_id=proposal.pk, version=proposal.version, owner=owner, decision=decision
+        )
+    return token_issue(
+        agent=agent,
+        change_id=proposal.pk,
+        version=proposal.version,
+        owner=owner,
+        decision=decision,
+        assurance=Assurance.CLICK,
+    )
+
+
+def challenge_decision(challenge_id: object) -> str:
+    """The decision a challenge was started for (what verify binds the code to); a challenge
+    that does not exist answers `approve` and is then refused like any unknown challenge."""
+    if not isinstance(challenge_id, str) or len(challenge_id) > 40:
+        return Decision.APPROVE
+    found = DecisionChallenge.objects.filter(challenge_id=challenge_id).values_list("decision", flat=True).first()
+    return found or Decision.APPROVE
+
+
+def proposal_decide(
+    *, agent: AgentProfile, proposal_id: str, owner: Any, token: object, decision: object, expected_version: int
+) -> ChangeProposal:
+    """Decide a pending proposal with a one-time token.  Under the proposal's row lock: the
+    version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
+    applied), the token is consumed atomically for this agent, change, version, owner and
+    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token (else 403
+    `assurance_required`; the token is spent).  Approve moves the proposal to `approved` and, for
+    L1, applies it (`applied`); reject to `rejected`.  The version goes up by one."""
+    decision = _decision(decision)
+    actor = Actor.human(owner.pk)
+    refused: ApplicationError | None = None
+    with transaction.atomic():
+        proposal = (
+            ChangeProposal.objects.select_for_update()
+            .select_related("agent")
+            .filter(pk=proposal_id, agent=agent)
+            .first()
+        )
+        if proposal is None:
+            raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+        if proposal.version != expected_version:
+            raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
+        if proposal.status != ProposalStatus.PENDING:
+            raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+        try:
+            # token_consume records its own refusal before raising; catching it here keeps that
+            # record (and a spent token spent) while nothing about the proposal moves.
+            consumed = token_consume(
+                token=token,  # type: ignore[arg-type]  # anything not a string is refused as unknown
+                agent=agent,
+                change_id=proposal.pk,
+                owner=owner,
+                decision=decision,
+                version=proposal.version,
+            )
+        except ApplicationError as exc:
+            refused = exc
+        else:
+            if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
+                refused = ProposalError(
+                    "assurance_required",
+                    "this change needs the code sent by e-mail before it can be decided",
+                    HTTPStatus.FORBIDDEN,
+                )
+            else:
+                proposal.status = ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
+                proposal.decided_by = owner
+                proposal.decided_at = timezone.now()
+                proposal.assurance = consumed.assurance
+                proposal.authorization_id = consumed.authorization_id
+                proposal.version += 1
+                proposal.save(
+                    update_fields=["status", "decided_by", "decided_at", "assurance", "authorization_id", "version"]
+                )
+                events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
+                if decision == Decision.APPROVE and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+                    _apply_knowledge(proposal, actor=actor)
+    if refused is not None:
+        raise refused
+    return proposal
+
+
+LESSON_KINDS = {"preference": KnowledgeKind.PREFERENCE, "wording": KnowledgeKind.WORDING, "taboo": KnowledgeKind.TABOO}
+
+
+def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
+    """Inside the decide's transaction: the draft becomes a version of its entry (a new entry
+    when it names none) through the knowledge services, approved by the owner's decision."""
+    data = proposal.payload
+    entry = None
+    if proposal.kind == Kind.KNOWLEDGE_DRAFT:
+        kind = KnowledgeKind.FACT
+        if data.get("entry_id"):
+            # base_for checked the entry at proposal time; entries are never deleted (their
+            # versions protect them).
+            entry = KnowledgeEntry.objects.get(pk=data["entry_id"], agent=proposal.agent)
+            kind = KnowledgeKind(entry.kind)
+    else:
+        kind = LESSON_KINDS[data["kind"]]
+    version = entry_propose(
+        agent=proposal.agent,
+        title=data["title"],
+        body=data["text"],
+        source=SourceIn(type=SourceType.OWNER_DIALOGUE, ref=proposal.pk, version=str(proposal.version)),
+        actor=actor,
+        kind=kind,
+        entry=entry,
+    )
+    if version.status == Status.PENDING:
+        version = entry_approve(version=version, actor=actor)
+    proposal.status = ProposalStatus.APPLIED
+    proposal.save(update_fields=["status"])
+    events.proposal_applied(
+        proposal=proposal, knowledge_entry=version.entry_id, knowledge_version=version.pk, actor=actor
+    )

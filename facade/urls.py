@@ -43,6 +43,21 @@ api = [
     path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),
     path("api/agents/<slug:slug>/changes", approvals.ChangeListView.as_view(), name="changes"),
     path("api/agents/<slug:slug>/changes/<str:change_id>", approvals.ChangeDetailView.as_view(), name="change"),
+    path(
+        "api/agents/<slug:slug>/changes/<str:change_id>/authorize",
+        approvals.ChangeAuthorizeView.as_view(),
+        name="change-authorize",
+    ),
+    path(
+        "api/agents/<slug:slug>/changes/<str:change_id>/authorize/verify",
+        approvals.ChangeVerifyView.as_view(),
+        name="change-verify",
+    ),
+    path(
+        "api/agents/<slug:slug>/changes/<str:change_id>/decide",
+        approvals.ChangeDecideView.as_view(),
+        name="change-decide",
+    ),
     path("api/agents/<slug:slug>/knowledge/ingest", knowledge.IngestView.as_view(), name="knowledge-ingest"),
     path("api/agents/<slug:slug>/knowledge/uploads", knowledge.UploadView.as_view(), name="knowledge-uploads"),
     path("api/agents/<slug:slug>/knowledge/jobs/<int:job_id>", knowledge.JobView.as_view(), name="knowledge-job"),

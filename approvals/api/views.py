@@ -1,4 +1,5 @@
-"""Thin HTTP views for change proposals: propose, list (the inbox), read, edit a pending payload.
+"""Thin HTTP views for change proposals: propose, list (the inbox), read, edit a pending payload,
+and the decision: authorize (a token, or an e-mailed code for L3), verify the code, decide.
 Owners only; DRF's session authentication enforces CSRF on every mutating call."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.schemas import Actor
 
+from ..authority import Challenge, WrongCode, challenge_verify
 from ..models import ChangeProposal
 from ..rules import Origin
 from ..schemas import (
@@ -35,7 +37,14 @@ from ..schemas import (
     Wording,
 )
 from ..selectors import STATUSES, proposal_get, proposal_list
-from ..services import proposal_create, proposal_edit
+from ..services import (
+    ProposalError,
+    challenge_decision,
+    proposal_authorize,
+    proposal_create,
+    proposal_decide,
+    proposal_edit,
+)
 
 AnyPayload = (
     KnowledgeDraft
@@ -210,3 +219,153 @@ class ChangeDetailView(APIView):
             actor=Actor.human(request.user.pk),
         )
         return Response(proposal_view(proposal))
+
+
+class AuthorizeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: str = Field(description="approve | reject")
+
+
+class AuthorizeOut(BaseModel):
+    """L1/L2: `token` and `expires_at`; L3: `challenge_id`, `sent_to` and `expires_at`."""
+
+    token: str | None = Field(
+        default=None, description="one-time, bound to agent + change + version + owner + decision"
+    )
+    challenge_id: str | None = Field(default=None, description="L3: the code went to `sent_to`")
+    sent_to: str | None = Field(default=None, description="the owner's masked address, e.g. o***@demo.test")
+    expires_at: datetime
+
+
+class VerifyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    challenge_id: str
+    code: str = Field(description="the 6 digits from the e-mail")
+
+
+class VerifiedOut(BaseModel):
+    token: str
+    assurance: str = Field(description="email_otp")
+    expires_at: datetime
+
+
+class WrongCodeOut(BaseModel):
+    error: str = Field(description="wrong_code")
+    detail: str
+    remaining_attempts: int
+
+
+class DecideIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    token: str
+    decision: str = Field(description="approve | reject")
+    expected_version: int = Field(ge=1)
+
+
+class DecidedOut(BaseModel):
+    status: str = Field(description="applied (L1 approve) | approved (L2/L3: not applied in this increment) | rejected")
+    authorization_id: str
+    version: int
+
+
+@extend_schema(tags=["approvals"])
+class ChangeAuthorizeView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Ask to decide a pending proposal: a one-time token (L1/L2) or an e-mailed code (L3)",
+        request=AuthorizeIn,
+        responses={
+            200: AuthorizeOut,
+            400: error_response("`invalid_decision`, `invalid_input`"),
+            409: error_response("`not_pending`"),
+            429: error_response("`too_many_challenges` (with `retry_after`)"),
+            503: error_response("`email_unavailable`: L3 needs an e-mail that could not be sent (fail closed)"),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        body = _body(request)
+        granted = proposal_authorize(
+            agent=agent, proposal_id=change_id, owner=request.user, decision=body.get("decision")
+        )
+        if isinstance(granted, Challenge):
+            return Response(
+                {
+                    "challenge_id": granted.challenge_id,
+                    "sent_to": granted.sent_to,
+                    "expires_at": granted.expires_at.isoformat(),
+                }
+            )
+        return Response({"token": granted.token, "expires_at": granted.expires_at.isoformat()})
+
+
+@extend_schema(tags=["approvals"])
+class ChangeVerifyView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Answer an L3 challenge with the e-mailed code: a one-time token with `email_otp` assurance",
+        request=VerifyIn,
+        responses={
+            200: VerifiedOut,
+            400: WrongCodeOut,
+            403: error_response("`invalid_challenge`: unknown, expired, used, dead or someone else's — alike"),
+            **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
+        },
+    )
+    def post(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        proposal_get(agent=agent, proposal_id=change_id)
+        body = _body(request)
+        challenge_id = body.get("challenge_id")
+        try:
+            issued = challenge_verify(
+                agent=agent,
+                challenge_id=challenge_id,  # type: ignore[arg-type]  # anything not a string is unknown
+                code=body.get("code"),  # type: ignore[arg-type]
+                owner=request.user,
+                change_id=change_id,
+                decision=challenge_decision(challenge_id),
+            )
+        except WrongCode as exc:
+            return Response(
+                {"error": exc.code, "detail": exc.detail, "remaining_attempts": exc.remaining_attempts},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response({"token": issued.token, "assurance": "email_otp", "expires_at": issued.expires_at.isoformat()})
+
+
+@extend_schema(tags=["approvals"])
+class ChangeDecideView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Decide a pending proposal with a one-time token (compare-and-swap on `version`)",
+        request=DecideIn,
+        responses={
+            200: DecidedOut,
+            400: error_response("`invalid_decision`, `invalid_input`"),
+            403: error_response("`invalid_token`, `assurance_required`, `forbidden` (CSRF)"),
+            409: error_response("`version_mismatch` (nothing applied), `not_pending`"),
+            **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
+        },
+    )
+    def post(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        body = _body(request)
+        expected = body.get("expected_version")
+        if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
+            raise ProposalError("invalid_input", "expected_version must be a positive whole number")
+        proposal = proposal_decide(
+            agent=agent,
+            proposal_id=change_id,
+            owner=request.user,
+            token=body.get("token"),
+            decision=body.get("decision"),
+            expected_version=expected,
+        )
+        return Response(
+            {"status": proposal.status, "authorization_id": proposal.authorization_id, "version": proposal.version}
+        )
