@@ -396,7 +396,7 @@ def _challenge_create(
         _send_code(address=address, code=code, agent=agent, change_id=change_id, decision=decision, minutes=minutes)
     except Exception as exc:
         # What the mail backend raised may quote the conversation with the server: its type only.
-        logger.warning("decision code for %s not sent: %s", change_id, type(exc).__name__)
+        logger.warning("decision e-mail for change %s not sent: %s", change_id, type(exc).__name__)
         raise _MailFailed from None
     return row
 
@@ -409,6 +409,7 @@ class WrongCode(AuthorityError):
             "wrong_code",
             f"the code is not right; {remaining_attempts} tries left",
             HTTPStatus.BAD_REQUEST,
+            extra={"remaining_attempts": remaining_attempts},
         )
         self.remaining_attempts = remaining_attempts
 

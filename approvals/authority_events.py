@@ -14,7 +14,8 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
-from ledger.services import ledger_append
+
+from .events import append
 
 APP = "approvals"
 ENTITY = "change_proposal"  # the same entity as the proposal events (approvals/events.py)
@@ -141,15 +142,8 @@ def _append(
     payload: EventPayload,
     version: int | None = None,
 ) -> AppendedEvent:
-    return ledger_append(
-        chain_id=agent.tenant_id,
-        event_type=event_type.name,
-        entity_type=event_type.entity_type,
-        entity_id=change_id[:64],
-        entity_version=version,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload=payload.model_dump(),
+    return append(
+        event_type, chain_id=agent.tenant_id, entity_id=change_id[:64], version=version, actor=actor, payload=payload
     )
 
 

@@ -8,7 +8,8 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
-from ledger.services import ledger_append
+
+from .events import append
 
 APP = "approvals"
 ENTITY = "contract"
@@ -73,15 +74,8 @@ CONTRACT_REJECTED = _type(
 def _append(
     event_type: EventType, *, agent: AgentProfile, actor: Actor, payload: EventPayload, version: int | None
 ) -> AppendedEvent:
-    return ledger_append(
-        chain_id=agent.tenant_id,
-        event_type=event_type.name,
-        entity_type=event_type.entity_type,
-        entity_id=agent.slug,
-        entity_version=version,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        payload=payload.model_dump(),
+    return append(
+        event_type, chain_id=agent.tenant_id, entity_id=agent.slug, version=version, actor=actor, payload=payload
     )
 
 

@@ -118,16 +118,31 @@ def _described(proposal: ChangeProposal) -> dict[str, Any]:
     }
 
 
-def _append(event_type: EventType, proposal: ChangeProposal, actor: Actor, payload: EventPayload) -> AppendedEvent:
+def append(
+    event_type: EventType, *, chain_id: int, entity_id: str, version: int | None, actor: Actor, payload: EventPayload
+) -> AppendedEvent:
+    """The approvals app's one way into the ledger, for its three event modules (this one, the
+    decision authority's and the contract's)."""
     return ledger_append(
-        chain_id=proposal.tenant_id,
+        chain_id=chain_id,
         event_type=event_type.name,
         entity_type=event_type.entity_type,
-        entity_id=proposal.pk,
-        entity_version=proposal.version,
+        entity_id=entity_id,
+        entity_version=version,
         actor_type=actor.type,
         actor_id=actor.id,
         payload=payload.model_dump(),
+    )
+
+
+def _append(event_type: EventType, proposal: ChangeProposal, actor: Actor, payload: EventPayload) -> AppendedEvent:
+    return append(
+        event_type,
+        chain_id=proposal.tenant_id,
+        entity_id=proposal.pk,
+        version=proposal.version,
+        actor=actor,
+        payload=payload,
     )
 
 

@@ -58,7 +58,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ApplicationError):
         # The status is the raiser's; `retry_after` goes in the body and the header.
         set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
-        body: dict[str, Any] = {"error": exc.code, "detail": exc.detail}
+        body: dict[str, Any] = {**exc.extra, "error": exc.code, "detail": exc.detail}
         if exc.retry_after is not None:
             body["retry_after"] = exc.retry_after
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None

@@ -21,7 +21,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.schemas import Actor
 
-from ..authority import Challenge, WrongCode, challenge_verify
+from ..authority import Challenge, challenge_verify
 from ..models import ChangeProposal
 from ..rules import Origin
 from ..schemas import (
@@ -320,20 +320,15 @@ class ChangeVerifyView(APIView):
         proposal_get(agent=agent, proposal_id=change_id)
         body = _body(request)
         challenge_id = body.get("challenge_id")
-        try:
-            issued = challenge_verify(
-                agent=agent,
-                challenge_id=challenge_id,  # type: ignore[arg-type]  # anything not a string is unknown
-                code=body.get("code"),  # type: ignore[arg-type]
-                owner=request.user,
-                change_id=change_id,
-                decision=challenge_decision(challenge_id),
-            )
-        except WrongCode as exc:
-            return Response(
-                {"error": exc.code, "detail": exc.detail, "remaining_attempts": exc.remaining_attempts},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+        # A wrong code answers 400 `wrong_code` with `remaining_attempts` (authority.WrongCode).
+        issued = challenge_verify(
+            agent=agent,
+            challenge_id=challenge_id,  # type: ignore[arg-type]  # anything not a string is unknown
+            code=body.get("code"),  # type: ignore[arg-type]
+            owner=request.user,
+            change_id=change_id,
+            decision=challenge_decision(challenge_id),
+        )
         return Response({"token": issued.token, "assurance": "email_otp", "expires_at": issued.expires_at.isoformat()})
 
 

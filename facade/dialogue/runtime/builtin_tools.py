@@ -208,13 +208,15 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     )
 
 
-def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
+def _owner_entry(ctx: ToolContext, *, title: str, text: str, kind: str) -> ToolResult:
+    """A knowledge version from the owner face (source: this owner dialogue and run); the L1
+    rule decides whether it takes effect now or waits for review."""
     try:
         version = entry_propose(
             agent=ctx.agent,
-            title=args.title,
-            body=args.text,
-            kind=args.kind,
+            title=title,
+            body=text,
+            kind=kind,
             actor=session_actor(ctx.session),
             source=SourceIn(
                 type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
@@ -226,6 +228,10 @@ def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
         Outcome.OK,
         {"entry_id": version.entry_id, "version": version.number, "status": version.status, "title": version.title},
     )
+
+
+def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
+    return _owner_entry(ctx, title=args.title, text=args.text, kind=args.kind)
 
 
 def add_confirmed_knowledge(ctx: ToolContext, args: DraftArgs) -> ToolResult:
@@ -247,23 +253,7 @@ def add_confirmed_knowledge(ctx: ToolContext, args: DraftArgs) -> ToolResult:
         return ToolResult(Outcome.FAILED, {"error": "draft_not_shown", "detail": "show the owner the draft first"})
     if not rules.owner_says_yes(ctx.run.message.text):
         return ToolResult(Outcome.FAILED, {"error": "not_confirmed", "detail": "the owner has not said yes"})
-    try:
-        version = entry_propose(
-            agent=ctx.agent,
-            title=args.title,
-            body=args.text,
-            kind=Kind.FACT,
-            actor=session_actor(ctx.session),
-            source=SourceIn(
-                type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
-            ),
-        )
-    except KnowledgeError as exc:
-        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
-    return ToolResult(
-        Outcome.OK,
-        {"entry_id": version.entry_id, "version": version.number, "status": version.status, "title": version.title},
-    )
+    return _owner_entry(ctx, title=args.title, text=args.text, kind=Kind.FACT)
 
 
 def read_customer_requests(ctx: ToolContext, args: ListArgs) -> ToolResult:
