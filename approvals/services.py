@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from facade.dialogue.models import DialogueSession
 from facade.dialogue.runtime.guard import guard_check
+from facade.dialogue.services import owner_decision_message
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
@@ -322,9 +323,14 @@ def proposal_authorize(
 ) -> IssuedToken | Challenge:
     """The owner asks to decide a pending proposal: L1/L2 get a click-level one-time token bound
     to the proposal's current version; L3 gets an e-mailed code (the challenge), whose right
-    answer (challenge_verify) earns an `email_otp` token.  The caller has checked ownership."""
+    answer (challenge_verify) earns an `email_otp` token.  The owner's message `approve <id>` /
+    `reject <id>` is in their owner-face session afterwards (`owner_decision_message`).  The
+    caller has checked ownership."""
     decision = _decision(decision)
     proposal = _pending(agent=agent, proposal_id=proposal_id)
+    # The decision is the owner's own message in their owner-face session (typed there, or sent
+    # by the card's button from their signed-in request): never anything a model wrote.
+    owner_decision_message(agent=agent, user=owner, text=f"{decision} {proposal.pk}")
     if proposal.level == 3:
         return challenge_start(
             agent=agent, change_id=proposal.pk, version=proposal.version, owner=owner, decision=decision

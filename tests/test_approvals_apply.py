@@ -15,7 +15,7 @@ from approvals.contract import contract_compile, live_content, live_terms
 from approvals.models import AgentContract, ChangeProposal
 from approvals.services import proposal_create
 from conftest import TenantWorld
-from facade.dialogue.models import DialogueSession
+from facade.dialogue.models import DialogueSession, Message
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.offline import OfflineProvider
 from facade.dialogue.services import session_open
@@ -240,3 +240,27 @@ def test_editing_a_wording_proposal_to_another_moment_retargets_it(world_a: Tena
     assert edited.status_code == 200, edited.content
     assert edited.json()["target"] == {"field": "wording", "path": ["en", "unknown"]}
     assert edited.json()["diff"] == {"before": None, "after": flagged["text"]}
+
+
+def test_every_authorisation_is_the_owners_own_message_in_their_owner_session(world_a: TenantWorld) -> None:
+    owner = strict_client(world_a.owner)
+    flagged = {"language": "en", "situation": "greeting", "text": "Every repair costs 20 euros, guaranteed."}
+    change = propose(owner, world_a, "wording", flagged)
+    # Typed in the owner chat first: that message is the decision, nothing is added.
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    typed = Message.objects.create(session=session, role="principal", text=f"Approve {change['id']}")
+    assert (
+        owner.post(f"{changes(world_a)}/{change['id']}/authorize", {"decision": "approve"}, format="json").status_code
+        == 200
+    )
+    assert list(Message.objects.filter(session__user=world_a.owner)) == [typed]
+    # From the inbox card: the button's request stores the owner's message in their session.
+    other = propose(owner, world_a, "wording", {**flagged, "situation": "unknown"})
+    assert (
+        owner.post(f"{changes(world_a)}/{other['id']}/authorize", {"decision": "reject"}, format="json").status_code
+        == 200
+    )
+    sent = Message.objects.filter(session__user=world_a.owner).latest("created_at")
+    assert (sent.text, sent.role, sent.session_id) == (f"reject {other['id']}", "principal", session.pk)
+    assert sent.session.audience == "owner"
+    assert sent.pk in [e.payload["message_id"] for e in LedgerEvent.objects.of_type("message.posted")]
