@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import live_terms
+from approvals.skills import skill_tools
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy
@@ -121,6 +122,9 @@ def turn_handle(
     history = _history(session)
     language = conversation_language([text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
     tools = registry.for_audience(Audience(session.audience))
+    if session.audience != Audience.OWNER:  # the customer face does what its contract's skills grant
+        granted = skill_tools(live_terms(agent).skill_ids)
+        tools = [tool for tool in tools if tool.name in granted]
     prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
     started = run_start(
         session=session,
@@ -183,7 +187,13 @@ def run_turn(
             return user is not None and AgentPolicy.is_owner(user, agent)
 
     ctx = ToolContext(
-        session=session, run=run, agent=agent, still_owner=still_owner, language=language, progress=report
+        session=session,
+        run=run,
+        agent=agent,
+        still_owner=still_owner,
+        language=language,
+        progress=report,
+        offered=frozenset(tool.name for tool in tools),
     )
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": prompt.system},
