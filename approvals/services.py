@@ -155,8 +155,10 @@ def proposal_create(
     evidence: object = None,
     claimed: dict[str, str] | None = None,
     owner: Any = None,
+    caused_by: int | None = None,
 ) -> ChangeProposal:
-    """Create a proposal.  `claimed` is what a model wrote about level, requires or confirm:
+    """Create a proposal.  `caused_by` is the seq of the ledger event that started it (the
+    owner's message in a dialogue, a review report).  `claimed` is what a model wrote about level, requires or confirm:
     never used, recorded as an override event when present.  The owner's own L2 change that
     touches no commitment (`requires: owner_direct`, `owner` given) is decided by this and
     applied at once; everything else waits, pending."""
@@ -181,6 +183,7 @@ def proposal_create(
         evidence=evidence,
         claimed=claimed,
         owner=owner,
+        caused_by=caused_by,
     )
 
 
@@ -201,6 +204,7 @@ def _create(
     claimed: dict[str, str] | None,
     owner: Any,
     rollback_of: ChangeProposal | None = None,
+    caused_by: int | None = None,
 ) -> ChangeProposal:
     summary = (summary or "").strip()
     if not summary or len(summary) > 300:
@@ -226,7 +230,7 @@ def _create(
             rollback_of=rollback_of,
             expires_at=timezone.now() + timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS),
         )
-        events.proposal_created(proposal=proposal, actor=actor)
+        events.proposal_created(proposal=proposal, actor=actor, caused_by=caused_by)
         if claimed:
             events.proposal_override_recorded(proposal=proposal, claimed=claimed, actor=actor)
         if requires == rules.Requires.OWNER_DIRECT and owner is not None:

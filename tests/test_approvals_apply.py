@@ -299,3 +299,38 @@ def test_the_customer_face_is_offered_and_may_run_only_the_tools_its_skills_gran
     assert not CustomerRequest.objects.filter(session=session).exists()
     refused = LedgerEvent.objects.of_type("tool.refused").get()
     assert (refused.payload["tool"], refused.payload["reason"]) == ("submit_request", "not_in_contract")
+
+
+def test_the_ledger_links_the_dialogue_that_started_a_change_to_the_version_it_published(
+    world_a: TenantWorld, mailoutbox: Any
+) -> None:
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    script = ScriptedProvider.of(
+        call("propose_change", {"kind": "pricing", "payload": PRICING, "summary": "Repair costs 35 euros"}),
+        said("Proposed; it waits for you."),
+    )
+    turn_handle(session=session, text="the repair costs 35 euros now", provider=script)
+    proposal = ChangeProposal.objects.get()
+    owner = strict_client(world_a.owner)
+    change = owner.get(f"{changes(world_a)}/{proposal.pk}").json()
+    assert decide_by_code(owner, world_a, change, mailoutbox).json()["status"] == "applied"
+
+    by_seq = {e.seq: e for e in LedgerEvent.objects.filter(chain_id=world_a.tenant.pk)}
+    walked = []
+    event = LedgerEvent.objects.of_type("proposal.published").get()
+    while event is not None:
+        walked.append((event.event_type, event.entity_type))
+        event = by_seq.get(event.caused_by) if event.caused_by else None
+    # published ← the contract version ← the decision ← its authorisation ← the proposal ← the dialogue
+    assert walked == [
+        ("proposal.published", "change_proposal"),
+        ("contract.sessions_closed", "contract"),
+        ("contract.published", "contract"),
+        ("proposal.decided", "change_proposal"),
+        ("authority.token_consumed", "change_proposal"),
+        ("authority.issued", "change_proposal"),
+        ("authority.code_sent", "change_proposal"),
+        ("proposal.created", "change_proposal"),
+        ("message.posted", "session"),
+    ]
+    assert ledger_verify(chain_id=world_a.tenant.pk).ok
