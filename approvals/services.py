@@ -253,8 +253,7 @@ def _pending_locked(*, agent: AgentProfile, proposal_id: str, expected_version: 
     proposal = _locked(ChangeProposal.objects.filter(pk=proposal_id, agent=agent)).first()
     if proposal is None:
         raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
-    if proposal.status != ProposalStatus.PENDING:
-        raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+    _still_pending(proposal)
     if proposal.version != expected_version:
         raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
     return proposal
@@ -311,9 +310,17 @@ def _pending(*, agent: AgentProfile, proposal_id: str) -> ChangeProposal:
     proposal = ChangeProposal.objects.filter(pk=proposal_id, agent=agent).first()
     if proposal is None:
         raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+    _still_pending(proposal)
+    return proposal
+
+
+def _still_pending(proposal: ChangeProposal) -> None:
+    """Pending and not past its expiry (the hourly sweep marks it `expired`; until then it is
+    refused as if it were)."""
     if proposal.status != ProposalStatus.PENDING:
         raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
-    return proposal
+    if proposal.expires_at <= timezone.now():
+        raise ProposalError("not_pending", "the proposal is expired", HTTPStatus.CONFLICT)
 
 
 def _decision(decision: object) -> str:
@@ -383,8 +390,7 @@ def proposal_decide(
             raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
         if proposal.version != expected_version:
             raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
-        if proposal.status != ProposalStatus.PENDING:
-            raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+        _still_pending(proposal)
         if decision == Decision.APPROVE and is_stale(proposal):
             # Recorded, and nothing consumed: the owner re-bases and decides the new version.
             events.proposal_decide_refused(proposal=proposal, reason="stale_base", actor=actor)

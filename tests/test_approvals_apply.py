@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from approvals.contract import contract_compile, live_content, live_terms
 from approvals.models import AgentContract, ChangeProposal
@@ -334,3 +336,17 @@ def test_the_ledger_links_the_dialogue_that_started_a_change_to_the_version_it_p
         ("message.posted", "session"),
     ]
     assert ledger_verify(chain_id=world_a.tenant.pk).ok
+
+
+def test_a_proposal_past_its_expiry_cannot_be_decided_before_the_sweep_marks_it(world_a: TenantWorld) -> None:
+    owner = strict_client(world_a.owner)
+    flagged = {"language": "en", "situation": "greeting", "text": "Every repair costs 20 euros, guaranteed."}
+    change = propose(owner, world_a, "wording", flagged)
+    base = f"{changes(world_a)}/{change['id']}"
+    token = owner.post(f"{base}/authorize", {"decision": "approve"}, format="json").json()["token"]
+    ChangeProposal.objects.filter(pk=change["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    late = owner.post(f"{base}/decide", {"token": token, "decision": "approve", "expected_version": 1}, format="json")
+    assert (late.status_code, late.json()["error"]) == (409, "not_pending")
+    again = owner.post(f"{base}/authorize", {"decision": "approve"}, format="json")
+    assert (again.status_code, again.json()["error"]) == (409, "not_pending")
+    assert live_content(world_a.agent)["wording"] == {}
