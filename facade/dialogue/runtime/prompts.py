@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from approvals.contract import live_terms
+from approvals.contract import ContractTerms, live_terms
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
@@ -61,9 +61,14 @@ def _own_sentences(said: Mapping[str, str]) -> list[str]:
 
 
 def customer_prompt(
-    agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER
+    agent: AgentProfile,
+    language: str,
+    tool_names: list[str],
+    audience: Audience = Audience.CUSTOMER,
+    terms: ContractTerms | None = None,
 ) -> Prompt:
-    terms = live_terms(agent)
+    """`terms`: the live contract's, when the caller has read them already."""
+    terms = terms or live_terms(agent)
     boundary = terms.boundary(language)
     order = terms.clarification_order
     # The live contract version's hash stands for everything the contract says (mission,
