@@ -35,6 +35,7 @@ from .authority import Challenge, IssuedToken, challenge_start, token_consume, t
 from .authority_models import Assurance, Decision, DecisionChallenge
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+from .step_up import decide_gate
 
 
 class ProposalError(ApplicationError):
@@ -262,8 +263,10 @@ def proposal_decide(
     """Decide a pending proposal with a one-time token.  Under the proposal's row lock: the
     version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
     applied), the token is consumed atomically for this agent, change, version, owner and
-    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token (else 403
-    `assurance_required`; the token is spent).  Approve moves the proposal to `approved` and, for
+    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token — with
+    `+totp` where the tenant requires it — (else 403 `assurance_required`; the token is spent),
+    and under the two-owner rule an L3 approval by the first owner is recorded and leaves the
+    proposal pending (step_up.decide_gate).  Approve moves the proposal to `approved` and, for
     L1, applies it (`applied`); reject to `rejected`.  The version goes up by one."""
     decision = _decision(decision)
     actor = Actor.human(owner.pk)
@@ -295,13 +298,11 @@ def proposal_decide(
         except ApplicationError as exc:
             refused = exc
         else:
-            if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
-                refused = ProposalError(
-                    "assurance_required",
-                    "this change needs the code sent by e-mail before it can be decided",
-                    HTTPStatus.FORBIDDEN,
-                )
-            else:
+            # L3: the assurance the tenant asks for, and the two-owner rule (step_up.py).
+            gate = decide_gate(proposal=proposal, owner=owner, consumed=consumed, decision=decision)
+            if gate.refused is not None:
+                refused = gate.refused
+            elif not gate.awaiting_second_owner:
                 proposal.status = ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
                 proposal.decided_by = owner
                 proposal.decided_at = timezone.now()
