@@ -41,6 +41,7 @@ from .authority_models import Assurance, Decision, DecisionChallenge
 from .contract import ContractInvalid, contract_compile, live_content
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+from .step_up import decide_gate
 
 logger = logging.getLogger(__name__)
 
@@ -371,8 +372,10 @@ def proposal_decide(
     """Decide a pending proposal with a one-time token.  Under the proposal's row lock: the
     version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
     applied), the token is consumed atomically for this agent, change, version, owner and
-    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token (else 403
-    `assurance_required`; the token is spent); approving an L2/L3 change whose target moved on
+    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token — with
+    `+totp` where the tenant requires it — (else 403 `assurance_required`; the token is spent),
+    and under the two-owner rule an L3 approval by the first owner is recorded and leaves the
+    proposal pending (step_up.decide_gate); approving an L2/L3 change whose target moved on
     answers 409 `stale_base` (recorded; nothing consumed).  Approve moves the proposal to
     `approved` and applies it: L1 in the same transaction, L2/L3 through the compiler right after
     (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one."""
@@ -414,13 +417,11 @@ def proposal_decide(
             except ApplicationError as exc:
                 refused = exc
             else:
-                if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
-                    refused = ProposalError(
-                        "assurance_required",
-                        "this change needs the code sent by e-mail before it can be decided",
-                        HTTPStatus.FORBIDDEN,
-                    )
-                else:
+                # L3: the assurance the tenant asks for, and the two-owner rule (step_up.py).
+                gate = decide_gate(proposal=proposal, owner=owner, consumed=consumed, decision=decision)
+                if gate.refused is not None:
+                    refused = gate.refused
+                elif not gate.awaiting_second_owner:
                     proposal.status = (
                         ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
                     )
