@@ -343,7 +343,10 @@ class ChangeDecideView(APIView):
             200: DecidedOut,
             400: error_response("`invalid_decision`, `invalid_input`"),
             403: error_response("`invalid_token`, `assurance_required`, `forbidden` (CSRF)"),
-            409: error_response("`version_mismatch` (nothing applied), `not_pending`"),
+            409: error_response(
+                "`version_mismatch` (nothing applied), `not_pending`, `stale_base` (a knowledge proposal whose "
+                "version is no longer pending or no longer its entry's latest: nothing applied), `unknown_version`"
+            ),
             **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
         },
     )
