@@ -35,10 +35,12 @@ from knowledge.selectors import knowledge_search
 from knowledge.services import (
     entry_propose,
     entry_restore,
+    knowledge_miss_record,
     knowledge_quarantine,
     knowledge_unquarantine,
     regulated_term_add,
 )
+from knowledge.text import topic_key
 from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
 
@@ -349,3 +351,28 @@ def test_payload_limits_are_the_knowledge_limits() -> None:
         fields = model.model_json_schema()["properties"]
         assert fields["title"]["maxLength"] == knowledge_services.MAX_TITLE
         assert fields["text"]["maxLength"] == knowledge_services.MAX_BODY
+
+
+def test_the_knowledge_pages_send_the_owner_to_the_inbox(client: Any, world_a: TenantWorld) -> None:
+    held(world_a)
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    knowledge_miss_record(agent=world_a.agent, session_id=session.pk, query="vat invoices")
+    client.force_login(world_a.owner)
+    inbox = f'href="/owner/{world_a.agent.slug}/inbox"'
+    page = client.get(f"/owner/{world_a.agent.slug}/knowledge", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    pending = page[page.index('id="pending-h"') : page.index('id="entries-h"')]
+    assert inbox in pending and "Decide in your inbox" in pending and "read-only" not in pending
+    zh = client.get(f"/owner/{world_a.agent.slug}/knowledge", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "在您的待办中决定" in zh and inbox in zh
+    # Writing an entry the L1 rule holds (it is regulated) says so, with the way to the inbox.
+    answered = client.post(
+        f"/owner/{world_a.agent.slug}/knowledge/new",
+        {"topic": topic_key("vat invoices"), "title": "VAT", "body": "Invoices show VAT.", "questions": ""},
+        HTTP_ACCEPT_LANGUAGE="en",
+        follow=True,
+    ).content.decode()
+    assert "waits for your approval" in answered
+    flash = answered[answered.index('class="flash"') :]
+    assert "Open your inbox" in flash[: flash.index("</ul>")] and inbox in flash[: flash.index("</ul>")]
+    made = EntryVersion.objects.get(title="VAT")
+    assert made.status == "pending" and proposal_of(made).origin == "owner_direct"
