@@ -25,3 +25,11 @@ def proposal_get(*, agent: AgentProfile, proposal_id: str) -> ChangeProposal:
 
 
 STATUSES = [s.value for s in ProposalStatus]
+
+
+def knowledge_proposal_ids(*, agent: AgentProfile, version_ids: list[int]) -> dict[int, str]:
+    """The pending proposal that decides each of these knowledge versions (by version id)."""
+    found = ChangeProposal.objects.filter(
+        agent=agent, status=ProposalStatus.PENDING, payload__version_id__in=version_ids
+    ).values_list("payload__version_id", "pk")
+    return {int(version_id): pk for version_id, pk in found}

@@ -412,7 +412,9 @@ class ChangeDecideView(APIView):
             ),
             409: error_response(
                 "`version_mismatch` (nothing applied), `not_pending`, `stale_base` (what it replaces changed "
-                "since it was proposed: re-base it; nothing applied, the token is not spent)"
+                "since it was proposed — a contract value, or a knowledge version no longer pending or no longer "
+                "its entry's latest: re-base a contract change; nothing applied, the token is not spent), "
+                "`unknown_version`"
             ),
             429: error_response("`rate_limited` (the owner's attempts), with `retry_after`"),
             **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
