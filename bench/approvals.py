@@ -9,8 +9,10 @@
    versions`, timed in place) took, and the ratio largest / smallest (target ≤ 10×).  After every
    publish it checks that every session on the old version is closed with reason
    `contract_republished` and that no open customer session is left on another version, and
-   stops with an error if not.  With `--explain` it also prints EXPLAIN (ANALYZE, BUFFERS, WAL)
-   of the close statement over the largest size (in a transaction rolled back).
+   stops with an error if not.  Then the smallest size again on the largest size's agent, its
+   closed sessions in the table (what finding the sessions to close costs).  With `--explain` it
+   also prints EXPLAIN (ANALYZE, BUFFERS, WAL) of the close statement over the smallest and the
+   largest size on that agent (each in a transaction rolled back).
 2. A customer's turn while publishes run.  One customer of a seeded agent (bench/chat.py's 50
    approved entries and its mix of questions) takes turns one after another in this process
    through the runtime (`turn_handle`, the offline model, guard and ledger as in production), the
