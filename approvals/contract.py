@@ -15,12 +15,14 @@ rather than an import, because dialogue depends on approvals and not the other w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from facade.errors import ApplicationError
@@ -147,10 +149,6 @@ def _publish(
         rolled_back_to=rolled_back_to,
         **{name: content[name] for name in FIELDS},
     )
-    # Sessions before the ledger: a customer's turn locks its session row and then the tenant's
-    # ledger chain head, so a publish holding the chain head while it waited for that row would
-    # deadlock with the turn (bench/approvals.py found it).  The events still read in order.
-    closed = _close_sessions_on_old_versions(agent=agent, version=version) if previous is not None else 0
     before = previous.content() if previous else {}
     changed = [name for name in FIELDS if before.get(name) != content[name]]
     events.contract_published(
@@ -163,18 +161,68 @@ def _publish(
         actor=actor,
     )
     if previous is not None:
-        events.contract_sessions_closed(agent=agent, version=version, count=closed, actor=actor)
+        # The publish writes no session row: from its commit on, a customer session of an older
+        # version refuses its next message (the turn's first statement compares its version
+        # with the live one), and the rows are closed in batches after the commit — so a publish
+        # costs the same with 100 or 100,000 open sessions, and no turn waits for their close.
+        transaction.on_commit(functools.partial(stale_sessions_close, agent=agent, version=version, actor=actor))
     return contract
 
 
-def _close_sessions_on_old_versions(*, agent: AgentProfile, version: int) -> int:
-    """Close, in one statement, every open customer session of the agent opened under another
-    version (or before versions existed).  The customer's next message opens a new session."""
+SESSION_CLOSE_BATCH = 1000
+
+
+def _stale_sessions(agent_id: int, version: int) -> Any:
+    """Open customer sessions of the agent opened under a version before `version` (or before
+    versions existed): never one opened under `version` or a later publish."""
     session_model = apps.get_model("dialogue", "DialogueSession")
-    stale = session_model.objects.filter(agent_id=agent.pk, audience="customer", status="open").exclude(
-        contract_version=version
+    return session_model.objects.filter(agent_id=agent_id, audience="customer", status="open").filter(
+        Q(contract_version__lt=version) | Q(contract_version__isnull=True)
     )
-    return int(stale.update(status="closed", closed_reason=CLOSE_REASON))
+
+
+def stale_sessions_close(*, agent: AgentProfile, version: int, actor: Actor) -> int:
+    """After a publish of `version`: close the agent's customer sessions of older versions with
+    reason `contract_republished`, in batches of SESSION_CLOSE_BATCH rows, each its own short
+    transaction (row locks held only for the batch), then one `contract.sessions_closed` event
+    with the count.  Until a batch reaches a session, the session already refuses messages."""
+    closed = 0
+    while True:
+        with transaction.atomic():
+            batch = list(
+                _stale_sessions(agent.pk, version)
+                .select_for_update()
+                .order_by("pk")
+                .values_list("pk", flat=True)[:SESSION_CLOSE_BATCH]
+            )
+            if not batch:
+                break
+            closed += int(
+                _stale_sessions(agent.pk, version)
+                .filter(pk__in=batch)
+                .update(status="closed", closed_reason=CLOSE_REASON)
+            )
+    with transaction.atomic():
+        events.contract_sessions_closed(agent=agent, version=version, count=closed, actor=actor)
+    return closed
+
+
+def contract_session_close(*, session_id: Any) -> None:
+    """Close one customer session whose contract version is no longer live (a message found it
+    before the publish's batches did)."""
+    session_model = apps.get_model("dialogue", "DialogueSession")
+    with transaction.atomic():
+        session = session_model.objects.select_for_update().filter(pk=session_id, status="open").first()
+        if session is None or session.audience != "customer":
+            return
+        live = live_contract_version(session.agent_id)
+        if live is not None and session.contract_version != live:
+            session.status, session.closed_reason = "closed", CLOSE_REASON
+            session.save(update_fields=["status", "closed_reason"])
+
+
+def live_contract_version(agent_id: int) -> int | None:
+    return AgentContract.objects.filter(agent_id=agent_id, is_live=True).values_list("version", flat=True).first()
 
 
 @transaction.atomic

@@ -217,10 +217,14 @@ def ledger_append(
         turn = lock if lock.acquire(timeout=APPEND_TURN_WAIT) else None
     try:
         size, head = cache.get(key, (0, GENESIS_HASH))
+        if caused_by is not None and caused_by > size:
+            # This process's hint may be behind the chain (another process appended since): only
+            # the head as it stands can say that `caused_by` is not an earlier event.
+            size, head = _lock_head(using, chain)
+            if caused_by > size:
+                raise LedgerError("caused_by must be the seq of an earlier event")
         for _attempt in range(3):
             seq = document["seq"] = size + 1
-            if caused_by is not None and caused_by >= seq:
-                raise LedgerError("caused_by must be the seq of an earlier event")
             text, data = canonical_form(document, fast)
             digest = chain_hash(head, data)
             appended, current = _insert(connection, chain, size, head, text, digest, event_mac(mac_key, digest))

@@ -16,7 +16,7 @@ from approvals import contract as contract_module
 from approvals.contract import ContractInvalid, contract_compile, contract_rollback, live_terms
 from approvals.contract_rules import content_hash
 from approvals.models import AgentContract
-from facade.dialogue.models import CustomerRequest, DialogueSession, Run
+from facade.dialogue.models import CustomerRequest, DialogueSession, Message, Run
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.services import request_transition, session_open
 from facade.errors import ApplicationError
@@ -129,21 +129,24 @@ def test_a_failure_midway_leaves_the_previous_version_live(world_a: Any, monkeyp
     def broken(**_: Any) -> int:
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(contract_module, "_close_sessions_on_old_versions", broken)
+    monkeypatch.setattr(contract_module.events, "contract_published", broken)
     with pytest.raises(RuntimeError):
         contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
     assert list(AgentContract.objects.filter(agent=world_a.agent).values_list("version", "is_live")) == [(1, True)]
-    assert len(events("contract.published")) == 1
+    assert len(events("contract.published")) == 1 and not events("contract.sessions_closed")
     session.refresh_from_db()
     assert session.status == "open" and live_terms(world_a.agent).version == 1
 
 
-def test_sessions_on_the_old_version_close_and_one_opened_after_stays_open(world_a: Any, world_b: Any) -> None:
+def test_sessions_on_the_old_version_close_and_one_opened_after_stays_open(
+    world_a: Any, world_b: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     before = customer_session(world_a)
     owners_own = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
     elsewhere = customer_session(world_b)
     assert before.contract_version == 1
-    contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
+    with django_capture_on_commit_callbacks(execute=True):  # the batches run after the commit
+        contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
     after = customer_session(world_a)
     assert after.contract_version == 2
     for session in (before, owners_own, elsewhere, after):
@@ -235,3 +238,33 @@ def test_the_runtime_uses_the_live_wording_and_records_its_hash(world_a: Any, la
     third = turn_handle(session=customer_session(world_a), text=ask)
     assert Run.objects.get(message=third.message).context_hash == old_hash
     assert third.reply is not None and WORDING[language] not in third.reply.text
+
+
+def test_a_session_of_the_old_version_refuses_at_once_before_the_batches_reach_it(world_a: Any) -> None:
+    """The publish writes no session row: from its commit the old session's next message is
+    refused (the turn compares versions) and that closes it, whether or not the batches ran."""
+    session = customer_session(world_a)
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
+    session.refresh_from_db()
+    assert session.status == "open"  # the batches run after the commit (not in this test)
+    with pytest.raises(ApplicationError) as refused:
+        turn_handle(session=session, text="hello again")
+    assert refused.value.code == "session_closed"
+    session.refresh_from_db()
+    assert (session.status, session.closed_reason) == ("closed", "contract_republished")
+    assert not Message.objects.filter(session=session).exists()
+
+
+def test_the_batches_close_only_older_versions_and_count_them(world_a: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(contract_module, "SESSION_CLOSE_BATCH", 2)
+    old = [customer_session(world_a) for _ in range(5)]
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
+    newer = customer_session(world_a)  # opened under version 2
+    contract_compile(agent=world_a.agent, changes={"mission": "Frames and maps."}, actor=owner(world_a))
+    # The close for version 2 runs late (after version 3 is live): it leaves version 2's session.
+    assert contract_module.stale_sessions_close(agent=world_a.agent, version=2, actor=owner(world_a)) == 5
+    newer.refresh_from_db()
+    assert newer.status == "open"
+    assert all(DialogueSession.objects.get(pk=s.pk).closed_reason == "contract_republished" for s in old)
+    assert contract_module.stale_sessions_close(agent=world_a.agent, version=3, actor=owner(world_a)) == 1
+    assert [e.payload["count"] for e in events("contract.sessions_closed")] == [5, 1]

@@ -59,9 +59,11 @@ def test_a_turn_that_holds_its_session_while_a_publish_closes_it_finishes(db: An
             run_start(session=session, text="Do you frame maps?", provider="offline", context_hash="0" * 64)
 
     failures = _race(world, turn, go)
-    assert failures == []
+    # No deadlock: the publish went live first, so the turn's message is refused (its session
+    # is of the old version now) and the session is closed — by the turn or by the batches.
+    assert [getattr(f, "code", repr(f)) for f in failures] == ["session_closed"]
     assert AgentContract.objects.get(agent=world.agent, is_live=True).version == 2
-    assert Message.objects.filter(session=session, role="principal").count() == 1
+    assert not Message.objects.filter(session=session, role="principal").exists()
     closed = DialogueSession.objects.get(pk=session.pk)
     assert (closed.status, closed.closed_reason) == ("closed", "contract_republished")
 

@@ -206,6 +206,45 @@ def test_columns_are_what_the_hashed_bytes_say() -> None:
         )
 
 
+@pytest.mark.django_db
+def test_a_cause_appended_by_another_process_is_accepted_with_a_stale_head_hint() -> None:
+    """Another process appended the cause: this process's head hint is behind, and only the
+    head as it stands may refuse `caused_by`."""
+    from ledger.services import _head_cache
+
+    with transaction.atomic():
+        append(3)
+    key = ("default", CHAIN)
+    stale = _head_cache().get(key, (0, b""))
+    with transaction.atomic():
+        cause = ledger_append(
+            chain_id=CHAIN, event_type="a.b", entity_type="order", entity_id="o-9", actor_type="platform", actor_id="p"
+        )
+    _head_cache()[key] = stale  # as in a process that did not see `cause` appended
+    with transaction.atomic():
+        effect = ledger_append(
+            chain_id=CHAIN,
+            event_type="a.c",
+            entity_type="order",
+            entity_id="o-9",
+            actor_type="platform",
+            actor_id="p",
+            caused_by=cause.seq,
+        )
+    assert (cause.seq, effect.seq) == (4, 5)
+    assert LedgerEvent.objects.get(chain_id=CHAIN, seq=5).caused_by == 4
+    with pytest.raises(LedgerError, match="caused_by"), transaction.atomic():
+        ledger_append(
+            chain_id=CHAIN,
+            event_type="a.c",
+            entity_type="order",
+            entity_id=1,
+            actor_type="platform",
+            actor_id="x",
+            caused_by=6,
+        )
+
+
 # --- append-only ---------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from approvals.contract import live_terms
+from approvals.contract import contract_session_close, live_contract_version, live_terms
 from facade.errors import ApplicationError
 from facade.ratelimit import rate_limited_error
 from facade.tenancy.identity import Principal
@@ -281,7 +281,7 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
         started: RunStart | None
         if _one_statement():
             started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
-        elif DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).update(last_activity_at=now):
+        elif _open_on_live_version(session).update(last_activity_at=now):
             started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
         else:
             started = None
@@ -290,11 +290,28 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
             existing = _stored(locked, client_message_id)
             if existing is not None:
                 return RunStart(existing, None, created=False, counted=False)
-            raise _not_open(locked.status)
-        session.last_activity_at = now
-        if started.created:
-            events.message_posted(session=session, message=started.message, actor=session_actor(session))
-        return started
+            if locked.status != SessionStatus.OPEN:
+                raise _not_open(locked.status)
+            # Open, but a customer session of an older contract version: it ended when the
+            # publish went live.  Closed here (its own transaction, below) if the publish's
+            # batches have not reached it yet.
+        else:
+            session.last_activity_at = now
+            if started.created:
+                events.message_posted(session=session, message=started.message, actor=session_actor(session))
+            return started
+    contract_session_close(session_id=session.pk)
+    raise _not_open(SessionStatus.CLOSED)
+
+
+def _open_on_live_version(session: DialogueSession) -> models.QuerySet[DialogueSession]:
+    """The session, while it is open and (a customer's) opened under the live contract version
+    — the ORM form of the condition in turn_sql.START."""
+    sessions = DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN)
+    if session.audience != Audience.CUSTOMER:
+        return sessions
+    live = live_contract_version(session.agent_id)
+    return sessions.filter(contract_version=live) if live is not None else sessions.filter(contract_version=None)
 
 
 def _stored(session: DialogueSession, client_message_id: str) -> Message | None:

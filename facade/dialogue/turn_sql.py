@@ -19,7 +19,10 @@ from typing import Any
 
 import psycopg
 
-# The session touched (its last activity; the row lock serialises its messages), the
+# The session touched (its last activity; the row lock serialises its messages) — only while
+# it is open and, for a customer session, opened under the agent's live contract version (a
+# publish makes the sessions of older versions refuse at once; approvals.contract closes them
+# in batches after it) — the
 # principal's message, the run that answers it and the first model call's count against the
 # tenant's daily budget.  Answers one row: whether the session was open (if not, nothing was
 # written), the message's id (NULL when the session holds this client_message_id already: then
@@ -28,6 +31,9 @@ START = """
 WITH s AS (
     UPDATE dialogue_dialoguesession SET last_activity_at = %(now)s
     WHERE id = %(session)s AND status = 'open'
+      AND (audience <> 'customer' OR contract_version IS NOT DISTINCT FROM (
+          SELECT c.version FROM approvals_agentcontract c
+          WHERE c.agent_id = dialogue_dialoguesession.agent_id AND c.is_live))
     RETURNING id
 ), m AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
