@@ -62,7 +62,7 @@ CONTRACT_ROLLED_BACK = _type(
 CONTRACT_SESSIONS_CLOSED = _type(
     "contract.sessions_closed",
     ContractSessionsClosed,
-    "Customer sessions opened under an older contract version were closed by one publish (a count).",
+    "Customer sessions opened under an older contract version were closed after a publish, in batches (a count).",
 )
 CONTRACT_REJECTED = _type(
     "contract.rejected",
