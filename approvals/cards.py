@@ -82,7 +82,7 @@ ASSURANCE_WORDS: dict[str, Promise] = {"click": _("a click while signed in"), "e
 
 
 def _word(table: dict[str, Promise] | dict[int, Promise], key: Any) -> str:
-    found = table.get(key)  # type: ignore[call-overload]
+    found = table.get(key)
     return str(found) if found is not None else str(key)
 
 
@@ -146,7 +146,10 @@ def _list_rows(before: list[str], after: list[str]) -> list[Row]:
 
 
 def _price_rows(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Row]:
-    old = {str(i["name"]): f"{i['amount']} {(before or {}).get('currency', '')}".strip() for i in (before or {}).get("items", [])}
+    old = {
+        str(i["name"]): f"{i['amount']} {(before or {}).get('currency', '')}".strip()
+        for i in (before or {}).get("items", [])
+    }
     currency = after.get("currency", "")
     rows = []
     for item in after.get("items", []):
@@ -171,10 +174,8 @@ def _flow_lists(value: Any) -> tuple[list[str], list[str]]:
         moves = [f"{t['source']} → {t['target']}" for t in value.get("transitions") or []]
     initial = value.get("initial")
     terminal = value.get("terminal") or []
-    marked = [
-        s + (f" ({gettext('first')})" if s == initial else "") + (f" ({gettext('final')})" if s in terminal else "")
-        for s in states
-    ]
+    first, final = gettext("first state"), gettext("final state")
+    marked = [s + (f" ({first})" if s == initial else "") + (f" ({final})" if s in terminal else "") for s in states]
     return marked, moves
 
 
@@ -186,7 +187,7 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING):
         view.context.append((gettext("Language"), _word(LANGUAGE_WORDS, after.get("language"))))
         if kind == Kind.WORDING:
-            view.context.append((gettext("When"), _word(SITUATION_WORDS, after.get("situation"))))
+            view.context.append((gettext("Situation"), _word(SITUATION_WORDS, after.get("situation"))))
     if kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         view.context.append((gettext("Title"), str(after.get("title", ""))))
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
@@ -210,11 +211,15 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
             return f"{option.get('channel')}: {note}" if note else str(option.get("channel"))
 
         old = before.get("options", []) if isinstance(before, dict) else (before or [])
-        view.rows = _list_rows([line(o) for o in old if isinstance(o, dict)], [line(o) for o in after.get("options", [])])
+        view.rows = _list_rows(
+            [line(o) for o in old if isinstance(o, dict)], [line(o) for o in after.get("options", [])]
+        )
     elif kind == Kind.STATE_CONTRACT:
         old_states, old_moves = _flow_lists(before)
         new_states, new_moves = _flow_lists(after)
-        view.rows = [Row(gettext("State"), "", r.after or r.before, r.state) for r in _list_rows(old_states, new_states)]
+        view.rows = [
+            Row(gettext("State"), "", r.after or r.before, r.state) for r in _list_rows(old_states, new_states)
+        ]
         view.rows += [Row(gettext("Move"), "", r.after or r.before, r.state) for r in _list_rows(old_moves, new_moves)]
     else:
         view.diff_kind = "none"

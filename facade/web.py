@@ -27,8 +27,8 @@ from knowledge.selectors import unanswered_count
 
 def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
     """The agents the user owns, each with what waits for its owner: change proposals to decide,
-    requests whose next actor is the business, and the topics of questions nothing answered that its Unanswered questions
-    page lists (previews left out)."""
+    requests whose next actor is the business, and the topics of questions nothing answered that
+    its Unanswered questions page lists (previews left out)."""
     agents = AgentPolicy.owned(user).select_related("tenant").order_by("slug")
     return [
         {

@@ -61,12 +61,16 @@ def test_the_inbox_is_its_owners_only(world_a: Any, world_b: Any) -> None:
 
 
 def test_a_card_shows_level_diff_origin_evidence_and_buttons_without_customer_words(world_a: Any) -> None:
-    customer = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world_a.tenant))
+    customer = session_open(
+        agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world_a.tenant)
+    )
     Message.objects.create(session=customer, role="principal", text=CUSTOMER_WORDS)
     pricing = propose(
         world_a, "pricing", PRICING, "New repair price", evidence=[{"type": "session", "id": str(customer.pk)}]
     )
-    wording = propose(world_a, "boundary_wording", {"language": "en", "text": "Ana sets every price herself."}, "Say who sets prices")
+    wording = propose(
+        world_a, "boundary_wording", {"language": "en", "text": "Ana sets every price herself."}, "Say who sets prices"
+    )
     page = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/inbox")
     html = page.content.decode()
     assert CUSTOMER_WORDS not in html and "0170" not in html
@@ -106,7 +110,7 @@ def test_the_inbox_in_chinese(world_a: Any) -> None:
     client = signed_in(world_a.owner)
     html = client.get(f"/owner/{world_a.agent.slug}/inbox", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert 'lang="zh-hans"' in html
-    assert "批准" in html and "拒绝" in html and "等待您的决定" in html
+    assert "批准" in html and "拒绝" in html and "等待您决定" in html
 
 
 def test_home_counts_changes_waiting_and_links_the_inbox(world_a: Any) -> None:
@@ -153,9 +157,7 @@ def test_propose_change_puts_its_card_into_the_reply_and_history(world_a: Any) -
 def test_typing_approve_in_chat_shows_the_card_and_decides_nothing(world_a: Any, words: str) -> None:
     proposal = propose(world_a, "pricing", PRICING, "New repair price")
     session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
-    result = turn_handle(
-        session=session, text=words.format(id=proposal.pk), provider=OfflineProvider(world_a.agent)
-    )
+    result = turn_handle(session=session, text=words.format(id=proposal.pk), provider=OfflineProvider(world_a.agent))
     assert result.reply is not None
     assert [c["id"] for c in result.reply.metadata["cards"]] == [proposal.pk]
     assert proposal.pk in result.reply.text
@@ -165,7 +167,9 @@ def test_typing_approve_in_chat_shows_the_card_and_decides_nothing(world_a: Any,
 
 def test_a_customer_typing_approve_gets_no_card(world_a: Any) -> None:
     proposal = propose(world_a, "pricing", PRICING, "New repair price")
-    session = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world_a.tenant))
+    session = session_open(
+        agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world_a.tenant)
+    )
     result = turn_handle(session=session, text=f"approve {proposal.pk}", provider=OfflineProvider(world_a.agent))
     assert result.reply is not None and result.reply.metadata == {}
 
@@ -207,7 +211,9 @@ def test_the_outbox_is_off_unless_debug_or_the_demo_flag(world_a: Any, file_mail
     assert client.get(url).status_code == 404
 
 
-def test_the_outbox_shows_the_signed_in_owners_mail_only(world_a: Any, world_b: Any, file_mail: Any, settings: Any) -> None:
+def test_the_outbox_shows_the_signed_in_owners_mail_only(
+    world_a: Any, world_b: Any, file_mail: Any, settings: Any
+) -> None:
     settings.FACADE_DEMO_OUTBOX = True
     mail.send_mail("For alpha", "Your code: 123456", "shop@example.test", [world_a.owner.email])
     mail.send_mail("For bravo", "Your code: 654321", "shop@example.test", [world_b.owner.email])

@@ -289,9 +289,7 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
         {
             "pending_changes": {
                 "count": pending_count(agent=ctx.agent),
-                "changes": [
-                    {"id": p.pk, "kind": p.kind, "level": p.level, "summary": p.summary} for p in proposals
-                ],
+                "changes": [{"id": p.pk, "kind": p.kind, "level": p.level, "summary": p.summary} for p in proposals],
             },
             "pending_knowledge": [
                 {"entry_id": v.entry_id, "version": v.number, "title": v.title, "kind": v.entry.kind}

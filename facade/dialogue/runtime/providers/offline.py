@@ -603,7 +603,9 @@ OWNER = Phrasebook(
     inbox_more=_("Write “requests” or “unanswered” to see them."),
     changes=_("Changes waiting for your decision ({count}) — decide them on their cards or in your inbox:"),
     change_line=_("• {id} (level {level}): {summary}"),
-    proposed=_("I prepared change {id} for you to decide: {summary}. Nothing changes until you approve it on its card."),
+    proposed=_(
+        "I prepared change {id} for you to decide: {summary}. Nothing changes until you approve it on its card."
+    ),
     decide_on_card=_(
         "Change {id}: {summary}. Decide it with the buttons on its card below; a contract change also asks for the "
         "code we e-mail you. I cannot decide it for you."
