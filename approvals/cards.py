@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from knowledge.web import Segment, text_diff
 
+from .contract import live_terms
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind
 
@@ -193,6 +194,10 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         view.diff_kind = "text"
         view.text_before, view.text_after = _text_of(before), _text_of(after)
+        if kind == Kind.BOUNDARY_WORDING and not view.text_before:
+            # No wording of the owner's yet: customers are told the platform's default.
+            view.text_before = live_terms(proposal.agent).boundary(str(after.get("language", "en")))
+            view.heading_before = gettext("Now (the default wording)")
         view.text_segments = text_diff(view.text_before, view.text_after) if view.text_before else []
         return
     view.diff_kind = "rows"
@@ -232,7 +237,7 @@ def _session_evidence(agent_id: int, session_id: str) -> Evidence:
     session = session_model.objects.filter(pk=session_id, agent_id=agent_id).first()
     if session is None:
         return Evidence(gettext("A conversation that no longer exists"), [])
-    day = date_format(timezone.localtime(session.created_at), "DATETIME_FORMAT")
+    day = date_format(timezone.localtime(session.created_at), "Y-m-d H:i")
     who = {"customer": gettext("a customer"), "peer": gettext("a partner's agent"), "owner": gettext("you")}
     label = gettext("Conversation with %(who)s on %(date)s") % {
         "who": gettext("you (preview)") if session.preview else who.get(session.audience, session.audience),
@@ -291,7 +296,7 @@ def _uncertain(view: CardView, proposal: ChangeProposal) -> list[str]:
         notes.append(gettext("Your agent proposed this: read the new wording or values yourself before approving."))
     if not proposal.evidence:
         notes.append(gettext("No evidence is attached to it."))
-    if (proposal.diff or {}).get("before") in (None, "", [], {}):
+    if (view.text_before if view.diff_kind == "text" else (proposal.diff or {}).get("before")) in (None, "", [], {}):
         notes.append(gettext("There is nothing in place yet to compare it with."))
     if proposal.level == 3:
         notes.append(
@@ -323,7 +328,7 @@ def card_view(proposal: ChangeProposal) -> CardView:
     view.rollback = _word(ROLLBACK_WORDS, proposal.level)
     if proposal.decided_at:
         view.decided = gettext("Decided on %(date)s with %(how)s") % {
-            "date": date_format(timezone.localtime(proposal.decided_at), "DATETIME_FORMAT"),
+            "date": date_format(timezone.localtime(proposal.decided_at), "Y-m-d H:i"),
             "how": _word(ASSURANCE_WORDS, proposal.assurance),
         }
     view.contract_version = getattr(proposal, "contract_version", None)

@@ -55,7 +55,7 @@
   // Reload a card from the server in place; `message` goes into its status line, and the focus
   // moves to it when it was inside the card (so a keyboard user stays where they were).
   async function refresh(card, message) {
-    var hadFocus = card.contains(document.activeElement);
+    var hadFocus = card.contains(document.activeElement) || card.dataset.hadFocus === "1";
     var fresh = await fragment(card.dataset.card);
     card.replaceWith(fresh);
     say(fresh, message);
@@ -101,6 +101,9 @@
   }
 
   async function run(card, step) {
+    // Disabling the buttons drops the focus: remember whether it was in the card, to put it back.
+    var active = card.contains(document.activeElement) ? document.activeElement : null;
+    if (active) { card.dataset.hadFocus = "1"; }
     fail(card, "");
     say(card, T.working);
     busy(card, true);
@@ -109,6 +112,8 @@
     } catch (err) {
       if (!document.body.contains(card)) { return; }
       busy(card, false);
+      delete card.dataset.hadFocus;
+      if (active && !card.contains(document.activeElement)) { active.focus(); }
       say(card, "");
       fail(card, problem(err || {}));
       if (err && err.error === "stale_base") {
@@ -126,7 +131,11 @@
       }
       return;
     }
-    if (document.body.contains(card)) { busy(card, false); }
+    if (document.body.contains(card)) {
+      busy(card, false);
+      delete card.dataset.hadFocus;
+      if (active && !card.contains(document.activeElement) && document.activeElement === document.body) { active.focus(); }
+    }
   }
 
   document.addEventListener("click", function (event) {
