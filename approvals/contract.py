@@ -15,6 +15,7 @@ rather than an import, because dialogue depends on approvals and not the other w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ class ContractTerms:
     content_hash: str
     mission: str
     boundary_wording: dict[str, str]
+    wording: dict[str, dict[str, str]]
     clarification_order: list[str]
     request_flow: dict[str, Any]
 
@@ -57,6 +59,12 @@ class ContractTerms:
         own = self.boundary_wording.get(language) or self.boundary_wording.get("en")
         return str(own) if own else DEFAULT_WORDING[language]["boundary"]
 
+    def said(self, language: str, situation: str) -> str | None:
+        """The owner's own sentence for `situation` (greeting, unknown, handoff,
+        request_registered) in `language`, else None: the caller says the platform's."""
+        own = (self.wording.get(language) or {}).get(situation)
+        return str(own) if own else None
+
 
 def _terms(contract: AgentContract) -> ContractTerms:
     return ContractTerms(
@@ -64,6 +72,7 @@ def _terms(contract: AgentContract) -> ContractTerms:
         content_hash=contract.content_hash,
         mission=contract.mission,
         boundary_wording=dict(contract.boundary_wording or {}),
+        wording={str(k): dict(v) for k, v in (contract.wording or {}).items()},
         clarification_order=[str(f) for f in contract.clarification_order or []],
         request_flow=dict(contract.request_flow or {}),
     )
@@ -87,6 +96,12 @@ def live_contract(agent: AgentProfile) -> AgentContract | None:
     return AgentContract.objects.filter(agent_id=agent.pk, is_live=True).first()
 
 
+def live_content(agent: AgentProfile) -> dict[str, Any]:
+    """The live version's content (from the profile fields when the agent has no version)."""
+    contract = live_contract(agent)
+    return contract.content() if contract is not None else profile_content(agent)
+
+
 def live_terms(agent: AgentProfile) -> ContractTerms:
     """The live version's terms.  An agent without any version (an unsaved one, or a row
     written outside `agent_create` and the migration) is read from its profile fields."""
@@ -99,6 +114,7 @@ def live_terms(agent: AgentProfile) -> ContractTerms:
         content_hash=content_hash(content),
         mission=content["mission"],
         boundary_wording=content["boundary_wording"],
+        wording=content["wording"],
         clarification_order=[str(f) for f in content["clarification_order"]],
         request_flow=content["request_flow"],
     )
@@ -169,15 +185,20 @@ def _locked_live(agent: AgentProfile) -> AgentContract | None:
     return AgentContract.objects.filter(agent_id=agent.pk, is_live=True).first()
 
 
-def contract_compile(
-    *, agent: AgentProfile, changes: dict[str, Any], actor: Actor, caused_by: str = ""
-) -> AgentContract:
+Changes = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def contract_compile(*, agent: AgentProfile, changes: Changes, actor: Actor, caused_by: str = "") -> AgentContract:
     """Publish version+1 = the live version with `changes` applied, or raise `contract_invalid`
-    (every reason listed) and publish nothing."""
+    (every reason listed) and publish nothing.  `changes` may be a function of the live
+    content, read under the publish lock (it may raise `ContractInvalid` itself, e.g. when the
+    live value it replaces moved on)."""
     try:
         with transaction.atomic():
             previous = _locked_live(agent)
             base = previous.content() if previous else profile_content(agent)
+            if callable(changes):
+                changes = changes(base)
             unknown = [f"{name}: unknown field" for name in sorted(set(changes) - set(FIELDS))]
             content = {**base, **{k: v for k, v in changes.items() if k in FIELDS}}
             problems = unknown + contract_problems(content)

@@ -16,10 +16,11 @@ class AgentContract(models.Model):
     version = models.PositiveIntegerField()
     mission = models.TextField(blank=True, default="")
     boundary_wording = models.JSONField(default=dict, blank=True)  # {language: text}
+    wording = models.JSONField(default=dict, blank=True)  # {language: {situation: text}}
     clarification_order = models.JSONField(default=list)
     request_flow = models.JSONField(default=dict)  # the request state machine
     skill_ids = models.JSONField(default=list)  # ids from approvals/skills.py
-    delivery = models.JSONField(default=list)  # channels from approvals/skills.py
+    delivery = models.JSONField(default=list)  # [{channel (approvals/skills.py), note}]
     pricing = models.JSONField(default=dict)  # {currency, items: [{name, amount: "35.00"}]}
     content_hash = models.CharField(max_length=64)  # approvals.contract_rules.content_hash
     is_live = models.BooleanField(default=False)
@@ -41,6 +42,7 @@ class AgentContract(models.Model):
         return {
             "mission": self.mission,
             "boundary_wording": self.boundary_wording,
+            "wording": self.wording,
             "clarification_order": self.clarification_order,
             "request_flow": self.request_flow,
             "skill_ids": self.skill_ids,

@@ -15,9 +15,20 @@ from typing import Any
 from .skills import DELIVERY_CHANNELS, SKILLS
 
 # The parts of a contract, in the order the hash covers them (json sorts keys anyway).
-FIELDS = ("mission", "boundary_wording", "clarification_order", "request_flow", "skill_ids", "delivery", "pricing")
+FIELDS = (
+    "mission",
+    "boundary_wording",
+    "wording",
+    "clarification_order",
+    "request_flow",
+    "skill_ids",
+    "delivery",
+    "pricing",
+)
 LANGUAGES = frozenset({"en", "zh-hans"})
 NEXT_ACTORS = frozenset({"owner", "customer", "nobody"})
+# The moments the owner may word what the agent says (L2 `wording` changes).
+SITUATIONS = frozenset({"greeting", "unknown", "handoff", "request_registered"})
 
 # ISO 4217 active currency codes (static: compiling never goes to the network).
 CURRENCIES = frozenset(
@@ -32,10 +43,12 @@ CURRENCIES = frozenset(
 
 
 def default_content() -> dict[str, Any]:
-    """What a contract holds besides the four fields that came from `AgentProfile`."""
+    """What a contract holds besides the four fields that came from `AgentProfile`: no wording
+    of the owner's own (the agent says the platform's sentences), no delivery options promised."""
     return {
+        "wording": {},
         "skill_ids": ["knowledge_answers", "request_intake", "handoff"],
-        "delivery": ["web_chat"],
+        "delivery": [],
         "pricing": {"currency": "EUR", "items": []},
     }
 
@@ -106,6 +119,36 @@ def _pricing_problems(pricing: Any) -> list[str]:
     return problems
 
 
+def _delivery_problems(delivery: Any) -> list[str]:
+    if not isinstance(delivery, list):
+        return ["delivery: must be a list of options"]
+    problems: list[str] = []
+    channels = []
+    for option in delivery:
+        shaped = isinstance(option, dict) and not set(option) - {"channel", "note"}
+        if not shaped or not isinstance(option.get("note", ""), str):
+            problems.append('delivery: an option is {"channel": …, "note": "…"}')
+            continue
+        channel = option.get("channel")
+        channels.append(channel)
+        if channel not in DELIVERY_CHANNELS:
+            problems.append(f"delivery: unknown channel {channel}")
+    if len(set(map(str, channels))) != len(channels):
+        problems.append("delivery: a channel is named twice")
+    return problems
+
+
+def _wording_problems(wording: Any) -> list[str]:
+    if not isinstance(wording, dict) or not all(isinstance(v, dict) for v in wording.values()):
+        return ["wording: must map languages to {situation: text}"]
+    problems = [f"wording: unknown language {lang}" for lang in sorted(set(wording) - LANGUAGES)]
+    for lang, said in sorted(wording.items()):
+        problems += [f"wording: unknown situation {name}" for name in sorted(set(said) - SITUATIONS)]
+        if not all(isinstance(text, str) and text.strip() for text in said.values()):
+            problems.append(f"wording: the {lang} sentences must be non-empty text")
+    return problems
+
+
 def contract_problems(content: dict[str, Any]) -> list[str]:
     """Every reason `content` is not a publishable contract (empty when it is)."""
     problems = [f"{name}: unknown field" for name in sorted(set(content) - set(FIELDS))]
@@ -135,10 +178,7 @@ def contract_problems(content: dict[str, Any]) -> list[str]:
         problems.append("skill_ids: must be a list")
     else:
         problems += [f"skill_ids: unknown skill {s}" for s in skills if s not in SKILLS]
-    delivery = content["delivery"]
-    if not isinstance(delivery, list) or not delivery:
-        problems.append("delivery: must be a non-empty list of channels")
-    else:
-        problems += [f"delivery: unknown channel {c}" for c in delivery if c not in DELIVERY_CHANNELS]
+    problems += _delivery_problems(content["delivery"])
+    problems += _wording_problems(content["wording"])
     problems += _pricing_problems(content["pricing"])
     return problems

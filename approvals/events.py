@@ -55,6 +55,30 @@ class ProposalApplied(ProposalDescribed):
     knowledge_version: int  # the EntryVersion's id that the owner's approval made live
 
 
+class ProposalPublished(ProposalDescribed):
+    authorization_id: str
+    contract_version: int  # the contract version its applying published
+    target: str  # the contract field it wrote
+
+
+class ProposalFailed(ProposalDescribed):
+    reasons: list[str]  # the compiler's reasons; nothing was published
+
+
+class ProposalRebased(ProposalDescribed):
+    base: str
+    base_contract_version: int | None
+
+
+class ProposalRolledBack(ProposalDescribed):
+    rolled_back_by: str  # the rollback proposal that undid it
+    contract_version: int
+
+
+class DecideRefused(ProposalDescribed):
+    reason: str  # stale_base
+
+
 PROPOSAL_CREATED = register(
     "proposal.created",
     app=APP,
@@ -97,6 +121,41 @@ PROPOSAL_APPLIED = register(
     entity_type=ENTITY,
     payload=ProposalApplied,
     description="An approved L1 proposal took effect: its knowledge version was approved by the knowledge services.",
+)
+PROPOSAL_PUBLISHED = register(
+    "proposal.published",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalPublished,
+    description="An approved L2/L3 proposal took effect: the contract compiler published a new contract version.",
+)
+PROPOSAL_FAILED = register(
+    "proposal.failed",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalFailed,
+    description="An approved proposal could not be applied (the compiler's reasons); the previous version stays live.",
+)
+PROPOSAL_REBASED = register(
+    "proposal.rebased",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalRebased,
+    description="The owner re-based a pending proposal on the live contract; its version went up.",
+)
+PROPOSAL_ROLLED_BACK = register(
+    "proposal.rolled_back",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalRolledBack,
+    description="An applied change was undone by an applied rollback proposal.",
+)
+PROPOSAL_DECIDE_REFUSED = register(
+    "proposal.decide_refused",
+    app=APP,
+    entity_type=ENTITY,
+    payload=DecideRefused,
+    description="A decision was refused because the live state moved on since the proposal was made (`stale_base`).",
 )
 
 
@@ -195,3 +254,39 @@ def proposal_applied(
         }
     )
     return _append(PROPOSAL_APPLIED, proposal, actor, payload)
+
+
+def proposal_published(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = ProposalPublished.model_validate(
+        {
+            **_described(proposal),
+            "authorization_id": proposal.authorization_id,
+            "contract_version": proposal.contract_version,
+            "target": proposal.target.get("field", ""),
+        }
+    )
+    return _append(PROPOSAL_PUBLISHED, proposal, actor, payload)
+
+
+def proposal_failed(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = ProposalFailed.model_validate({**_described(proposal), "reasons": list(proposal.failure_reasons)})
+    return _append(PROPOSAL_FAILED, proposal, actor, payload)
+
+
+def proposal_rebased(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = ProposalRebased.model_validate(
+        {**_described(proposal), "base": proposal.base, "base_contract_version": proposal.base_contract_version}
+    )
+    return _append(PROPOSAL_REBASED, proposal, actor, payload)
+
+
+def proposal_rolled_back(*, proposal: ChangeProposal, by: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = ProposalRolledBack.model_validate(
+        {**_described(proposal), "rolled_back_by": by.pk, "contract_version": by.contract_version}
+    )
+    return _append(PROPOSAL_ROLLED_BACK, proposal, actor, payload)
+
+
+def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Actor) -> AppendedEvent:
+    payload = DecideRefused.model_validate({**_described(proposal), "reason": reason})
+    return _append(PROPOSAL_DECIDE_REFUSED, proposal, actor, payload)

@@ -50,6 +50,15 @@ class ChangeProposal(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     assurance = models.CharField(max_length=32, blank=True, default="")
+    # L2/L3: where in the contract the change writes ({"field": …, "path": […]}), the live
+    # contract version it was made against, the version its applying published, and why
+    # applying failed (the compiler's reasons).
+    target = models.JSONField(default=dict, blank=True)
+    base_contract_version = models.PositiveIntegerField(null=True, blank=True)
+    contract_version = models.PositiveIntegerField(null=True, blank=True)
+    failure_reasons = models.JSONField(default=list, blank=True)
+    # A rollback proposal: the applied change it undoes.
+    rollback_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="rollbacks")
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 

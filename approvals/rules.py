@@ -45,9 +45,14 @@ MODEL_ORIGINS = frozenset(
 )
 
 
-def level_for(kind: str, payload: object = None) -> Level:
-    """The level of a change: what its payload touches.  `payload` is taken so that a kind whose
+def level_for(kind: str, payload: object = None, undoes: str | None = None) -> Level:
+    """The level of a change: what its payload touches.  A rollback (`kind` "rollback") has the
+    level of the kind of change it undoes (`undoes`).  `payload` is taken so that a kind whose
     level depends on its content can say so; none does today."""
+    if Kind(kind) == Kind.ROLLBACK:
+        if undoes is None or Kind(undoes) == Kind.ROLLBACK:
+            raise ValueError("a rollback's level is the level of the kind of change it undoes")
+        return LEVELS[Kind(undoes)]
     return LEVELS[Kind(kind)]
 
 

@@ -40,6 +40,7 @@ class Kind(StrEnum):
     DELIVERY = "delivery"
     PRICING = "pricing"
     STATE_CONTRACT = "state_contract"
+    ROLLBACK = "rollback"
 
 
 class Strict(BaseModel):
@@ -127,18 +128,24 @@ class Pricing(Strict):
         return value
 
 
-class Transition(Strict):
-    source: Ident
-    target: Ident
+class FlowState(Strict):
+    next_actor: Literal["owner", "customer", "nobody"]
+    to: list[Ident] = Field(default_factory=list, max_length=30)
 
 
 class StateContract(Strict):
-    """The request state machine (the contract compiler checks its semantics; here its shape)."""
+    """The request state machine in the contract's own shape (`AgentContract.request_flow`):
+    the initial state and, for each state, who acts next and where it may go.  The contract
+    compiler checks its semantics (initial known, all reachable, a terminal state, known targets)."""
 
-    states: list[Ident] = Field(min_length=1, max_length=30)
     initial: Ident
-    terminal: list[Ident] = Field(min_length=1)
-    transitions: list[Transition] = Field(max_length=200)
+    states: dict[Ident, FlowState] = Field(min_length=1, max_length=30)
+
+
+class RollbackOf(Strict):
+    """Undo an applied L2/L3 change: what it set goes back to what it replaced."""
+
+    change_id: Annotated[str, StringConstraints(pattern=r"^chg_[A-Za-z0-9_-]{1,28}$")]
 
 
 PAYLOADS: dict[Kind, type[Strict]] = {
@@ -151,6 +158,7 @@ PAYLOADS: dict[Kind, type[Strict]] = {
     Kind.DELIVERY: Delivery,
     Kind.PRICING: Pricing,
     Kind.STATE_CONTRACT: StateContract,
+    Kind.ROLLBACK: RollbackOf,
 }
 
 

@@ -3,14 +3,18 @@
 The platform assigns the level (rules.level_for) and who decides (rules.who_decides); whatever a
 model claims about level, `requires` or `confirm` is ignored and recorded as an override.
 Deciding: the owner authorises (a click token for L1/L2, an e-mailed code for L3, see
-authority.py) and decides with the token and a compare-and-swap on `version`.  Applying, in this
-increment: L1 (knowledge drafts and lessons) through the knowledge services; L2/L3 stay
-`approved` until the contract compiler applies them."""
+authority.py) and decides with the token and a compare-and-swap on `version`.  Applying: L1
+(knowledge drafts and lessons) through the knowledge services inside the decision's transaction;
+L2/L3 through the contract compiler, in a transaction of its own after the decision (the decision
+stands whatever the compiler says: a change that does not compile becomes `failed` with the
+compiler's reasons, and the previous contract version stays live).  The owner's own L2 change
+(`requires: owner_direct`) is decided by proposing it and applied at once."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
@@ -22,6 +26,7 @@ from pydantic import ValidationError
 
 from facade.dialogue.models import DialogueSession
 from facade.dialogue.runtime.guard import guard_check
+from facade.dialogue.services import owner_decision_message
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
@@ -30,15 +35,21 @@ from knowledge.models import Kind as KnowledgeKind
 from knowledge.schemas import SourceIn
 from knowledge.services import entry_approve, entry_propose
 
-from . import events, rules
+from . import events, rules, targets
 from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
 from .authority_models import Assurance, Decision, DecisionChallenge
+from .contract import ContractInvalid, contract_compile, live_content
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+
+logger = logging.getLogger(__name__)
 
 
 class ProposalError(ApplicationError):
     pass
+
+
+DIRECT = "owner_session"  # the assurance of the owner's own L2 change: their signed-in session
 
 
 def _parsed(kind: str, payload: object) -> Strict:
@@ -57,16 +68,16 @@ def _sha(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+CONTRACT_KINDS = frozenset(targets.FIELD_OF)
+
+
 def live_value(agent: AgentProfile, kind: str, payload: Strict) -> Any:
-    """What the payload would replace today (the `before` of the diff).  Wording, skills,
-    delivery and pricing have no live value yet (the contract arrives with the compiler): None."""
+    """What the payload would replace today (the `before` of the diff): for an L2/L3 change the
+    value at its target in the live contract, for a knowledge draft of an existing entry its
+    approved version, else None."""
     data = payload.model_dump()
-    if kind == Kind.BOUNDARY_WORDING:
-        return (agent.boundary_wording or {}).get(data["language"])
-    if kind == Kind.CLARIFICATION_ORDER:
-        return list(agent.clarification_order or [])
-    if kind == Kind.STATE_CONTRACT:
-        return agent.request_flow
+    if kind in CONTRACT_KINDS:
+        return targets.read(live_content(agent), targets.target_of(kind, data))
     if kind == Kind.KNOWLEDGE_DRAFT and data.get("entry_id"):
         current = (
             EntryVersion.objects.filter(entry_id=data["entry_id"], agent=agent, status="approved")
@@ -79,8 +90,8 @@ def live_value(agent: AgentProfile, kind: str, payload: Strict) -> Any:
 
 def base_for(agent: AgentProfile, kind: str, payload: Strict) -> str:
     """The live version a proposal is made against: for a knowledge draft of an existing entry
-    the entry's current version number, for a new entry or a lesson "new"; for agent fields the
-    SHA-256 of the current value."""
+    the entry's current version number, for a new entry or a lesson "new"; for a contract
+    change the SHA-256 of the live value at its target."""
     data = payload.model_dump()
     if kind == Kind.KNOWLEDGE_DRAFT and data.get("entry_id"):
         entry = KnowledgeEntry.objects.filter(pk=data["entry_id"], agent=agent).first()
@@ -117,13 +128,20 @@ def evidence_check(agent: AgentProfile, evidence: object) -> list[dict[str, Any]
     return pointers
 
 
-def touches_commitments(kind: str, payload: Strict) -> bool:
+def touches_commitments(kind: str, after: Any) -> bool:
     """Boundary wording always; other wording when the commitment guard flags its text."""
     if kind == Kind.BOUNDARY_WORDING:
         return True
     if kind == Kind.WORDING:
-        return guard_check(payload.model_dump()["text"]).blocked
+        return isinstance(after, str) and guard_check(after).blocked
     return False
+
+
+def _live_contract_version(agent: AgentProfile) -> int | None:
+    from .contract import live_contract
+
+    contract = live_contract(agent)
+    return contract.version if contract is not None else None
 
 
 def proposal_create(
@@ -136,34 +154,105 @@ def proposal_create(
     actor: Actor,
     evidence: object = None,
     claimed: dict[str, str] | None = None,
+    owner: Any = None,
 ) -> ChangeProposal:
-    """Create a pending proposal.  `claimed` is what a model wrote about level, requires or
-    confirm: never used, recorded as an override event when present."""
+    """Create a proposal.  `claimed` is what a model wrote about level, requires or confirm:
+    never used, recorded as an override event when present.  The owner's own L2 change that
+    touches no commitment (`requires: owner_direct`, `owner` given) is decided by this and
+    applied at once; everything else waits, pending."""
+    if kind == Kind.ROLLBACK:
+        raise ProposalError("use_rollback", "propose a rollback with POST …/changes/<id>/rollback")
     parsed = _parsed(kind, payload)
+    data = parsed.model_dump(mode="json")
+    target = targets.target_of(kind, data) if kind in CONTRACT_KINDS else {}
+    after = targets.value_of(kind, data) if target else data
+    return _create(
+        agent=agent,
+        kind=kind,
+        level=rules.level_for(kind, parsed),
+        payload=data,
+        target=target,
+        diff={"before": live_value(agent, kind, parsed), "after": after},
+        base=base_for(agent, kind, parsed),
+        touches=touches_commitments(kind, after),
+        summary=summary,
+        origin=origin,
+        actor=actor,
+        evidence=evidence,
+        claimed=claimed,
+        owner=owner,
+    )
+
+
+def _create(
+    *,
+    agent: AgentProfile,
+    kind: str,
+    level: int,
+    payload: dict[str, Any],
+    target: dict[str, Any],
+    diff: dict[str, Any],
+    base: str,
+    touches: bool,
+    summary: str,
+    origin: str,
+    actor: Actor,
+    evidence: object,
+    claimed: dict[str, str] | None,
+    owner: Any,
+    rollback_of: ChangeProposal | None = None,
+) -> ChangeProposal:
     summary = (summary or "").strip()
     if not summary or len(summary) > 300:
         raise ProposalError("invalid_summary", "summary is one line of 1 to 300 characters")
     pointers = evidence_check(agent, evidence)
-    level = rules.level_for(kind, parsed)
-    requires = rules.who_decides(origin, kind, level, touches_commitments(kind, parsed))
+    effective = targets.KIND_OF[target["field"]] if target else kind
+    requires = rules.who_decides(origin, effective, level, touches)
     with transaction.atomic():
         proposal = ChangeProposal.objects.create(
             tenant_id=agent.tenant_id,
             agent=agent,
             kind=kind,
             level=int(level),
-            payload=parsed.model_dump(mode="json"),
+            payload=payload,
             summary=summary,
-            diff={"before": live_value(agent, kind, parsed), "after": parsed.model_dump(mode="json")},
+            diff=diff,
+            target=target,
             evidence=pointers,
             origin=origin,
             requires=requires.value,
-            base=base_for(agent, kind, parsed),
+            base=base,
+            base_contract_version=_live_contract_version(agent) if target else None,
+            rollback_of=rollback_of,
             expires_at=timezone.now() + timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS),
         )
         events.proposal_created(proposal=proposal, actor=actor)
         if claimed:
             events.proposal_override_recorded(proposal=proposal, claimed=claimed, actor=actor)
+        if requires == rules.Requires.OWNER_DIRECT and owner is not None:
+            # The owner's own change: proposing it is the decision (their signed-in session,
+            # CSRF-checked); it takes effect on the next turn and can be rolled back in one click.
+            proposal.status = ProposalStatus.APPROVED
+            proposal.decided_by = owner
+            proposal.decided_at = timezone.now()
+            proposal.assurance = DIRECT
+            proposal.version += 1
+            proposal.save(update_fields=["status", "decided_by", "decided_at", "assurance", "version"])
+            events.proposal_decided(proposal=proposal, decision=Decision.APPROVE, actor=actor)
+    if proposal.status == ProposalStatus.APPROVED:
+        return _apply_contract(proposal, actor=actor)
+    return proposal
+
+
+def _pending_locked(*, agent: AgentProfile, proposal_id: str, expected_version: int) -> ChangeProposal:
+    """A pending proposal of the agent at `expected_version`, row-locked (inside a transaction)."""
+    proposal = _locked(ChangeProposal.objects.filter(pk=proposal_id, agent=agent)).first()
+    if proposal is None:
+        raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+    if proposal.status != ProposalStatus.PENDING:
+        raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+    if proposal.version != expected_version:
+        raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
     return proposal
 
 
@@ -172,18 +261,22 @@ def proposal_edit(
 ) -> ChangeProposal:
     """Replace a pending proposal's payload; compare-and-swap on `version`, which goes up."""
     with transaction.atomic():
-        proposal = ChangeProposal.objects.select_for_update().filter(pk=proposal_id, agent=agent).first()
-        if proposal is None:
-            raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
-        if proposal.status != ProposalStatus.PENDING:
-            raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
-        if proposal.version != expected_version:
-            raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
+        proposal = _pending_locked(agent=agent, proposal_id=proposal_id, expected_version=expected_version)
+        if proposal.kind == Kind.ROLLBACK:
+            raise ProposalError("not_editable", "a rollback has nothing to edit; reject it", HTTPStatus.CONFLICT)
         parsed = _parsed(proposal.kind, payload)
         proposal.payload = parsed.model_dump(mode="json")
-        proposal.diff = {"before": proposal.diff.get("before"), "after": proposal.payload}
+        if proposal.kind in CONTRACT_KINDS:
+            target = targets.target_of(proposal.kind, proposal.payload)
+            if target != proposal.target:  # another language or situation: made against it now
+                proposal.target = target
+                proposal.diff = {**proposal.diff, "before": live_value(agent, proposal.kind, parsed)}
+                proposal.base = base_for(agent, proposal.kind, parsed)
+            proposal.diff = {**proposal.diff, "after": targets.value_of(proposal.kind, proposal.payload)}
+        else:
+            proposal.diff = {"before": proposal.diff.get("before"), "after": proposal.payload}
         proposal.version += 1
-        proposal.save(update_fields=["payload", "diff", "version"])
+        proposal.save(update_fields=["payload", "diff", "target", "base", "version"])
         events.proposal_edited(proposal=proposal, actor=actor)
     return proposal
 
@@ -230,9 +323,14 @@ def proposal_authorize(
 ) -> IssuedToken | Challenge:
     """The owner asks to decide a pending proposal: L1/L2 get a click-level one-time token bound
     to the proposal's current version; L3 gets an e-mailed code (the challenge), whose right
-    answer (challenge_verify) earns an `email_otp` token.  The caller has checked ownership."""
+    answer (challenge_verify) earns an `email_otp` token.  The owner's message `approve <id>` /
+    `reject <id>` is in their owner-face session afterwards (`owner_decision_message`).  The
+    caller has checked ownership."""
     decision = _decision(decision)
     proposal = _pending(agent=agent, proposal_id=proposal_id)
+    # The decision is the owner's own message in their owner-face session (typed there, or sent
+    # by the card's button from their signed-in request): never anything a model wrote.
+    owner_decision_message(agent=agent, user=owner, text=f"{decision} {proposal.pk}")
     if proposal.level == 3:
         return challenge_start(
             agent=agent, change_id=proposal.pk, version=proposal.version, owner=owner, decision=decision
@@ -263,8 +361,10 @@ def proposal_decide(
     version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
     applied), the token is consumed atomically for this agent, change, version, owner and
     decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token (else 403
-    `assurance_required`; the token is spent).  Approve moves the proposal to `approved` and, for
-    L1, applies it (`applied`); reject to `rejected`.  The version goes up by one."""
+    `assurance_required`; the token is spent); approving an L2/L3 change whose target moved on
+    answers 409 `stale_base` (recorded; nothing consumed).  Approve moves the proposal to
+    `approved` and applies it: L1 in the same transaction, L2/L3 through the compiler right after
+    (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one."""
     decision = _decision(decision)
     actor = Actor.human(owner.pk)
     refused: ApplicationError | None = None
@@ -281,42 +381,171 @@ def proposal_decide(
             raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
         if proposal.status != ProposalStatus.PENDING:
             raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
-        try:
-            # token_consume records its own refusal before raising; catching it here keeps that
-            # record (and a spent token spent) while nothing about the proposal moves.
-            consumed = token_consume(
-                token=token,  # type: ignore[arg-type]  # anything not a string is refused as unknown
-                agent=agent,
-                change_id=proposal.pk,
-                owner=owner,
-                decision=decision,
-                version=proposal.version,
+        if decision == Decision.APPROVE and is_stale(proposal):
+            # Recorded, and nothing consumed: the owner re-bases and decides the new version.
+            events.proposal_decide_refused(proposal=proposal, reason="stale_base", actor=actor)
+            refused = ProposalError(
+                "stale_base",
+                "what this change replaces has changed since it was proposed; re-base it and decide again",
+                HTTPStatus.CONFLICT,
             )
-        except ApplicationError as exc:
-            refused = exc
         else:
-            if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
-                refused = ProposalError(
-                    "assurance_required",
-                    "this change needs the code sent by e-mail before it can be decided",
-                    HTTPStatus.FORBIDDEN,
+            try:
+                # token_consume records its own refusal before raising; catching it here keeps that
+                # record (and a spent token spent) while nothing about the proposal moves.
+                consumed = token_consume(
+                    token=token,  # type: ignore[arg-type]  # anything not a string is refused as unknown
+                    agent=agent,
+                    change_id=proposal.pk,
+                    owner=owner,
+                    decision=decision,
+                    version=proposal.version,
                 )
+            except ApplicationError as exc:
+                refused = exc
             else:
-                proposal.status = ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
-                proposal.decided_by = owner
-                proposal.decided_at = timezone.now()
-                proposal.assurance = consumed.assurance
-                proposal.authorization_id = consumed.authorization_id
-                proposal.version += 1
-                proposal.save(
-                    update_fields=["status", "decided_by", "decided_at", "assurance", "authorization_id", "version"]
-                )
-                events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
-                if decision == Decision.APPROVE and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
-                    _apply_knowledge(proposal, actor=actor)
+                if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
+                    refused = ProposalError(
+                        "assurance_required",
+                        "this change needs the code sent by e-mail before it can be decided",
+                        HTTPStatus.FORBIDDEN,
+                    )
+                else:
+                    proposal.status = (
+                        ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
+                    )
+                    proposal.decided_by = owner
+                    proposal.decided_at = timezone.now()
+                    proposal.assurance = consumed.assurance
+                    proposal.authorization_id = consumed.authorization_id
+                    proposal.version += 1
+                    proposal.save(
+                        update_fields=["status", "decided_by", "decided_at", "assurance", "authorization_id", "version"]
+                    )
+                    events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
+                    if decision == Decision.APPROVE and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+                        _apply_knowledge(proposal, actor=actor)
     if refused is not None:
         raise refused
+    if proposal.status == ProposalStatus.APPROVED and proposal.target:
+        return _apply_contract(proposal, actor=actor)
     return proposal
+
+
+def is_stale(proposal: ChangeProposal) -> bool:
+    """Whether the live value a contract change replaces moved on since it was proposed (or
+    re-based).  Knowledge proposals are checked by the knowledge services when applied."""
+    if not proposal.target:
+        return False
+    return _sha(targets.read(live_content(proposal.agent), proposal.target)) != proposal.base
+
+
+def _apply_contract(proposal: ChangeProposal, *, actor: Actor) -> ChangeProposal:
+    """After the decision: publish the change through the contract compiler.  The compiler's
+    refusal (or a live value that moved on under the publish lock) makes the proposal `failed`
+    with its reasons and publishes nothing; success makes it `applied` with the new contract
+    version, and an applied rollback marks the change it undid `rolled_back`."""
+    target, after = proposal.target, proposal.diff.get("after")
+
+    def change(live: dict[str, Any]) -> dict[str, Any]:
+        if _sha(targets.read(live, target)) != proposal.base:
+            raise ContractInvalid([f"stale_base: {target['field']} changed after this change was proposed"])
+        return {target["field"]: targets.written(live, target, after)}
+
+    try:
+        with transaction.atomic():
+            locked = ChangeProposal.objects.select_for_update().select_related("agent").get(pk=proposal.pk)
+            try:
+                contract = contract_compile(agent=locked.agent, changes=change, actor=actor, caused_by=locked.pk)
+            except ContractInvalid as invalid:
+                _failed(locked, invalid.reasons, actor=actor)
+                return locked
+            locked.status = ProposalStatus.APPLIED
+            locked.contract_version = contract.version
+            locked.save(update_fields=["status", "contract_version"])
+            events.proposal_published(proposal=locked, actor=actor)
+            if locked.rollback_of_id:
+                undone = _locked(ChangeProposal.objects.filter(pk=locked.rollback_of_id)).get()
+                undone.status = ProposalStatus.ROLLED_BACK
+                undone.save(update_fields=["status"])
+                events.proposal_rolled_back(proposal=undone, by=locked, actor=actor)
+            return locked
+    except Exception:
+        # Not the contract's fault (the database, a bug): nothing was published; the decision
+        # stands and the card says the change did not apply.
+        logger.exception("applying %s failed", proposal.pk)
+        with transaction.atomic():
+            locked = ChangeProposal.objects.select_for_update().select_related("agent").get(pk=proposal.pk)
+            _failed(locked, ["internal_error: the change could not be applied; nothing was published"], actor=actor)
+        return locked
+
+
+def _locked(proposals: Any) -> Any:
+    return proposals.select_for_update().select_related("agent")
+
+
+def _failed(proposal: ChangeProposal, reasons: list[str], *, actor: Actor) -> None:
+    proposal.status = ProposalStatus.FAILED
+    proposal.failure_reasons = [str(r)[:300] for r in reasons][:20]
+    proposal.save(update_fields=["status", "failure_reasons"])
+    events.proposal_failed(proposal=proposal, actor=actor)
+
+
+def proposal_rebase(*, agent: AgentProfile, proposal_id: str, expected_version: int, actor: Actor) -> ChangeProposal:
+    """Make a pending contract change against the live state as it is now: a new `before`,
+    base and contract version; its version goes up (tokens for the old version stop working)."""
+    with transaction.atomic():
+        proposal = _pending_locked(agent=agent, proposal_id=proposal_id, expected_version=expected_version)
+        if not proposal.target:
+            raise ProposalError("not_rebasable", "only a change of the contract is re-based", HTTPStatus.CONFLICT)
+        before = targets.read(live_content(agent), proposal.target)
+        proposal.diff = {**proposal.diff, "before": before}
+        proposal.base = _sha(before)
+        proposal.base_contract_version = _live_contract_version(agent)
+        proposal.version += 1
+        proposal.save(update_fields=["diff", "base", "base_contract_version", "version"])
+        events.proposal_rebased(proposal=proposal, actor=actor)
+    return proposal
+
+
+def proposal_rollback(*, agent: AgentProfile, proposal_id: str, actor: Actor, owner: Any) -> ChangeProposal:
+    """Propose undoing an applied contract change: what it set goes back to what it replaced.
+    Decided like the change itself (the owner's own L2 wording is rolled back at once; boundary
+    wording and L3 wait for the token flow).  Refused when a later change already replaced
+    what it set (roll that one back first) or a rollback of it is waiting."""
+    original = ChangeProposal.objects.filter(pk=proposal_id, agent=agent).first()
+    if original is None:
+        raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+    if original.status != ProposalStatus.APPLIED or not original.target:
+        raise ProposalError(
+            "not_rollbackable", "only an applied change of the contract can be rolled back", HTTPStatus.CONFLICT
+        )
+    live = targets.read(live_content(agent), original.target)
+    if live != original.diff.get("after"):
+        raise ProposalError(
+            "superseded", "a later change replaced what this one set; roll that one back instead", HTTPStatus.CONFLICT
+        )
+    if original.rollbacks.filter(status=ProposalStatus.PENDING).exists():
+        raise ProposalError("rollback_pending", "a rollback of this change is already waiting", HTTPStatus.CONFLICT)
+    undone_kind = targets.KIND_OF[original.target["field"]]
+    restored = original.diff.get("before")
+    return _create(
+        agent=agent,
+        kind=Kind.ROLLBACK,
+        level=rules.level_for(Kind.ROLLBACK, undoes=undone_kind),
+        payload={"change_id": original.pk},
+        target=original.target,
+        diff={"before": live, "after": restored},
+        base=_sha(live),
+        touches=touches_commitments(undone_kind, restored),
+        summary=f"Roll back {original.pk}: {original.summary}"[:300],
+        origin=rules.Origin.OWNER_DIRECT,
+        actor=actor,
+        evidence=None,
+        claimed=None,
+        owner=owner,
+        rollback_of=original,
+    )
 
 
 LESSON_KINDS = {"preference": KnowledgeKind.PREFERENCE, "wording": KnowledgeKind.WORDING, "taboo": KnowledgeKind.TABOO}

@@ -13,5 +13,6 @@ SKILLS: dict[str, str] = {
     "request_status": "Tell a customer where their request stands and who acts next.",
 }
 
-# Where a customer can be served: the channels the platform delivers an agent through.
-DELIVERY_CHANNELS: frozenset[str] = frozenset({"web_chat", "peer_api", "email_follow_up"})
+# How the business hands over what a customer asked for: the delivery options a contract may
+# promise (each with the owner's note, e.g. "3 working days").
+DELIVERY_CHANNELS: frozenset[str] = frozenset({"pickup", "post", "courier", "email", "onsite"})

@@ -58,6 +58,16 @@ api = [
         approvals.ChangeDecideView.as_view(),
         name="change-decide",
     ),
+    path(
+        "api/agents/<slug:slug>/changes/<str:change_id>/rebase",
+        approvals.ChangeRebaseView.as_view(),
+        name="change-rebase",
+    ),
+    path(
+        "api/agents/<slug:slug>/changes/<str:change_id>/rollback",
+        approvals.ChangeRollbackView.as_view(),
+        name="change-rollback",
+    ),
     path("api/agents/<slug:slug>/knowledge/ingest", knowledge.IngestView.as_view(), name="knowledge-ingest"),
     path("api/agents/<slug:slug>/knowledge/uploads", knowledge.UploadView.as_view(), name="knowledge-uploads"),
     path("api/agents/<slug:slug>/knowledge/jobs/<int:job_id>", knowledge.JobView.as_view(), name="knowledge-job"),

@@ -13,6 +13,7 @@ import yaml
 from django.test import Client
 from django.utils import timezone
 
+from approvals.contract import contract_compile
 from approvals.models import ChangeProposal
 from approvals.services import proposals_expire
 from facade.dialogue.services import session_open
@@ -50,7 +51,9 @@ def test_an_owner_proposes_and_the_platform_assigns_level_and_who_decides(api: A
         "owner_direct",
         "Repair costs 35 euros",
     )
-    assert body["payload"] == PRICING and body["diff"] == {"before": None, "after": PRICING}
+    # the diff is the live contract's value it replaces (no prices yet) and the one it sets
+    assert body["payload"] == PRICING and body["diff"] == {"before": {"currency": "EUR", "items": []}, "after": PRICING}
+    assert body["target"] == {"field": "pricing", "path": []} and body["base_contract_version"] == 1
     assert len(body["base"]) == 64 and body["created_at"]
     expires = timezone.datetime.fromisoformat(body["expires_at"]) - timezone.datetime.fromisoformat(body["created_at"])
     assert timedelta(days=13, hours=23) < expires <= timedelta(days=14)
@@ -121,8 +124,7 @@ def test_a_knowledge_draft_records_the_entry_version_it_was_made_against(api: An
     assert propose(api, world_a.agent, "knowledge_draft", {"title": "New", "text": "x"}).json()["base"] == "new"
     missing = propose(api, world_a.agent, "knowledge_draft", {"entry_id": 10**9, "title": "x", "text": "y"})
     assert missing.json()["error"] == "unknown_entry"
-    world_a.agent.clarification_order = ["need", "when"]
-    world_a.agent.save()
+    contract_compile(agent=world_a.agent, changes={"clarification_order": ["need", "when"]}, actor=Actor.platform("t"))
     order = propose(api, world_a.agent, "clarification_order", {"fields": ["when", "need"]}).json()
     assert order["diff"]["before"] == ["need", "when"] and len(order["base"]) == 64
 

@@ -16,6 +16,7 @@ from django.middleware.csrf import _get_new_csrf_string
 from rest_framework.test import APIClient
 
 from approvals.authority import token_issue
+from approvals.contract import live_content, live_terms
 from approvals.models import ChangeProposal
 from approvals.services import proposal_authorize, proposal_create, proposal_decide
 from conftest import TenantWorld, build_tenant
@@ -352,12 +353,21 @@ def test_l3_over_a_real_smtp_server_code_verify_decide(world_a: TenantWorld, smt
         {"token": verified.json()["token"], "decision": "approve", "expected_version": 1},
     )
     assert decided.status_code == 200, decided.content
-    # L3 is not applied in this increment (the contract compiler applies it): it stays approved.
-    assert decided.json()["status"] == "approved" and decided.json()["version"] == 2
+    # Approved, then applied by the contract compiler: version 2 of the contract holds the prices.
+    assert decided.json() | {"authorization_id": ""} == {
+        "status": "applied",
+        "version": 2,
+        "authorization_id": "",
+        "contract_version": 2,
+        "failure_reasons": [],
+    }
     change.refresh_from_db()
-    assert (change.status, change.assurance, change.decided_by) == ("approved", "email_otp", world_a.owner)
+    assert (change.status, change.assurance, change.decided_by) == ("applied", "email_otp", world_a.owner)
+    assert live_terms(world_a.agent).version == 2 and live_content(world_a.agent)["pricing"] == PRICING
     assert LedgerEvent.objects.of_type("proposal.decided").get().payload["assurance"] == "email_otp"
-    assert not LedgerEvent.objects.of_type("proposal.applied").exists()
+    published = LedgerEvent.objects.of_type("proposal.published").get()
+    assert (published.payload["contract_version"], published.payload["target"]) == (2, "pricing")
+    assert LedgerEvent.objects.of_type("contract.published").last().payload["caused_by"] == change.pk
     ledger_text = json.dumps([e.payload for e in LedgerEvent.objects.all()])
     assert code not in ledger_text and verified.json()["token"] not in ledger_text
     assert ledger_verify(chain_id=world_a.tenant.pk).ok

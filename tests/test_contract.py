@@ -92,7 +92,7 @@ def test_a_publish_makes_version_two_live_with_its_ledger_events(world_a: Any) -
             "pricing: the amount of 'Cake' is negative",
         ),
         ({"skill_ids": ["auto_refund"]}, "skill_ids: unknown skill auto_refund"),
-        ({"delivery": ["carrier_pigeon"]}, "delivery: unknown channel carrier_pigeon"),
+        ({"delivery": [{"channel": "carrier_pigeon"}]}, "delivery: unknown channel carrier_pigeon"),
         (
             {"request_flow": {"initial": "a", "states": {"a": {"next_actor": "owner", "to": ["a"]}}}},
             "request_flow: needs at least one terminal state (one with no transitions)",

@@ -73,12 +73,11 @@ GOOD = [
     (
         "state_contract",
         {
-            "states": ["new", "done"],
             "initial": "new",
-            "terminal": ["done"],
-            "transitions": [{"source": "new", "target": "done"}],
+            "states": {"new": {"next_actor": "owner", "to": ["done"]}, "done": {"next_actor": "nobody"}},
         },
     ),
+    ("rollback", {"change_id": "chg_abc-DEF_123"}),
 ]
 
 
@@ -103,6 +102,9 @@ BAD = [
     ("lesson", {"kind": "rule", "title": "t", "text": "x"}),
     ("delivery", {"options": [{"channel": "teleport"}]}),
     ("wording", {"language": "en", "situation": "greeting", "text": "hi", "level": 1}),
+    ("state_contract", {"initial": "new", "states": {"new": {"next_actor": "robot", "to": []}}}),
+    ("state_contract", {"initial": "new", "states": {}}),
+    ("rollback", {"change_id": "not a change"}),
 ]
 
 
@@ -110,3 +112,15 @@ BAD = [
 def test_bad_payloads_are_refused(kind: str, payload: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         payload_parse(kind, payload)
+
+
+@pytest.mark.parametrize(("undoes", "level"), LEVELS)
+def test_a_rollback_has_the_level_of_what_it_undoes(undoes: str, level: int) -> None:
+    assert level_for("rollback", {"change_id": "chg_x"}, undoes=undoes) == level
+
+
+def test_a_rollback_without_what_it_undoes_has_no_level() -> None:
+    with pytest.raises(ValueError):
+        level_for("rollback", {"change_id": "chg_x"})
+    with pytest.raises(ValueError):
+        level_for("rollback", {"change_id": "chg_x"}, undoes="rollback")

@@ -32,6 +32,7 @@ from ..schemas import (
     Lesson,
     Pointer,
     Pricing,
+    RollbackOf,
     SkillIds,
     StateContract,
     Wording,
@@ -44,6 +45,8 @@ from ..services import (
     proposal_create,
     proposal_decide,
     proposal_edit,
+    proposal_rebase,
+    proposal_rollback,
 )
 
 AnyPayload = (
@@ -56,6 +59,7 @@ AnyPayload = (
     | Delivery
     | Pricing
     | StateContract
+    | RollbackOf
 )
 
 
@@ -93,7 +97,12 @@ class ChangeOut(BaseModel):
     evidence: list[Pointer]
     authorization_id: str
     decided_at: datetime | None
-    assurance: str
+    assurance: str = Field(description="click | email_otp | owner_session (the owner's own L2 change)")
+    target: dict[str, Any] = Field(description='L2/L3: where it writes, {"field": …, "path": […]}')
+    base_contract_version: int | None = Field(description="the live contract version it was made against")
+    contract_version: int | None = Field(description="applied L2/L3: the contract version it published")
+    failure_reasons: list[str] = Field(description="failed: the compiler's reasons (nothing was published)")
+    rollback_of: str | None = Field(description="a rollback: the change it undoes")
     expires_at: datetime
     created_at: datetime
 
@@ -119,6 +128,11 @@ def proposal_view(proposal: ChangeProposal) -> dict[str, Any]:
         "authorization_id": proposal.authorization_id,
         "decided_at": proposal.decided_at.isoformat() if proposal.decided_at else None,
         "assurance": proposal.assurance,
+        "target": proposal.target,
+        "base_contract_version": proposal.base_contract_version,
+        "contract_version": proposal.contract_version,
+        "failure_reasons": proposal.failure_reasons,
+        "rollback_of": proposal.rollback_of_id,
         "expires_at": proposal.expires_at.isoformat(),
         "created_at": proposal.created_at.isoformat(),
     }
@@ -168,6 +182,7 @@ class ChangeListView(APIView):
             evidence=body.get("evidence"),
             origin=Origin.OWNER_DIRECT,
             actor=Actor.human(request.user.pk),
+            owner=request.user,
         )
         return Response(proposal_view(proposal), status=status.HTTP_201_CREATED)
 
@@ -207,9 +222,7 @@ class ChangeDetailView(APIView):
     def patch(self, request: Request, slug: str, change_id: str) -> Response:
         agent = _owned(request, slug)
         body = _body(request)
-        expected = body.get("expected_version")
-        if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
-            raise ApplicationError("invalid_input", "expected_version must be a positive whole number")
+        expected = _expected(body)
         proposal_get(agent=agent, proposal_id=change_id)
         proposal = proposal_edit(
             proposal_id=change_id,
@@ -263,9 +276,26 @@ class DecideIn(BaseModel):
 
 
 class DecidedOut(BaseModel):
-    status: str = Field(description="applied (L1 approve) | approved (L2/L3: not applied in this increment) | rejected")
+    status: str = Field(
+        description="applied (approved and in effect) | failed (approved, but the compiler refused it: "
+        "`failure_reasons`; nothing published) | rejected"
+    )
     authorization_id: str
     version: int
+    contract_version: int | None = Field(description="L2/L3 applied: the contract version published")
+    failure_reasons: list[str]
+
+
+class VersionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    expected_version: int = Field(ge=1)
+
+
+def _expected(body: dict[str, Any]) -> int:
+    expected = body.get("expected_version")
+    if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
+        raise ProposalError("invalid_input", "expected_version must be a positive whole number")
+    return expected
 
 
 @extend_schema(tags=["approvals"])
@@ -343,16 +373,17 @@ class ChangeDecideView(APIView):
             200: DecidedOut,
             400: error_response("`invalid_decision`, `invalid_input`"),
             403: error_response("`invalid_token`, `assurance_required`, `forbidden` (CSRF)"),
-            409: error_response("`version_mismatch` (nothing applied), `not_pending`"),
+            409: error_response(
+                "`version_mismatch` (nothing applied), `not_pending`, `stale_base` (what it replaces changed "
+                "since it was proposed: re-base it; nothing applied, the token is not spent)"
+            ),
             **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
         },
     )
     def post(self, request: Request, slug: str, change_id: str) -> Response:
         agent = _owned(request, slug)
         body = _body(request)
-        expected = body.get("expected_version")
-        if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
-            raise ProposalError("invalid_input", "expected_version must be a positive whole number")
+        expected = _expected(body)
         proposal = proposal_decide(
             agent=agent,
             proposal_id=change_id,
@@ -362,5 +393,60 @@ class ChangeDecideView(APIView):
             expected_version=expected,
         )
         return Response(
-            {"status": proposal.status, "authorization_id": proposal.authorization_id, "version": proposal.version}
+            {
+                "status": proposal.status,
+                "authorization_id": proposal.authorization_id,
+                "version": proposal.version,
+                "contract_version": proposal.contract_version,
+                "failure_reasons": proposal.failure_reasons,
+            }
         )
+
+
+@extend_schema(tags=["approvals"])
+class ChangeRebaseView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Re-base a pending contract change on the live state (after `stale_base`); its version goes up",
+        request=VersionIn,
+        responses={
+            200: ChangeOut,
+            400: error_response("`invalid_input`"),
+            409: error_response("`version_mismatch`, `not_pending`, `not_rebasable` (a knowledge proposal)"),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        proposal = proposal_rebase(
+            agent=agent,
+            proposal_id=change_id,
+            expected_version=_expected(_body(request)),
+            actor=Actor.human(request.user.pk),
+        )
+        return Response(proposal_view(proposal))
+
+
+@extend_schema(tags=["approvals"])
+class ChangeRollbackView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Propose the rollback of an applied contract change (the owner's own L2 change rolls back at once)",
+        request=None,
+        responses={
+            201: ChangeOut,
+            409: error_response(
+                "`not_rollbackable` (not an applied contract change), `superseded` (a later change replaced "
+                "it), `rollback_pending`"
+            ),
+            **_OWNER_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str, change_id: str) -> Response:
+        agent = _owned(request, slug)
+        proposal = proposal_rollback(
+            agent=agent, proposal_id=change_id, actor=Actor.human(request.user.pk), owner=request.user
+        )
+        return Response(proposal_view(proposal), status=status.HTTP_201_CREATED)

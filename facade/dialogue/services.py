@@ -94,6 +94,42 @@ def session_open(
     return session
 
 
+DECISION_MESSAGE_MINUTES = 15
+
+
+def owner_decision_message(*, agent: AgentProfile, user: Any, text: str) -> Message:
+    """The owner's own message deciding a change (`approve chg_…` / `reject chg_…`) in their
+    owner-face session of the agent: the one they typed in the last minutes, else one stored now
+    as theirs (the inbox card's button sends it on their behalf, from their signed-in,
+    CSRF-checked request).  No run starts: the decision goes on through the token flow."""
+    recent = timezone.now() - dt.timedelta(minutes=DECISION_MESSAGE_MINUTES)
+    typed = (
+        Message.objects.filter(
+            session__agent=agent,
+            session__audience=Audience.OWNER.value,
+            session__user=user,
+            role="principal",
+            created_at__gte=recent,
+            text__iexact=text,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if typed is not None:
+        return typed
+    with transaction.atomic():
+        session = (
+            DialogueSession.objects.select_for_update()
+            .filter(agent=agent, audience=Audience.OWNER.value, user=user, status=SessionStatus.OPEN)
+            .order_by("-last_activity_at")
+            .first()
+        ) or session_open(agent=agent, audience=Audience.OWNER, user=user)
+        message = Message.objects.create(session=session, role="principal", text=text)
+        DialogueSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now())
+        events.message_posted(session=session, message=message, actor=session_actor(session))
+    return message
+
+
 def message_admit(
     *,
     principal: Principal,

@@ -47,6 +47,19 @@ def _hash(context: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(context, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+OCCASIONS = {
+    "greeting": "When the customer greets you",
+    "unknown": "When nothing in the knowledge answers",
+    "handoff": "When you hand the conversation to a person",
+    "request_registered": "When a request is registered",
+}
+
+
+def _own_sentences(said: Mapping[str, str]) -> list[str]:
+    """The owner's own wording for some moments (the contract's L2 `wording`), said as given."""
+    return [f"{OCCASIONS[k]}, say: {said[k]}" for k in OCCASIONS if said.get(k)]
+
+
 def customer_prompt(
     agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER
 ) -> Prompt:
@@ -76,6 +89,7 @@ def customer_prompt(
         "submit_request first answers with a summary: end your reply with it word for word, and call "
         "submit_request again with the same fields only after the customer answers yes.",
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
+        *_own_sentences(terms.wording.get(language) or {}),
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
     ]
     return Prompt("\n".join(line for line in lines if line), _hash(context))

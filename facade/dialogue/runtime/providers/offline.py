@@ -74,6 +74,7 @@ TEXT = Phrasebook(
     ),
     registered=_("I've registered your request #{id}. Next: {next}."),
     handoff=_("I've asked a person to follow up with you (request #{id}). Next: {next}."),
+    request_ref=_("(Request #{id}. Next: {next}.)"),
     withdrawn=_("I've withdrawn your request #{id}; nothing more will happen with it."),
     amended=_("I've updated your request #{id}."),
     not_found=_("I couldn't find that request in this conversation."),
@@ -214,7 +215,7 @@ class OfflineProvider(Provider):
         if state.offered is not None and _YES.match(user) and talk not in _NOT_A_YES:
             return self._next_field({"need": state.offered}, language, allowed)
         if _GREETING.match(user):
-            return words["greeting"].format(name=self.agent.name), False
+            return self._said(language, "greeting") or words["greeting"].format(name=self.agent.name), False
         if talk is not None:
             # Answered, never searched: small talk is not a question nobody could answer.
             return words[talk.value].format(name=self.agent.name), False
@@ -230,7 +231,7 @@ class OfflineProvider(Provider):
             return self._next_field({"need": user.strip()}, language, allowed)
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": user[:500]})
-        return words["unknown"], False
+        return self._said(language, "unknown") or words["unknown"], False
 
     def _flow_step(
         self, state: "FlowState", user: str, language: str, allowed: set[str]
@@ -284,6 +285,10 @@ class OfflineProvider(Provider):
         prefix = {rules.FieldKind.CONTACT: "bad_contact", rules.FieldKind.WHEN: "bad_when"}.get(kind)
         question = self._question(field, language)
         return (_joined(language, TEXT[language][prefix], question) if prefix else question), True
+
+    def _said(self, language: str, situation: str) -> str | None:
+        """The owner's own sentence for the situation, from the live contract (L2 `wording`)."""
+        return self.terms.said(language, situation)
 
     def _boundary(self, language: str) -> str:
         return _joined(language, self.terms.boundary(language), TEXT[language]["offer"])
@@ -389,7 +394,7 @@ class OfflineProvider(Provider):
                 elif resume:
                     answer = words["unknown_short"]
                 else:
-                    return words["unknown"], True
+                    return self._said(language, "unknown") or words["unknown"], True
             else:
                 # Each entry as it stands, attributed to it by its citation number and title: the
                 # form the server recognises as a quote (runtime/quoting.py).
@@ -410,6 +415,11 @@ class OfflineProvider(Provider):
             request = result.get("request") or {}
             following = words.get(f"next_{request.get('next_actor', 'owner')}", words["next_owner"])
             key = "registered" if name == "submit_request" else "handoff"
+            own = self._said(language, "request_registered" if key == "registered" else "handoff")
+            if own:  # the owner's sentence, then what the request is and what happens next
+                return _joined(
+                    language, own, words["request_ref"].format(id=request.get("id", "?"), next=following)
+                ), False
             return words[key].format(id=request.get("id", "?"), next=following), False
         return words["failed"], False
 
