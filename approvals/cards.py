@@ -20,8 +20,10 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from facade.tenancy.models import DEFAULT_WORDING
 from knowledge.web import Segment, text_diff
 
+from . import targets
 from .contract import live_terms
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind
@@ -47,6 +49,7 @@ KIND_WORDS: dict[str, Promise] = {
     Kind.DELIVERY: _("Delivery"),
     Kind.PRICING: _("Prices"),
     Kind.STATE_CONTRACT: _("Request states"),
+    Kind.ROLLBACK: _("Roll-back"),
 }
 ORIGIN_WORDS: dict[str, Promise] = {
     "review_report": _("Proposed by the nightly review of conversations"),
@@ -162,62 +165,100 @@ def _price_rows(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Ro
 
 
 def _flow_lists(value: Any) -> tuple[list[str], list[str]]:
-    """States and transitions of a state machine, as lines: `payload` shape (states, transitions
-    as source/target) or the stored flow's (states: {name: {to: [...]}})."""
-    if not isinstance(value, dict):
+    """States and moves of a request state machine (`{"initial", "states": {name: {"next_actor",
+    "to": […]}}}`), as lines: a state with nowhere to go is a final one."""
+    if not isinstance(value, dict) or not isinstance(value.get("states"), dict):
         return [], []
-    states_value = value.get("states") or []
-    if isinstance(states_value, dict):
-        states = [str(s) for s in states_value]
-        moves = [f"{s} → {t}" for s, spec in states_value.items() for t in (spec or {}).get("to", [])]
-    else:
-        states = [str(s) for s in states_value]
-        moves = [f"{t['source']} → {t['target']}" for t in value.get("transitions") or []]
-    initial = value.get("initial")
-    terminal = value.get("terminal") or []
+    states = value["states"]
     first, final = gettext("first state"), gettext("final state")
-    marked = [s + (f" ({first})" if s == initial else "") + (f" ({final})" if s in terminal else "") for s in states]
+    marked = [
+        str(name)
+        + (f" ({first})" if name == value.get("initial") else "")
+        + (f" ({final})" if not (spec or {}).get("to") else "")
+        for name, spec in states.items()
+    ]
+    moves = [f"{name} → {to}" for name, spec in states.items() for to in (spec or {}).get("to", [])]
     return marked, moves
 
 
+def _items(value: Any, key: str) -> list[Any]:
+    """A list the diff holds as the list itself (the value at a contract target) or inside a
+    payload under `key`."""
+    if isinstance(value, dict):
+        value = value.get(key)
+    return list(value) if isinstance(value, list) else []
+
+
+def _option(option: Any) -> str:
+    if not isinstance(option, dict):
+        return str(option)
+    note = str(option.get("note") or "")
+    return f"{option.get('channel')}: {note}" if note else str(option.get("channel"))
+
+
+def effective_kind(proposal: ChangeProposal) -> str:
+    """The kind of change a card shows: a roll-back shows the kind of change it undoes."""
+    field_name = (proposal.target or {}).get("field")
+    if proposal.kind == Kind.ROLLBACK and field_name in targets.KIND_OF:
+        return targets.KIND_OF[field_name]
+    return str(proposal.kind)
+
+
 def _diff(view: CardView, proposal: ChangeProposal) -> None:
+    """Before and after, from the proposal's diff: for a contract change the values at its
+    target (a text, a list, the price list, the state machine), for knowledge the payloads."""
     before = (proposal.diff or {}).get("before")
-    after = (proposal.diff or {}).get("after") or proposal.payload
-    kind = proposal.kind
-    view.heading_before, view.heading_after = gettext("Now"), gettext("After the change")
+    after = (proposal.diff or {}).get("after")
+    kind = effective_kind(proposal)
+    path = list((proposal.target or {}).get("path") or [])
+    payload = proposal.payload or {}
+    language = path[0] if path else str(payload.get("language", ""))
+    pending = proposal.status == ProposalStatus.PENDING
+    view.heading_before = gettext("Now") if pending else gettext("Before the change")
+    view.heading_after = gettext("After the change")
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING):
-        view.context.append((gettext("Language"), _word(LANGUAGE_WORDS, after.get("language"))))
+        view.context.append((gettext("Language"), _word(LANGUAGE_WORDS, language)))
         if kind == Kind.WORDING:
-            view.context.append((gettext("Situation"), _word(SITUATION_WORDS, after.get("situation"))))
+            situation = path[1] if len(path) > 1 else payload.get("situation")
+            view.context.append((gettext("Situation"), _word(SITUATION_WORDS, situation)))
     if kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
-        view.context.append((gettext("Title"), str(after.get("title", ""))))
+        view.context.append((gettext("Title"), str((after or payload).get("title", ""))))
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         view.diff_kind = "text"
-        view.text_before, view.text_after = _text_of(before), _text_of(after)
+        view.text_before, view.text_after = _text_of(before), _text_of(after if after is not None else payload)
         if kind == Kind.BOUNDARY_WORDING and not view.text_before:
-            # No wording of the owner's yet: customers are told the platform's default.
-            view.text_before = live_terms(proposal.agent).boundary(str(after.get("language", "en")))
-            view.heading_before = gettext("Now (the default wording)")
-        view.text_segments = text_diff(view.text_before, view.text_after) if view.text_before else []
+            # No wording of the owner's in this language: customers are told what the live
+            # contract falls back to (while pending), which before any change was the default.
+            fallback = DEFAULT_WORDING[language or "en"]["boundary"]
+            if pending:
+                fallback = live_terms(proposal.agent).boundary(language or "en")
+                view.heading_before = gettext("Now (the default wording)")
+            view.text_before = str(fallback)
+        if after is None and proposal.kind == Kind.ROLLBACK:
+            # Rolled back to no sentence of the owner's: the platform's own one is said again.
+            if kind == Kind.BOUNDARY_WORDING:
+                view.text_after = str(DEFAULT_WORDING[language or "en"]["boundary"])
+                view.heading_after = gettext("After the change (the default wording)")
+            else:
+                view.heading_after = gettext("After the change (the platform's own sentence)")
+        if view.text_before and view.text_after:
+            view.text_segments = text_diff(view.text_before, view.text_after)
         return
     view.diff_kind = "rows"
     if kind == Kind.PRICING:
-        view.context.append((gettext("Currency"), str(after.get("currency", ""))))
-        view.rows = _price_rows(before if isinstance(before, dict) else None, after)
+        old = before if isinstance(before, dict) else None
+        new = after if isinstance(after, dict) else {}
+        view.context.append((gettext("Currency"), str(new.get("currency", ""))))
+        view.rows = _price_rows(old, new)
     elif kind == Kind.CLARIFICATION_ORDER:
-        view.rows = _list_rows([str(f) for f in before or []], [str(f) for f in after.get("fields", [])])
+        view.rows = _list_rows([str(f) for f in _items(before, "fields")], [str(f) for f in _items(after, "fields")])
     elif kind == Kind.SKILL_IDS:
-        old = before.get("skill_ids", []) if isinstance(before, dict) else (before or [])
-        view.rows = _list_rows([str(s) for s in old], [str(s) for s in after.get("skill_ids", [])])
-    elif kind == Kind.DELIVERY:
-
-        def line(option: dict[str, Any]) -> str:
-            note = str(option.get("note") or "")
-            return f"{option.get('channel')}: {note}" if note else str(option.get("channel"))
-
-        old = before.get("options", []) if isinstance(before, dict) else (before or [])
         view.rows = _list_rows(
-            [line(o) for o in old if isinstance(o, dict)], [line(o) for o in after.get("options", [])]
+            [str(f) for f in _items(before, "skill_ids")], [str(f) for f in _items(after, "skill_ids")]
+        )
+    elif kind == Kind.DELIVERY:
+        view.rows = _list_rows(
+            [_option(o) for o in _items(before, "options")], [_option(o) for o in _items(after, "options")]
         )
     elif kind == Kind.STATE_CONTRACT:
         old_states, old_moves = _flow_lists(before)
@@ -310,9 +351,12 @@ def _uncertain(view: CardView, proposal: ChangeProposal) -> list[str]:
 
 def card_view(proposal: ChangeProposal) -> CardView:
     status = str(proposal.status)
+    kind = _word(KIND_WORDS, effective_kind(proposal))
+    if proposal.kind == Kind.ROLLBACK:
+        kind = gettext("Roll-back: %(kind)s") % {"kind": kind}
     view = CardView(
         proposal=proposal,
-        kind=_word(KIND_WORDS, proposal.kind),
+        kind=kind,
         level_words=_word(LEVEL_WORDS, proposal.level),
         origin=_word(ORIGIN_WORDS, proposal.origin),
         status=_word(STATUS_WORDS, status),
@@ -331,11 +375,11 @@ def card_view(proposal: ChangeProposal) -> CardView:
             "date": date_format(timezone.localtime(proposal.decided_at), "Y-m-d H:i"),
             "how": _word(ASSURANCE_WORDS, proposal.assurance),
         }
-    view.contract_version = getattr(proposal, "contract_version", None)
-    view.failure_reasons = [str(r) for r in getattr(proposal, "failure_reasons", None) or []]
-    rollback_of = getattr(proposal, "rollback_of_id", None) or getattr(proposal, "rollback_of", None)
-    view.rollback_of = str(getattr(rollback_of, "pk", rollback_of) or "")
+    view.contract_version = proposal.contract_version
+    view.failure_reasons = [str(r) for r in proposal.failure_reasons or []]
+    view.rollback_of = proposal.rollback_of_id or ""
     view.can_decide = status == ProposalStatus.PENDING
-    view.can_roll_back = status == ProposalStatus.APPLIED and proposal.level >= 2
+    # Only a change of the contract is rolled back with one click (knowledge: on its page).
+    view.can_roll_back = status == ProposalStatus.APPLIED and bool(proposal.target)
     view.data = {"id": proposal.pk, "version": proposal.version, "level": proposal.level, "status": status}
     return view

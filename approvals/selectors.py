@@ -45,9 +45,9 @@ def proposal_card(proposal: ChangeProposal) -> dict[str, Any]:
         "origin": proposal.origin,
         "payload": proposal.payload,
         "evidence": proposal.evidence,
-        "contract_version": getattr(proposal, "contract_version", None),
-        "failure_reasons": list(getattr(proposal, "failure_reasons", None) or []),
-        "rollback_of": getattr(proposal, "rollback_of_id", None) or getattr(proposal, "rollback_of", None) or None,
+        "contract_version": proposal.contract_version,
+        "failure_reasons": list(proposal.failure_reasons or []),
+        "rollback_of": proposal.rollback_of_id,
     }
 
 

@@ -157,11 +157,29 @@ def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop
             f"Approved and published as contract version {middle + 1}.", timeout=ANSWER_MS
         )
         expect(card.locator(".outcome.published")).to_have_text(f"Published as contract version {middle + 1}.")
-        assert live_version() == middle + 1 > before
+        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 1}")
+        assert live_version() == middle + 1 > middle > before  # the wording published one, the prices another
         shoot(owner, "inbox-en-published")
 
+        # An applied change offers its roll-back: a new change, waiting like the one it undoes.
+        card_of(owner, wording).get_by_role("button", name="Roll back").click()
+        undo = owner.locator("article.change-card", has_text="Roll-back: Boundary wording")
+        expect(undo).to_have_count(1)
+        expect(undo.locator(".card-status")).to_contain_text("The roll-back is change chg_")
+        [rollback] = ChangeProposal.objects.filter(rollback_of=wording.pk)
+        assert rollback.status == "pending"
+        expect(undo).to_contain_text(WORDING["en"])  # what is said now, and goes
+        undo.get_by_role("button", name="Approve").click()
+        expect(card_of(owner, rollback).locator(".card-status")).to_have_text(
+            f"Approved and published as contract version {middle + 2}."
+        )
+        # … and the change it undid says so.
+        expect(card_of(owner, wording).locator(".badge-rolled_back")).to_be_visible()
+        expect(card_of(owner, wording).get_by_role("button", name="Roll back")).to_have_count(0)
+        shoot(owner, "inbox-en-rolled-back")
+
         owner.reload()
-        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 1}")
+        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 2}")
         # Decided cards move below the pending ones, and offer to roll back.
         expect(owner.locator(".pending-list")).to_have_count(0)
         expect(card_of(owner, pricing).get_by_role("button", name="Roll back")).to_be_visible()

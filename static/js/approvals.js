@@ -70,6 +70,11 @@
   async function decide(card, token, decision) {
     var result = await post(card.dataset.api + "/decide",
       {token: token, decision: decision, expected_version: Number(card.dataset.version)});
+    var live = document.querySelector(".ib .contract");
+    if (live && result.contract_version) { live.textContent = fill(T.live_contract, {version: result.contract_version}); }
+    // An applied roll-back changes the card of the change it undid too (now rolled back).
+    var undone = card.dataset.rollbackOf && document.getElementById(card.dataset.rollbackOf);
+    if (undone && undone.classList.contains("change-card")) { refresh(undone, "").catch(function () {}); }
     return refresh(card, outcome(result));
   }
   async function authorize(card, decision) {
@@ -148,7 +153,8 @@
       run(card, function () { return authorize(card, card.dataset.decision || "approve"); });
     } else if (action === "rebase") {
       run(card, function () {
-        return post(card.dataset.api + "/rebase", {}).then(function () { return refresh(card, T.rebased); });
+        return post(card.dataset.api + "/rebase", {expected_version: Number(card.dataset.version)})
+          .then(function () { return refresh(card, T.rebased); });
       });
     } else if (action === "rollback") {
       run(card, function () { return rollback(card); });
