@@ -144,7 +144,10 @@ def _text_of(value: Any) -> str:
 
 def _list_rows(before: list[str], after: list[str]) -> list[Row]:
     """Kept items in their new order, then what was removed."""
-    rows = [Row(str(n), "", item, "same" if item in before else "added") for n, item in enumerate(after, 1)]
+    rows = [
+        Row(str(n), item, item, "same") if item in before else Row(str(n), "", item, "added")
+        for n, item in enumerate(after, 1)
+    ]
     rows += [Row("", item, "", "removed") for item in before if item not in after]
     return rows
 
@@ -263,10 +266,8 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
     elif kind == Kind.STATE_CONTRACT:
         old_states, old_moves = _flow_lists(before)
         new_states, new_moves = _flow_lists(after)
-        view.rows = [
-            Row(gettext("State"), "", r.after or r.before, r.state) for r in _list_rows(old_states, new_states)
-        ]
-        view.rows += [Row(gettext("Move"), "", r.after or r.before, r.state) for r in _list_rows(old_moves, new_moves)]
+        view.rows = [Row(gettext("State"), r.before, r.after, r.state) for r in _list_rows(old_states, new_states)]
+        view.rows += [Row(gettext("Move"), r.before, r.after, r.state) for r in _list_rows(old_moves, new_moves)]
     else:
         view.diff_kind = "none"
 

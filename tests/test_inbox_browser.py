@@ -256,3 +256,62 @@ def test_typing_approve_in_the_owner_chat_shows_the_card_with_its_buttons(browse
         expect(agent_replies(page).last.locator(".change-card .badge-applied")).to_be_visible()
     finally:
         watched.close()
+
+
+@pytest.mark.browser
+def test_a_stale_change_is_re_based_and_a_contract_that_does_not_compile_shows_why(
+    browser: Any, shop: dict[str, Any]
+) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    first = propose("boundary_wording", {"language": "en", "text": "Ana confirms every price."}, "First wording")
+    second = propose("boundary_wording", {"language": "en", "text": "Ana sets the prices."}, "Second wording")
+    orphan = {
+        "initial": "submitted",
+        "states": {
+            "submitted": {"next_actor": "owner", "to": ["done"]},
+            "done": {"next_actor": "nobody", "to": []},
+            "forgotten": {"next_actor": "owner", "to": ["done"]},
+        },
+    }
+    broken = propose("state_contract", orphan, "A state nobody can reach")
+    before = live_version()
+    watched = Watched(browser, site)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"], "/owner/demo-shop/inbox")
+        card_of(page, first).get_by_role("button", name="Approve").click()
+        expect(card_of(page, first).locator(".badge-applied")).to_be_visible()
+
+        # The second was made against the wording the first replaced: deciding it is refused.
+        card = card_of(page, second)
+        card.get_by_role("button", name="Approve").click()
+        expect(card.locator(".card-error")).to_contain_text("Re-base it")
+        rebase = card.get_by_role("button", name="Re-base")
+        expect(rebase).to_be_focused()
+        assert ChangeProposal.objects.get(pk=second.pk).status == "pending"
+        page.keyboard.press("Enter")
+        card = card_of(page, second)
+        expect(card.locator(".card-status")).to_have_text("Re-based on what is live now. Compare again, then decide.")
+        expect(card.locator(".compare .diff").first).to_have_text("Ana confirms every price.")  # what is live now
+        card.get_by_role("button", name="Approve").click()
+        expect(card_of(page, second).locator(".badge-applied")).to_be_visible()
+        assert live_version() == before + 2
+
+        # A state machine with a state nobody can reach: approved with the code, but nothing is
+        # published, and the card says why.
+        card = card_of(page, broken)
+        expect(card.locator("table.rows")).to_contain_text("forgotten")
+        card.get_by_role("button", name="Approve").click()
+        expect(card.get_by_label("Code from the e-mail")).to_be_focused()
+        card.get_by_label("Code from the e-mail").fill(code_in(shop["mail"]))
+        card.get_by_role("button", name="Confirm").click()
+        card = card_of(page, broken)
+        expect(card.locator(".card-status")).to_have_text("Approved, but it could not be applied.")
+        expect(card.locator(".outcome.failed")).to_contain_text("forgotten cannot be reached")
+        assert ChangeProposal.objects.get(pk=broken.pk).status == "failed"
+        assert live_version() == before + 2
+        shoot(page, "inbox-en-stale-and-failed")
+    finally:
+        watched.close()

@@ -460,7 +460,7 @@ registry.register(
 registry.register(
     Tool(
         "read_owner_inbox",
-        "What waits for the owner: pending knowledge and lessons (counts and titles).",
+        "What waits for the owner: change proposals to decide, pending knowledge and lessons (counts and titles).",
         OWNER_ONLY,
         InboxArgs,
         Risk.RSI,
