@@ -53,6 +53,7 @@ class ContractTerms:
     wording: dict[str, dict[str, str]]
     clarification_order: list[str]
     request_flow: dict[str, Any]
+    skill_ids: list[str]
 
     def boundary(self, language: str) -> str:
         """The owner's wording in `language`, else the owner's English, else the default."""
@@ -75,6 +76,7 @@ def _terms(contract: AgentContract) -> ContractTerms:
         wording={str(k): dict(v) for k, v in (contract.wording or {}).items()},
         clarification_order=[str(f) for f in contract.clarification_order or []],
         request_flow=dict(contract.request_flow or {}),
+        skill_ids=[str(s) for s in contract.skill_ids or []],
     )
 
 
@@ -117,6 +119,7 @@ def live_terms(agent: AgentProfile) -> ContractTerms:
         wording=content["wording"],
         clarification_order=[str(f) for f in content["clarification_order"]],
         request_flow=content["request_flow"],
+        skill_ids=list(content["skill_ids"]),
     )
 
 

@@ -9,7 +9,7 @@ from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
 
-from .events import append
+from .events import append, change_seq
 
 APP = "approvals"
 ENTITY = "contract"
@@ -72,10 +72,24 @@ CONTRACT_REJECTED = _type(
 
 
 def _append(
-    event_type: EventType, *, agent: AgentProfile, actor: Actor, payload: EventPayload, version: int | None
+    event_type: EventType,
+    *,
+    agent: AgentProfile,
+    actor: Actor,
+    payload: EventPayload,
+    version: int | None,
+    caused_by: str = "",
 ) -> AppendedEvent:
+    """Linked to the change that caused it when `caused_by` names one, else to the contract's
+    previous event."""
     return append(
-        event_type, chain_id=agent.tenant_id, entity_id=agent.slug, version=version, actor=actor, payload=payload
+        event_type,
+        chain_id=agent.tenant_id,
+        entity_id=agent.slug,
+        version=version,
+        actor=actor,
+        payload=payload,
+        caused_by=change_seq(agent.tenant_id, caused_by),
     )
 
 
@@ -97,7 +111,7 @@ def contract_published(
         caused_by=caused_by,
         changed=changed,
     )
-    return _append(CONTRACT_PUBLISHED, agent=agent, actor=actor, payload=payload, version=version)
+    return _append(CONTRACT_PUBLISHED, agent=agent, actor=actor, payload=payload, version=version, caused_by=caused_by)
 
 
 def contract_rolled_back(
@@ -116,4 +130,6 @@ def contract_rejected(
     *, agent: AgentProfile, live_version: int | None, caused_by: str, reasons: list[str], actor: Actor
 ) -> AppendedEvent:
     payload = ContractRejected(agent=agent.slug, live_version=live_version, caused_by=caused_by, reasons=reasons)
-    return _append(CONTRACT_REJECTED, agent=agent, actor=actor, payload=payload, version=live_version)
+    return _append(
+        CONTRACT_REJECTED, agent=agent, actor=actor, payload=payload, version=live_version, caused_by=caused_by
+    )

@@ -10,6 +10,7 @@ from typing import Any
 
 from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
+from ledger.models import LedgerEvent
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
@@ -177,11 +178,34 @@ def _described(proposal: ChangeProposal) -> dict[str, Any]:
     }
 
 
+def latest_seq(chain_id: int, entity_type: str, entity_id: str) -> int | None:
+    """The seq of the latest event about an entity (None when there is none)."""
+    found = LedgerEvent.objects.for_entity(chain_id, entity_type, entity_id).order_by("-seq")
+    return found.values_list("seq", flat=True).first()
+
+
+def change_seq(chain_id: int, change_id: str) -> int | None:
+    """The latest event about a change proposal, when `change_id` names one."""
+    return latest_seq(chain_id, ENTITY, change_id[:64]) if change_id.startswith("chg_") else None
+
+
 def append(
-    event_type: EventType, *, chain_id: int, entity_id: str, version: int | None, actor: Actor, payload: EventPayload
+    event_type: EventType,
+    *,
+    chain_id: int,
+    entity_id: str,
+    version: int | None,
+    actor: Actor,
+    payload: EventPayload,
+    caused_by: int | None = None,
 ) -> AppendedEvent:
     """The approvals app's one way into the ledger, for its three event modules (this one, the
-    decision authority's and the contract's)."""
+    decision authority's and the contract's).  Each event is caused-by-linked: to the event the
+    caller names, else to the latest event about the same entity — so an auditor walks from the
+    dialogue (or review) that started a change, through its authorisation and decision, to the
+    contract version it published and back."""
+    if caused_by is None:
+        caused_by = latest_seq(chain_id, event_type.entity_type, entity_id)
     return ledger_append(
         chain_id=chain_id,
         event_type=event_type.name,
@@ -191,10 +215,17 @@ def append(
         actor_type=actor.type,
         actor_id=actor.id,
         payload=payload.model_dump(),
+        caused_by=caused_by,
     )
 
 
-def _append(event_type: EventType, proposal: ChangeProposal, actor: Actor, payload: EventPayload) -> AppendedEvent:
+def _append(
+    event_type: EventType,
+    proposal: ChangeProposal,
+    actor: Actor,
+    payload: EventPayload,
+    caused_by: int | None = None,
+) -> AppendedEvent:
     return append(
         event_type,
         chain_id=proposal.tenant_id,
@@ -202,14 +233,19 @@ def _append(event_type: EventType, proposal: ChangeProposal, actor: Actor, paylo
         version=proposal.version,
         actor=actor,
         payload=payload,
+        caused_by=caused_by,
     )
 
 
-def proposal_created(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+def proposal_created(*, proposal: ChangeProposal, actor: Actor, caused_by: int | None = None) -> AppendedEvent:
+    """`caused_by`: what started it (the owner's message in a dialogue, the change a rollback
+    undoes); a rollback links to the change it undoes by default."""
     payload = ProposalCreated.model_validate(
         {**_described(proposal), "base": proposal.base, "evidence": proposal.evidence}
     )
-    return _append(PROPOSAL_CREATED, proposal, actor, payload)
+    if caused_by is None and proposal.rollback_of_id:
+        caused_by = change_seq(proposal.tenant_id, proposal.rollback_of_id)
+    return _append(PROPOSAL_CREATED, proposal, actor, payload, caused_by)
 
 
 def proposal_override_recorded(*, proposal: ChangeProposal, claimed: dict[str, str], actor: Actor) -> AppendedEvent:
@@ -257,6 +293,7 @@ def proposal_applied(
 
 
 def proposal_published(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    """Linked to the contract version's events its applying just wrote."""
     payload = ProposalPublished.model_validate(
         {
             **_described(proposal),
@@ -265,7 +302,8 @@ def proposal_published(*, proposal: ChangeProposal, actor: Actor) -> AppendedEve
             "target": proposal.target.get("field", ""),
         }
     )
-    return _append(PROPOSAL_PUBLISHED, proposal, actor, payload)
+    contract = latest_seq(proposal.tenant_id, "contract", proposal.agent.slug)
+    return _append(PROPOSAL_PUBLISHED, proposal, actor, payload, contract)
 
 
 def proposal_failed(*, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:

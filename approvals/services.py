@@ -155,8 +155,10 @@ def proposal_create(
     evidence: object = None,
     claimed: dict[str, str] | None = None,
     owner: Any = None,
+    caused_by: int | None = None,
 ) -> ChangeProposal:
-    """Create a proposal.  `claimed` is what a model wrote about level, requires or confirm:
+    """Create a proposal.  `caused_by` is the seq of the ledger event that started it (the
+    owner's message in a dialogue, a review report).  `claimed` is what a model wrote about level, requires or confirm:
     never used, recorded as an override event when present.  The owner's own L2 change that
     touches no commitment (`requires: owner_direct`, `owner` given) is decided by this and
     applied at once; everything else waits, pending."""
@@ -181,6 +183,7 @@ def proposal_create(
         evidence=evidence,
         claimed=claimed,
         owner=owner,
+        caused_by=caused_by,
     )
 
 
@@ -201,6 +204,7 @@ def _create(
     claimed: dict[str, str] | None,
     owner: Any,
     rollback_of: ChangeProposal | None = None,
+    caused_by: int | None = None,
 ) -> ChangeProposal:
     summary = (summary or "").strip()
     if not summary or len(summary) > 300:
@@ -226,7 +230,7 @@ def _create(
             rollback_of=rollback_of,
             expires_at=timezone.now() + timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS),
         )
-        events.proposal_created(proposal=proposal, actor=actor)
+        events.proposal_created(proposal=proposal, actor=actor, caused_by=caused_by)
         if claimed:
             events.proposal_override_recorded(proposal=proposal, claimed=claimed, actor=actor)
         if requires == rules.Requires.OWNER_DIRECT and owner is not None:
@@ -249,8 +253,7 @@ def _pending_locked(*, agent: AgentProfile, proposal_id: str, expected_version: 
     proposal = _locked(ChangeProposal.objects.filter(pk=proposal_id, agent=agent)).first()
     if proposal is None:
         raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
-    if proposal.status != ProposalStatus.PENDING:
-        raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+    _still_pending(proposal)
     if proposal.version != expected_version:
         raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
     return proposal
@@ -307,9 +310,17 @@ def _pending(*, agent: AgentProfile, proposal_id: str) -> ChangeProposal:
     proposal = ChangeProposal.objects.filter(pk=proposal_id, agent=agent).first()
     if proposal is None:
         raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
+    _still_pending(proposal)
+    return proposal
+
+
+def _still_pending(proposal: ChangeProposal) -> None:
+    """Pending and not past its expiry (the hourly sweep marks it `expired`; until then it is
+    refused as if it were)."""
     if proposal.status != ProposalStatus.PENDING:
         raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
-    return proposal
+    if proposal.expires_at <= timezone.now():
+        raise ProposalError("not_pending", "the proposal is expired", HTTPStatus.CONFLICT)
 
 
 def _decision(decision: object) -> str:
@@ -379,8 +390,7 @@ def proposal_decide(
             raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)
         if proposal.version != expected_version:
             raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
-        if proposal.status != ProposalStatus.PENDING:
-            raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
+        _still_pending(proposal)
         if decision == Decision.APPROVE and is_stale(proposal):
             # Recorded, and nothing consumed: the owner re-bases and decides the new version.
             events.proposal_decide_refused(proposal=proposal, reason="stale_base", actor=actor)

@@ -13,6 +13,22 @@ SKILLS: dict[str, str] = {
     "request_status": "Tell a customer where their request stands and who acts next.",
 }
 
+# The customer-face tools each skill grants (facade/dialogue/runtime/builtin_tools.py): the
+# tools a customer or peer run is offered are those of the live contract's skills, and a call of
+# any other is refused at execution (`not_in_contract`).  `request_status` grants no tool yet.
+SKILL_TOOLS: dict[str, frozenset[str]] = {
+    "knowledge_answers": frozenset({"search_knowledge"}),
+    "request_intake": frozenset({"submit_request", "amend_request", "withdraw_request"}),
+    "handoff": frozenset({"request_handoff"}),
+    "request_status": frozenset(),
+}
+
+
+def skill_tools(skill_ids: list[str]) -> frozenset[str]:
+    """The tools a contract's skills grant (an id not in the catalogue grants nothing)."""
+    return frozenset().union(*(SKILL_TOOLS.get(skill, frozenset()) for skill in skill_ids))
+
+
 # How the business hands over what a customer asked for: the delivery options a contract may
 # promise (each with the owner's note, e.g. "3 working days").
 DELIVERY_CHANNELS: frozenset[str] = frozenset({"pickup", "post", "courier", "email", "onsite"})

@@ -6,18 +6,22 @@ with the compiler's reasons and the previous version stays live.  CSRF checks ar
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from approvals.contract import contract_compile, live_content, live_terms
 from approvals.models import AgentContract, ChangeProposal
 from approvals.services import proposal_create
 from conftest import TenantWorld
-from facade.dialogue.models import DialogueSession, Message
+from facade.dialogue.models import CustomerRequest, DialogueSession, Message
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.offline import OfflineProvider
+from facade.dialogue.runtime.providers.scripted import ScriptedProvider
 from facade.dialogue.services import session_open
 from facade.tenancy.models import Customer
 from facade.tenancy.rules import Audience
@@ -25,6 +29,8 @@ from facade.tenancy.schemas import Actor
 from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
 from tests.test_approvals_decide import strict_client
+from tests.test_approvals_tools import call
+from tests.test_approvals_tools import say as said
 
 PRICING = {"currency": "EUR", "items": [{"name": "Repair", "amount": "35.00"}]}
 GREETING = {"language": "en", "situation": "greeting", "text": "Welcome to the workshop! Ask me anything."}
@@ -264,3 +270,83 @@ def test_every_authorisation_is_the_owners_own_message_in_their_owner_session(wo
     assert (sent.text, sent.role, sent.session_id) == (f"reject {other['id']}", "principal", session.pk)
     assert sent.session.audience == "owner"
     assert sent.pk in [e.payload["message_id"] for e in LedgerEvent.objects.of_type("message.posted")]
+
+
+def test_the_customer_face_is_offered_and_may_run_only_the_tools_its_skills_grant(
+    world_a: TenantWorld, mailoutbox: Any
+) -> None:
+    owner = strict_client(world_a.owner)
+    first = customer(world_a)
+    script = ScriptedProvider.of(said("Hello"))
+    turn_handle(session=first, text="hi", provider=script)
+    assert {t.name for t in script.calls[0].tools} == {
+        "search_knowledge",
+        "submit_request",
+        "amend_request",
+        "withdraw_request",
+        "request_handoff",
+    }
+    # Only knowledge answers from now on: no requests, no handoff.
+    change = propose(owner, world_a, "skill_ids", {"skill_ids": ["knowledge_answers"]})
+    assert decide_by_code(owner, world_a, change, mailoutbox).json()["status"] == "applied"
+    session = customer(world_a)
+    details = {"need": "a repair", "when": "Friday", "contact": "c@example.com"}
+    script = ScriptedProvider.of(
+        call("submit_request", {"summary": "a repair", "details": details}), said("Registered!")
+    )
+    turn_handle(session=session, text="please repair my bike", provider=script)
+    assert [t.name for t in script.calls[0].tools] == ["search_knowledge"]
+    [answer] = [json.loads(m["content"]) for m in script.calls[-1].messages if m["role"] == "tool"]
+    assert (answer["outcome"], answer["error"]) == ("refused", "not_in_contract")
+    assert not CustomerRequest.objects.filter(session=session).exists()
+    refused = LedgerEvent.objects.of_type("tool.refused").get()
+    assert (refused.payload["tool"], refused.payload["reason"]) == ("submit_request", "not_in_contract")
+
+
+def test_the_ledger_links_the_dialogue_that_started_a_change_to_the_version_it_published(
+    world_a: TenantWorld, mailoutbox: Any
+) -> None:
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    script = ScriptedProvider.of(
+        call("propose_change", {"kind": "pricing", "payload": PRICING, "summary": "Repair costs 35 euros"}),
+        said("Proposed; it waits for you."),
+    )
+    turn_handle(session=session, text="the repair costs 35 euros now", provider=script)
+    proposal = ChangeProposal.objects.get()
+    owner = strict_client(world_a.owner)
+    change = owner.get(f"{changes(world_a)}/{proposal.pk}").json()
+    assert decide_by_code(owner, world_a, change, mailoutbox).json()["status"] == "applied"
+
+    by_seq = {e.seq: e for e in LedgerEvent.objects.filter(chain_id=world_a.tenant.pk)}
+    walked = []
+    event = LedgerEvent.objects.of_type("proposal.published").get()
+    while event is not None:
+        walked.append((event.event_type, event.entity_type))
+        event = by_seq.get(event.caused_by) if event.caused_by else None
+    # published ← the contract version ← the decision ← its authorisation ← the proposal ← the dialogue
+    assert walked == [
+        ("proposal.published", "change_proposal"),
+        ("contract.sessions_closed", "contract"),
+        ("contract.published", "contract"),
+        ("proposal.decided", "change_proposal"),
+        ("authority.token_consumed", "change_proposal"),
+        ("authority.issued", "change_proposal"),
+        ("authority.code_sent", "change_proposal"),
+        ("proposal.created", "change_proposal"),
+        ("message.posted", "session"),
+    ]
+    assert ledger_verify(chain_id=world_a.tenant.pk).ok
+
+
+def test_a_proposal_past_its_expiry_cannot_be_decided_before_the_sweep_marks_it(world_a: TenantWorld) -> None:
+    owner = strict_client(world_a.owner)
+    flagged = {"language": "en", "situation": "greeting", "text": "Every repair costs 20 euros, guaranteed."}
+    change = propose(owner, world_a, "wording", flagged)
+    base = f"{changes(world_a)}/{change['id']}"
+    token = owner.post(f"{base}/authorize", {"decision": "approve"}, format="json").json()["token"]
+    ChangeProposal.objects.filter(pk=change["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    late = owner.post(f"{base}/decide", {"token": token, "decision": "approve", "expected_version": 1}, format="json")
+    assert (late.status_code, late.json()["error"]) == (409, "not_pending")
+    again = owner.post(f"{base}/authorize", {"decision": "approve"}, format="json")
+    assert (again.status_code, again.json()["error"]) == (409, "not_pending")
+    assert live_content(world_a.agent)["wording"] == {}

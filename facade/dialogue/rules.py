@@ -52,6 +52,7 @@ class RefusalReason(StrEnum):
     AUDIENCE = "not_for_this_audience"
     BINDING = "wrong_tenant_or_agent"
     NO_LONGER_OWNER = "no_longer_owner"
+    NOT_IN_CONTRACT = "not_in_contract"  # a customer-face tool the live contract's skills do not grant
 
 
 def may_execute(

@@ -332,6 +332,7 @@ def _claims(**claimed: Any) -> dict[str, str]:
 def propose_change(ctx: ToolContext, args: ProposeArgs) -> ToolResult:
     """A proposal the model made: whatever it claims, the platform assigns the level and it waits
     for the owner (origin `owner_dialogue`)."""
+    from approvals.events import latest_seq
     from approvals.rules import Origin
     from approvals.services import ProposalError, proposal_create
 
@@ -345,6 +346,8 @@ def propose_change(ctx: ToolContext, args: ProposeArgs) -> ToolResult:
             origin=Origin.OWNER_DIALOGUE,
             actor=session_actor(ctx.session),
             claimed=_claims(level=args.level, requires=args.requires, confirm=args.confirm),
+            # the owner's message this run answers: where the change started
+            caused_by=latest_seq(ctx.session.tenant_id, "session", str(ctx.session.pk)),
         )
     except ProposalError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail[:300]})

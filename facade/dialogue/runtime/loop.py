@@ -21,9 +21,10 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from approvals.contract import live_terms
+from approvals.contract import ContractTerms, live_terms
 from approvals.rules import decision_words
 from approvals.selectors import proposal_get
+from approvals.skills import skill_tools
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -89,12 +90,18 @@ def run_cancel(*, session: DialogueSession) -> int:
     return len(running)
 
 
-def _build_prompt(session: DialogueSession, agent: AgentProfile, language: str, tool_names: list[str]) -> Prompt:
+def _build_prompt(
+    session: DialogueSession,
+    agent: AgentProfile,
+    language: str,
+    tool_names: list[str],
+    terms: ContractTerms | None = None,
+) -> Prompt:
     audience = Audience(session.audience)
     if audience == Audience.OWNER:
         pending = EntryVersion.objects.filter(agent=agent, status="pending").count()
         return owner_prompt(agent, language, tool_names, pending)
-    return customer_prompt(agent, language, tool_names, audience)
+    return customer_prompt(agent, language, tool_names, audience, terms)
 
 
 def _history(session: DialogueSession) -> list[dict[str, Any]]:
@@ -123,7 +130,12 @@ def turn_handle(
     history = _history(session)
     language = conversation_language([text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
     tools = registry.for_audience(Audience(session.audience))
-    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools])
+    terms = None
+    if session.audience != Audience.OWNER:  # the customer face does what its contract's skills grant
+        terms = live_terms(agent)
+        granted = skill_tools(terms.skill_ids)
+        tools = [tool for tool in tools if tool.name in granted]
+    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools], terms)
     started = run_start(
         session=session,
         text=text,
@@ -199,7 +211,13 @@ def run_turn(
             return user is not None and AgentPolicy.is_owner(user, agent)
 
     ctx = ToolContext(
-        session=session, run=run, agent=agent, still_owner=still_owner, language=language, progress=report
+        session=session,
+        run=run,
+        agent=agent,
+        still_owner=still_owner,
+        language=language,
+        progress=report,
+        offered=frozenset(tool.name for tool in tools),
     )
     if audience == Audience.OWNER:
         _decision_card(ctx, message.text)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from approvals.contract import live_terms
+from approvals.contract import ContractTerms, live_terms
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
@@ -61,9 +61,14 @@ def _own_sentences(said: Mapping[str, str]) -> list[str]:
 
 
 def customer_prompt(
-    agent: AgentProfile, language: str, tool_names: list[str], audience: Audience = Audience.CUSTOMER
+    agent: AgentProfile,
+    language: str,
+    tool_names: list[str],
+    audience: Audience = Audience.CUSTOMER,
+    terms: ContractTerms | None = None,
 ) -> Prompt:
-    terms = live_terms(agent)
+    """`terms`: the live contract's, when the caller has read them already."""
+    terms = terms or live_terms(agent)
     boundary = terms.boundary(language)
     order = terms.clarification_order
     # The live contract version's hash stands for everything the contract says (mission,
@@ -85,9 +90,15 @@ def customer_prompt(
         "You may quote a price, a time or a condition exactly as a search result states it, on a line of its own:",
         "  [cite] Title: the result's own words, whole sentences or list items",
         "(cite is the number the result carries). Never apply it to the customer's own case.",
-        "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",
-        "submit_request first answers with a summary: end your reply with it word for word, and call "
-        "submit_request again with the same fields only after the customer answers yes.",
+        *(
+            [
+                "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",
+                "submit_request first answers with a summary: end your reply with it word for word, and call "
+                "submit_request again with the same fields only after the customer answers yes.",
+            ]
+            if "submit_request" in tool_names  # the contract's skills grant request intake
+            else ["You cannot register requests here: say so, and point to the business's own contact."]
+        ),
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
         *_own_sentences(terms.wording.get(language) or {}),
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",

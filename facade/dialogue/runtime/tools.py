@@ -60,6 +60,9 @@ class ToolContext:
     cards: list[dict[str, Any]] = field(default_factory=list)
     request: dict[str, Any] | None = None
     progress: Callable[[str], None] = lambda state: None
+    # The tools this run offers the model (for customers and peers: the live contract's skills);
+    # None offers every tool of the audience.
+    offered: frozenset[str] | None = None
 
     @property
     def audience(self) -> Audience:
@@ -163,6 +166,8 @@ class ToolRegistry:
             agent_tenant_id=ctx.agent.tenant_id,
             owner_still=ctx.audience == Audience.OWNER and ctx.still_owner(),
         )
+        if refusal is None and ctx.offered is not None and call.name not in ctx.offered:
+            refusal = RefusalReason.NOT_IN_CONTRACT
         if refusal is not None or tool is None:
             reason = refusal or RefusalReason.UNKNOWN_TOOL
             with transaction.atomic():
