@@ -31,7 +31,9 @@
     if (!res.ok) { throw {error: "error", status: res.status}; }
     var holder = document.createElement("div");
     holder.innerHTML = (await res.text()).trim();   // our own server-rendered, escaped template
-    return holder.querySelector("article.change-card");
+    var card = holder.querySelector("article.change-card");
+    if (!card) { throw {error: "error", status: res.status}; }   // e.g. signed out: the sign-in page came back
+    return card;
   }
 
   function say(card, text) { card.querySelector(".card-status").textContent = text || ""; }
