@@ -64,7 +64,7 @@ def shop(server: str, transactional_db: Any, _async_unsafe_allowed: None, mailbo
     return {"site": server, "owner_password": password.group(1), "mail": mailbox[0]}
 
 
-def propose(kind: str, payload: Any, summary: str) -> Any:
+def propose(kind: str, payload: Any, summary: str, evidence: Any = None) -> Any:
     """A change the agent proposed in the owner's chat: it waits for the owner, whatever its level."""
     from approvals.services import proposal_create
     from facade.tenancy.models import AgentProfile
@@ -72,8 +72,31 @@ def propose(kind: str, payload: Any, summary: str) -> Any:
 
     agent = AgentProfile.objects.get(slug="demo-shop")
     return proposal_create(
-        agent=agent, kind=kind, payload=payload, summary=summary, origin="owner_dialogue", actor=Actor.platform("tests")
+        agent=agent,
+        kind=kind,
+        payload=payload,
+        summary=summary,
+        origin="owner_dialogue",
+        actor=Actor.platform("tests"),
+        evidence=evidence,
     )
+
+
+CUSTOMER_SAID = "顾客说的话 NEVER-ON-THE-OWNER-PAGE"
+
+
+def a_customer_conversation() -> str:
+    """A customer's conversation of the demo shop, with words the owner's pages must never show."""
+    from facade.dialogue.models import Message
+    from facade.dialogue.services import session_open
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=agent.tenant))
+    Message.objects.create(session=session, role="principal", text=CUSTOMER_SAID)
+    return str(session.pk)
 
 
 def live_version() -> int:
@@ -193,7 +216,10 @@ def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str,
     from approvals.models import ChangeProposal
 
     site = shop["site"]
-    wording = propose("boundary_wording", {"language": "zh-hans", "text": WORDING["zh-hans"]}, "说明价格由安娜确定")
+    evidence = [{"type": "session", "id": a_customer_conversation()}]
+    wording = propose(
+        "boundary_wording", {"language": "zh-hans", "text": WORDING["zh-hans"]}, "说明价格由安娜确定", evidence
+    )
     propose("pricing", PRICING, "新的蛋糕价格")
     watched = Watched(browser, site, phone=True, viewport=NARROW)
     try:
@@ -209,6 +235,14 @@ def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str,
         card = card_of(page, wording)
         expect(card).to_contain_text("级别 2")
         expect(card.get_by_role("button", name="批准")).to_be_visible()
+        # The evidence opens by keyboard: the conversation's summary, never the customer's words.
+        pointer = card.locator(".evidence summary")
+        expect(pointer).to_contain_text("与一位客户的对话")
+        pointer.focus()
+        page.keyboard.press("Enter")
+        expect(card.locator(".evidence details")).to_have_attribute("open", "")
+        expect(card.locator(".evidence details")).to_contain_text("对方的消息：1 条")
+        assert CUSTOMER_SAID not in page.content()
         # By keyboard: Tab from the top of the page reaches the card's Approve button; Enter decides.
         page.locator("body").focus()
         approve = card.get_by_role("button", name="批准")
