@@ -43,3 +43,4 @@ bench: install
 	$(BIN)/python bench/guard.py
 	$(BIN)/python bench/chat.py
 	$(BIN)/python bench/abuse.py
+	$(BIN)/python bench/approvals.py

@@ -9,8 +9,21 @@ class ApprovalsConfig(AppConfig):
         # Register this app's ledger event types in the catalogue (see knowledge/apps.py): the
         # proposals' own in events.py, the decision authority's (tokens, emailed codes) in
         # authority_events.py.
+        from django.contrib.auth.signals import user_logged_in
+
+        from knowledge.signals import version_pending
+
         from . import (
             authority_events,  # noqa: F401
             contract_events,  # noqa: F401
             events,  # noqa: F401
         )
+        from .knowledge_proposals import proposal_for_pending_version
+        from .step_up import mark_signed_in
+
+        # The session remembers when its user signed in: an L3 decision needs a recent one.
+        user_logged_in.connect(mark_signed_in, dispatch_uid="approvals.step_up.mark_signed_in")
+
+        # Every knowledge version the L1 rule leaves pending gets its L1 proposal in the same
+        # transaction (knowledge_proposals.py says why this is a signal and not call sites).
+        version_pending.connect(proposal_for_pending_version, dispatch_uid="approvals.pending_knowledge")

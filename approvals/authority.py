@@ -56,6 +56,7 @@ class IssuedToken:
     token: str
     expires_at: datetime
     authorization_id: str
+    assurance: str = Assurance.CLICK
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def token_issue(
             expires_at=expires_at.isoformat(),
             actor=_actor(owner),
         )
-    return IssuedToken(token=token, expires_at=expires_at, authorization_id=row.authorization_id)
+    return IssuedToken(token=token, expires_at=expires_at, authorization_id=row.authorization_id, assurance=assurance)
 
 
 def _token_refusal(
@@ -446,6 +447,8 @@ def challenge_verify(
     owner: Any,
     change_id: str,
     decision: str,
+    totp_device: Any = None,
+    totp: object = None,
     now: datetime | None = None,
 ) -> IssuedToken:
     """Check the code the owner typed.  The right code on a live challenge bound to this agent,
@@ -453,12 +456,20 @@ def challenge_verify(
     assurance.  A wrong code counts under the challenge's row lock — FACADE_OTP_MAX_FAILURES of
     them and the challenge is dead — and raises WrongCode (400 `wrong_code`) with the tries
     left.  An unknown, expired, used, dead or replaced challenge, or one bound to something
-    else, answers `invalid_challenge` (403) without looking at the code."""
+    else, answers `invalid_challenge` (403) without looking at the code.
+
+    With `totp_device` (the tenant requires an authenticator code for L3, see step_up.py) the
+    right e-mailed code is not enough: `totp` must be a code the device accepts now (django-otp's
+    verify_token with its throttle and its refusal of a code already used).  A wrong one answers
+    400 `wrong_totp` and leaves the challenge live — whoever gets here already holds the e-mailed
+    code, and the authenticator's own throttle and the owner's attempt limit bound the guesses —
+    and the token then carries `email_otp+totp`."""
     now = now or timezone.now()
     if not isinstance(challenge_id, str) or len(challenge_id) > 40:
         challenge_id = ""
     offered = code if isinstance(code, str) and len(code) == CODE_DIGITS and code.isascii() and code.isdigit() else ""
     remaining = 0
+    totp_wrong = False
     issued: IssuedToken | None = None
     with transaction.atomic():
         row = None
@@ -469,7 +480,18 @@ def challenge_verify(
             right = bool(offered) and hmac.compare_digest(
                 _digest("code", f"{row.challenge_id}:{offered}"), row.code_hash
             )
-            if right:
+            if right and totp_device is not None and not _totp_accepted(totp_device, totp):
+                totp_wrong = True
+                events.authority_attempt_refused(
+                    agent=agent,
+                    change_id=row.change_id,
+                    step="verify",
+                    decision=row.decision,
+                    owner_id=owner.pk,
+                    reason="wrong_totp",
+                    actor=_actor(owner),
+                )
+            elif right:
                 row.status, row.used_at = ChallengeStatus.USED, now
                 row.save(update_fields=["status", "used_at"])
                 issued = token_issue(
@@ -478,19 +500,33 @@ def challenge_verify(
                     version=row.version,
                     owner=owner,
                     decision=row.decision,
-                    assurance=Assurance.EMAIL_OTP,
+                    assurance=Assurance.EMAIL_OTP if totp_device is None else Assurance.EMAIL_OTP_TOTP,
                     now=now,
                 )
             else:
                 remaining = _count_failure(row, agent=agent, owner=owner)
     if issued is not None:
         return issued
+    if totp_wrong:
+        raise AuthorityError(
+            "wrong_totp", gettext("The code from your authenticator app is not right."), HTTPStatus.BAD_REQUEST
+        )
     if refusal is not None:
         _refuse_challenge(
             agent=agent, change_id=change_id, owner=owner, decision=decision, reason=refusal, challenge=challenge_id
         )
         raise _invalid_challenge()
     raise WrongCode(remaining)
+
+
+def _totp_accepted(device: Any, totp: object) -> bool:
+    """Inside the caller's transaction: whether the owner's authenticator accepts `totp` now.
+    The device row is locked so that one authenticator code cannot be spent twice at once."""
+    if not (isinstance(totp, str) and len(totp) == CODE_DIGITS and totp.isascii() and totp.isdigit()):
+        return False
+    locked = type(device).objects.select_for_update().get(pk=device.pk)
+    allowed, _ = locked.verify_is_allowed()
+    return bool(allowed) and bool(locked.verify_token(totp))
 
 
 def _count_failure(row: DecisionChallenge, *, agent: AgentProfile, owner: Any) -> int:

@@ -35,6 +35,17 @@ ChallengeRefusal = Literal[
     "email_unavailable",
 ]
 
+AttemptStep = Literal["authorize", "verify", "decide"]
+AttemptRefusal = Literal[
+    "rate_limited",  # the owner's authorisation attempts are over FACADE_RATE_AUTHORITY
+    "reauthentication_required",  # L3 on a session signed in too long ago
+    "totp_missing",  # the tenant requires an authenticator code and none was sent
+    "totp_not_enrolled",  # ... and the owner has no confirmed authenticator
+    "wrong_totp",  # ... and the one sent was wrong (or django-otp's throttle held it)
+    "same_approver",  # two-owner rule: this owner already approved this version
+    "assurance_required",  # an L3 decision with a token of too low an assurance
+]
+
 
 class AuthorizationIssued(EventPayload):
     agent: str
@@ -96,6 +107,24 @@ class ChallengeRefused(EventPayload):
     challenge: str  # the challenge named, when it exists, else empty
 
 
+class AttemptRefused(EventPayload):
+    agent: str
+    step: AttemptStep
+    decision: str
+    owner_id: int
+    reason: AttemptRefusal
+
+
+class SignatureRecorded(EventPayload):
+    agent: str
+    version: int
+    owner_id: int
+    authorization_id: str
+    assurance: str
+    approvals: int  # distinct owners' approvals of this version so far, this one included
+    required: int
+
+
 def _type(name: str, payload: type[EventPayload], description: str) -> EventType:
     return register(name, app=APP, entity_type=ENTITY, payload=payload, description=description)
 
@@ -130,6 +159,19 @@ CHALLENGE_REFUSED = _type(
     ChallengeRefused,
     "A code challenge could not be started (rate limit, no usable e-mail, mail not sent) or answered "
     "(unknown, expired, used, dead, replaced, or bound to another agent, owner, change or decision).",
+)
+
+ATTEMPT_REFUSED = _type(
+    "authority.attempt_refused",
+    AttemptRefused,
+    "An authorisation attempt (authorize, verify or decide) was refused before or beside the token and code checks: "
+    "rate limit, a sign-in too old for L3, a missing, wrong or unenrolled authenticator code, the same owner "
+    "approving twice, or a token of too low an assurance.",
+)
+SIGNATURE_RECORDED = _type(
+    "authority.signature_recorded",
+    SignatureRecorded,
+    "An owner's approval of an L3 change was recorded under the two-owner rule (the first leaves it pending).",
 )
 
 
@@ -269,3 +311,41 @@ def authority_challenge_refused(
         agent=agent.slug, decision=decision[:16], owner_id=owner_id, reason=reason, challenge=challenge[:40]
     )
     return _append(CHALLENGE_REFUSED, agent=agent, change_id=change_id, actor=actor, payload=payload)
+
+
+def authority_attempt_refused(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    step: AttemptStep,
+    decision: str,
+    owner_id: int,
+    reason: AttemptRefusal,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = AttemptRefused(agent=agent.slug, step=step, decision=decision[:16], owner_id=owner_id, reason=reason)
+    return _append(ATTEMPT_REFUSED, agent=agent, change_id=change_id, actor=actor, payload=payload)
+
+
+def authority_signature_recorded(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    version: int,
+    owner_id: int,
+    authorization_id: str,
+    assurance: str,
+    approvals: int,
+    required: int,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = SignatureRecorded(
+        agent=agent.slug,
+        version=version,
+        owner_id=owner_id,
+        authorization_id=authorization_id,
+        assurance=assurance,
+        approvals=approvals,
+        required=required,
+    )
+    return _append(SIGNATURE_RECORDED, agent=agent, change_id=change_id, actor=actor, payload=payload, version=version)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-__all__ = ["Assurance", "ChallengeStatus", "Decision", "DecisionChallenge", "DecisionToken"]
+__all__ = ["Assurance", "ChallengeStatus", "Decision", "DecisionChallenge", "DecisionSignature", "DecisionToken"]
 
 
 class Decision(models.TextChoices):
@@ -20,6 +20,8 @@ class Decision(models.TextChoices):
 class Assurance(models.TextChoices):
     CLICK = "click", "click"  # the owner's signed-in session and click (L1, L2)
     EMAIL_OTP = "email_otp", "email_otp"  # plus a code that came by e-mail (L3)
+    # plus a code from the owner's authenticator app (L3 in a tenant that requires it)
+    EMAIL_OTP_TOTP = "email_otp+totp", "email_otp+totp"
 
 
 class DecisionToken(models.Model):
@@ -73,3 +75,24 @@ class DecisionChallenge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.challenge_id} {self.decision} {self.change_id} ({self.status})"
+
+
+class DecisionSignature(models.Model):
+    """One owner's approval of one version of an L3 change in a tenant that requires two owners:
+    the first is recorded and the proposal stays pending; the second, by another owner, decides
+    it (and is recorded too).  An edit bumps the version, so earlier signatures stop counting."""
+
+    proposal = models.ForeignKey("approvals.ChangeProposal", on_delete=models.PROTECT, related_name="signatures")
+    version = models.PositiveIntegerField()
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    authorization_id = models.CharField(max_length=40, unique=True)
+    assurance = models.CharField(max_length=16, choices=Assurance.choices)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "version", "owner"], name="approvals_signature_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.authorization_id} signs {self.proposal_id} v{self.version}"

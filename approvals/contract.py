@@ -147,6 +147,10 @@ def _publish(
         rolled_back_to=rolled_back_to,
         **{name: content[name] for name in FIELDS},
     )
+    # Sessions before the ledger: a customer's turn locks its session row and then the tenant's
+    # ledger chain head, so a publish holding the chain head while it waited for that row would
+    # deadlock with the turn (bench/approvals.py found it).  The events still read in order.
+    closed = _close_sessions_on_old_versions(agent=agent, version=version) if previous is not None else 0
     before = previous.content() if previous else {}
     changed = [name for name in FIELDS if before.get(name) != content[name]]
     events.contract_published(
@@ -159,7 +163,6 @@ def _publish(
         actor=actor,
     )
     if previous is not None:
-        closed = _close_sessions_on_old_versions(agent=agent, version=version)
         events.contract_sessions_closed(agent=agent, version=version, count=closed, actor=actor)
     return contract
 
@@ -183,8 +186,11 @@ def contract_create_first(*, agent: AgentProfile, actor: Actor) -> AgentContract
 
 
 def _locked_live(agent: AgentProfile) -> AgentContract | None:
-    # The agent row is the lock that orders publishes of one agent.
-    AgentProfile.objects.select_for_update().filter(pk=agent.pk).first()
+    # The agent row is the lock that orders publishes of one agent.  FOR NO KEY UPDATE: a plain
+    # FOR UPDATE also blocks the KEY SHARE lock that every new row referring to the agent takes
+    # at its commit (a session opening), which waited for the publish while holding the tenant's
+    # ledger chain head the publish then wanted: a deadlock (bench/approvals.py found it).
+    AgentProfile.objects.select_for_update(no_key=True).filter(pk=agent.pk).first()
     return AgentContract.objects.filter(agent_id=agent.pk, is_live=True).first()
 
 

@@ -28,6 +28,20 @@ ISO_4217 = frozenset(
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=5000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Ident = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+# Knowledge drafts and lessons carry what a knowledge version holds, so the knowledge services'
+# limits (knowledge/services.py MAX_TITLE, MAX_BODY; a test holds them equal): a pending version
+# of any length the knowledge step accepts has its proposal.
+KnowledgeTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+KnowledgeText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000)]
+VersionId = Annotated[
+    int | None,
+    Field(
+        default=None,
+        ge=1,
+        description="the pending knowledge version this proposal decides (filed by the platform when the "
+        "knowledge step's L1 rule holds a version): approving approves exactly that version",
+    ),
+]
 
 
 class Kind(StrEnum):
@@ -48,17 +62,30 @@ class Strict(BaseModel):
 
 
 class KnowledgeDraft(Strict):
-    """A new entry (no `entry_id`) or a new version of an existing entry."""
+    """A new entry (no `entry_id`) or a new version of an existing entry; or, with `version_id`,
+    the decision on a version of `entry_id` that waits (its title and text are that version's,
+    and an owner's edit of them approves the edited text instead, as a newer version)."""
 
     entry_id: int | None = Field(default=None, ge=1)
-    title: Name
-    text: Text
+    version_id: VersionId = None
+    title: KnowledgeTitle
+    text: KnowledgeText
+
+    @model_validator(mode="after")
+    def _version_of_entry(self) -> KnowledgeDraft:
+        if self.version_id is not None and self.entry_id is None:
+            raise ValueError("a draft that names a version_id names its entry_id too")
+        return self
 
 
 class Lesson(Strict):
+    """A preference, wording or taboo; with `version_id`, the decision on a lesson version that
+    waits (as for a knowledge draft)."""
+
     kind: Literal["preference", "wording", "taboo"]
-    title: Name
-    text: Text
+    version_id: VersionId = None
+    title: KnowledgeTitle
+    text: KnowledgeText
 
 
 class Wording(Strict):

@@ -32,8 +32,7 @@ STATUSES = [s.value for s in ProposalStatus]
 def proposal_card(proposal: ChangeProposal) -> dict[str, Any]:
     """A proposal as a card: the one dict the owner face puts into a reply's metadata and a tool
     answers the model with (the page renders the card itself from the proposal's id).  What would
-    change, who decides and where it stands — never a token or a code.  `contract_version`,
-    `failure_reasons` and `rollback_of` are read when the proposal has them."""
+    change, who decides and where it stands — never a token or a code."""
     return {
         "id": proposal.pk,
         "kind": proposal.kind,
@@ -67,3 +66,11 @@ def recently_decided(*, agent: AgentProfile, limit: int = 30) -> QuerySet[Change
         .exclude(status=ProposalStatus.PENDING)
         .order_by(F("decided_at").desc(nulls_last=True), "-created_at")[:limit]
     )
+
+
+def knowledge_proposal_ids(*, agent: AgentProfile, version_ids: list[int]) -> dict[int, str]:
+    """The pending proposal that decides each of these knowledge versions (by version id)."""
+    found = ChangeProposal.objects.filter(
+        agent=agent, status=ProposalStatus.PENDING, payload__version_id__in=version_ids
+    ).values_list("payload__version_id", "pk")
+    return {int(version_id): pk for version_id, pk in found}

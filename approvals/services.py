@@ -33,7 +33,7 @@ from facade.tenancy.schemas import Actor
 from knowledge.models import EntryVersion, KnowledgeEntry, SourceType, Status
 from knowledge.models import Kind as KnowledgeKind
 from knowledge.schemas import SourceIn
-from knowledge.services import entry_approve, entry_propose
+from knowledge.services import entry_approve, entry_propose, entry_reject
 
 from . import events, rules, targets
 from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
@@ -41,6 +41,7 @@ from .authority_models import Assurance, Decision, DecisionChallenge
 from .contract import ContractInvalid, contract_compile, live_content
 from .models import ChangeProposal, ProposalStatus
 from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+from .step_up import decide_gate
 
 logger = logging.getLogger(__name__)
 
@@ -268,6 +269,7 @@ def proposal_edit(
         if proposal.kind == Kind.ROLLBACK:
             raise ProposalError("not_editable", "a rollback has nothing to edit; reject it", HTTPStatus.CONFLICT)
         parsed = _parsed(proposal.kind, payload)
+        knowledge_edit_check(before=proposal.payload, after=parsed.model_dump(mode="json"))
         proposal.payload = parsed.model_dump(mode="json")
         if proposal.kind in CONTRACT_KINDS:
             target = targets.target_of(proposal.kind, proposal.payload)
@@ -371,8 +373,10 @@ def proposal_decide(
     """Decide a pending proposal with a one-time token.  Under the proposal's row lock: the
     version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
     applied), the token is consumed atomically for this agent, change, version, owner and
-    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token (else 403
-    `assurance_required`; the token is spent); approving an L2/L3 change whose target moved on
+    decision (else 403 `invalid_token`), an L3 proposal needs an `email_otp` token — with
+    `+totp` where the tenant requires it — (else 403 `assurance_required`; the token is spent),
+    and under the two-owner rule an L3 approval by the first owner is recorded and leaves the
+    proposal pending (step_up.decide_gate); approving an L2/L3 change whose target moved on
     answers 409 `stale_base` (recorded; nothing consumed).  Approve moves the proposal to
     `approved` and applies it: L1 in the same transaction, L2/L3 through the compiler right after
     (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one."""
@@ -414,13 +418,11 @@ def proposal_decide(
             except ApplicationError as exc:
                 refused = exc
             else:
-                if proposal.level == 3 and consumed.assurance != Assurance.EMAIL_OTP:
-                    refused = ProposalError(
-                        "assurance_required",
-                        "this change needs the code sent by e-mail before it can be decided",
-                        HTTPStatus.FORBIDDEN,
-                    )
-                else:
+                # L3: the assurance the tenant asks for, and the two-owner rule (step_up.py).
+                gate = decide_gate(proposal=proposal, owner=owner, consumed=consumed, decision=decision)
+                if gate.refused is not None:
+                    refused = gate.refused
+                elif not gate.awaiting_second_owner:
                     proposal.status = (
                         ProposalStatus.APPROVED if decision == Decision.APPROVE else ProposalStatus.REJECTED
                     )
@@ -433,8 +435,11 @@ def proposal_decide(
                         update_fields=["status", "decided_by", "decided_at", "assurance", "authorization_id", "version"]
                     )
                     events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
-                    if decision == Decision.APPROVE and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
-                        _apply_knowledge(proposal, actor=actor)
+                    if proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+                        if decision == Decision.APPROVE:
+                            _apply_knowledge(proposal, actor=actor)
+                        else:
+                            _reject_knowledge(proposal, actor=actor)
     if refused is not None:
         raise refused
     if proposal.status == ProposalStatus.APPROVED and proposal.target:
@@ -443,8 +448,15 @@ def proposal_decide(
 
 
 def is_stale(proposal: ChangeProposal) -> bool:
-    """Whether the live value a contract change replaces moved on since it was proposed (or
-    re-based).  Knowledge proposals are checked by the knowledge services when applied."""
+    """Whether what a change replaces moved on since it was proposed (or re-based): for a
+    contract change the live value at its target, for a knowledge proposal the version it
+    decides or the entry it drafts (`_knowledge_current`)."""
+    if proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+        try:
+            _knowledge_current(proposal, _decided_version(proposal))
+        except ProposalError as stale:
+            return stale.code == "stale_base"
+        return False
     if not proposal.target:
         return False
     return _sha(targets.read(live_content(proposal.agent), proposal.target)) != proposal.base
@@ -561,12 +573,80 @@ def proposal_rollback(*, agent: AgentProfile, proposal_id: str, actor: Actor, ow
 LESSON_KINDS = {"preference": KnowledgeKind.PREFERENCE, "wording": KnowledgeKind.WORDING, "taboo": KnowledgeKind.TABOO}
 
 
+def knowledge_edit_check(*, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """An edit keeps the knowledge version a proposal decides: without it the version would be
+    left pending with nothing to decide it (edit its title and text instead)."""
+    if before.get("version_id") != after.get("version_id"):
+        raise ProposalError(
+            "invalid_payload", "version_id: the version this proposal decides cannot change; edit the title and text"
+        )
+
+
+def _stale() -> ProposalError:
+    return ProposalError(
+        "stale_base",
+        "the knowledge this proposal was made against has changed since (a newer version, a restore, or a "
+        "quarantine); nothing was applied",
+        HTTPStatus.CONFLICT,
+    )
+
+
+def _decided_version(proposal: ChangeProposal) -> EntryVersion | None:
+    """The pending knowledge version a proposal decides (`version_id`), locked; None for a draft
+    that names none."""
+    version_id = proposal.payload.get("version_id")
+    if not version_id:
+        return None
+    version = (
+        EntryVersion.objects.select_for_update()
+        .select_related("entry", "agent")
+        .filter(pk=version_id, agent=proposal.agent)
+        .first()
+    )
+    entry_id = proposal.payload.get("entry_id")
+    if version is None or (entry_id is not None and version.entry_id != entry_id):
+        raise ProposalError("unknown_version", "no such knowledge version of this entry", HTTPStatus.CONFLICT)
+    return version
+
+
+def _knowledge_current(proposal: ChangeProposal, version: EntryVersion | None) -> None:
+    """Refuse (409 `stale_base`) a knowledge proposal whose base moved: the version it decides is
+    no longer pending (rejected, quarantined) or no longer the entry's latest (a newer version or
+    a restore superseded it); a draft of an existing entry whose entry got a version since."""
+    if version is not None:
+        if version.status != Status.PENDING or version.entry.latest_number != version.number:
+            raise _stale()
+        return
+    entry_id = proposal.payload.get("entry_id")
+    if proposal.kind == Kind.KNOWLEDGE_DRAFT and entry_id:
+        latest = KnowledgeEntry.objects.filter(pk=entry_id).values_list("latest_number", flat=True).first()
+        if str(latest or 0) != proposal.base:
+            raise _stale()
+
+
 def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
-    """Inside the decide's transaction: the draft becomes a version of its entry (a new entry
-    when it names none) through the knowledge services, approved by the owner's decision."""
+    """Inside the decide's transaction, for an approval: a proposal filed for a pending version
+    approves exactly that version through `entry_approve` — or, when the owner edited its title
+    or text, rejects it and approves the edited text as the entry's next version.  A draft that
+    names no version becomes a version of its entry (a new entry when it names none) through the
+    knowledge services, approved by the owner's decision.  A base that moved raises 409
+    `stale_base`, which rolls the whole decide back (the token stays unused)."""
     data = proposal.payload
+    target = _decided_version(proposal)
+    _knowledge_current(proposal, target)
     entry = None
-    if proposal.kind == Kind.KNOWLEDGE_DRAFT:
+    if target is not None:
+        # Imported here: knowledge_proposals imports this module for proposal_create.
+        from .knowledge_proposals import draft_of
+
+        if draft_of(target)[1] == data:
+            version = entry_approve(version=target, actor=actor)
+            _knowledge_applied(proposal, version, actor=actor)
+            return
+        entry_reject(version=target, actor=actor, reason=f"replaced by the owner's edit in {proposal.pk}")
+        entry = target.entry
+        kind = KnowledgeKind(entry.kind)
+    elif proposal.kind == Kind.KNOWLEDGE_DRAFT:
         kind = KnowledgeKind.FACT
         if data.get("entry_id"):
             # base_for checked the entry at proposal time; entries are never deleted (their
@@ -575,6 +655,7 @@ def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
             kind = KnowledgeKind(entry.kind)
     else:
         kind = LESSON_KINDS[data["kind"]]
+    # Its source is this proposal, which tells knowledge_proposals not to file another for it.
     version = entry_propose(
         agent=proposal.agent,
         title=data["title"],
@@ -586,8 +667,21 @@ def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
     )
     if version.status == Status.PENDING:
         version = entry_approve(version=version, actor=actor)
+    _knowledge_applied(proposal, version, actor=actor)
+
+
+def _knowledge_applied(proposal: ChangeProposal, version: EntryVersion, *, actor: Actor) -> None:
     proposal.status = ProposalStatus.APPLIED
     proposal.save(update_fields=["status"])
     events.proposal_applied(
         proposal=proposal, knowledge_entry=version.entry_id, knowledge_version=version.pk, actor=actor
     )
+
+
+def _reject_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
+    """Inside the decide's transaction, for a rejection: the version the proposal decides is
+    rejected through the knowledge services when it still waits (one that has left pending —
+    quarantined, superseded and rejected — is left as it is)."""
+    target = _decided_version(proposal)
+    if target is not None and target.status == Status.PENDING:
+        entry_reject(version=target, actor=actor, reason=f"rejected in {proposal.pk}")

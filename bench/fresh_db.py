@@ -25,3 +25,16 @@ def prepare_database(*, script: str, env_name: str, default_name: str) -> None:
     os.environ["DATABASE_URL"] = urlunparse(parsed._replace(path=f"/{name}"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
     os.environ.setdefault("FACADE_VAR_DIR", str(ROOT / "var" / "bench"))
+
+
+def drop_database() -> None:
+    """Drop the benchmark's database (the one `prepare_database` pointed DATABASE_URL at), after
+    closing this process's connections to it."""
+    import psycopg
+    from django.db import connections
+
+    connections.close_all()
+    parsed = urlparse(os.environ["DATABASE_URL"])
+    name = parsed.path.lstrip("/")
+    with psycopg.connect(urlunparse(parsed._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

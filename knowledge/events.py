@@ -72,10 +72,15 @@ VERSION_CREATED = _version_type(
     "A version of an entry was proposed; the L1 rule approved it or left it pending, with its reasons.",
 )
 VERSION_APPROVED = _version_type(
-    "knowledge.version_approved", VersionChanged, "An owner approved a pending version; it is served at once."
+    "knowledge.version_approved",
+    VersionChanged,
+    "An owner approved a pending version by deciding its L1 proposal; it is served at once.",
 )
 VERSION_REJECTED = _version_type(
-    "knowledge.version_rejected", VersionRejected, "An owner rejected a pending version (the reason, cut to 200)."
+    "knowledge.version_rejected",
+    VersionRejected,
+    "An owner rejected a pending version by rejecting its L1 proposal, or replaced it with an edited "
+    "text (the reason, cut to 200).",
 )
 VERSION_ROLLED_BACK = _version_type(
     "knowledge.version_rolled_back", VersionReplaced, "An approved version was withdrawn by restoring an earlier one."

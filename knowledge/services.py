@@ -16,7 +16,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.schemas import AppendedEvent
 
-from . import events, rules
+from . import events, rules, signals
 from .models import EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
 from .schemas import SourceIn
 from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label
@@ -181,6 +181,8 @@ def entry_propose(
     version.save(update_fields=["caused_by_seq"])
     if version.status == Status.APPROVED:
         _refresh_current(entry)
+    else:
+        signals.version_pending.send(sender=EntryVersion, version=version)
     return version
 
 
@@ -190,7 +192,9 @@ def _locked(version: EntryVersion) -> EntryVersion:
 
 @transaction.atomic
 def entry_approve(*, version: EntryVersion, actor: Actor) -> EntryVersion:
-    """An owner approves a pending version; it takes effect at once."""
+    """An owner approves a pending version; it takes effect at once.  Called only by the
+    decision on the version's L1 change proposal (approvals/services.py): no page, endpoint or
+    tool approves knowledge any other way (tests/test_knowledge_approval_paths.py walks them)."""
     version = _locked(version)
     if version.status != Status.PENDING:
         raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
@@ -203,6 +207,8 @@ def entry_approve(*, version: EntryVersion, actor: Actor) -> EntryVersion:
 
 @transaction.atomic
 def entry_reject(*, version: EntryVersion, actor: Actor, reason: str = "") -> EntryVersion:
+    """A pending version is turned down (the owner rejected its proposal, or replaced it with an
+    edited text); it is never served and stays in the history."""
     version = _locked(version)
     if version.status != Status.PENDING:
         raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
@@ -283,7 +289,7 @@ def _batch_filter(
 
 def _transition(
     versions: Any, actor: Actor, event: Callable[..., AppendedEvent], change: Callable[[EntryVersion], None]
-) -> int:
+) -> list[EntryVersion]:
     """Lock the versions, change each one, record an event per version, then re-point their
     entries at what now takes effect.  The batch writes of this module all go through here."""
     locked = list(versions.select_for_update().select_related("entry", "agent").order_by("pk"))
@@ -293,7 +299,7 @@ def _transition(
         event(version=version, actor=actor)
     for entry_id in sorted({v.entry_id for v in locked}):
         _refresh_current(KnowledgeEntry.objects.select_for_update().get(pk=entry_id))
-    return len(locked)
+    return locked
 
 
 def _quarantine(version: EntryVersion) -> None:
@@ -333,7 +339,7 @@ def knowledge_quarantine(
     at once — the response to bad material or poisoned content."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
     versions = EntryVersion.objects.filter(query, status__in=[Status.APPROVED, Status.PENDING])
-    return _transition(versions, actor, events.knowledge_version_quarantined, _quarantine)
+    return len(_transition(versions, actor, events.knowledge_version_quarantined, _quarantine))
 
 
 @transaction.atomic
@@ -350,14 +356,20 @@ def knowledge_unquarantine(
     """Put quarantined versions back into the status they had."""
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
     versions = EntryVersion.objects.filter(query, status=Status.QUARANTINED)
-    return _transition(versions, actor, events.knowledge_version_released, _release)
+    released = _transition(versions, actor, events.knowledge_version_released, _release)
+    for version in released:
+        # Back to waiting: it needs a decidable proposal again (its old one may have been
+        # rejected or expired while the version was out of service).
+        if version.status == Status.PENDING:
+            signals.version_pending.send(sender=EntryVersion, version=version)
+    return len(released)
 
 
 @transaction.atomic
 def knowledge_expire(*, now: dt.datetime | None = None) -> int:
     """Mark versions past `valid_until` expired (search never serves them anyway)."""
     versions = EntryVersion.objects.filter(status=Status.APPROVED, valid_until__lte=now or timezone.now())
-    return _transition(versions, Actor.platform("knowledge_expire"), events.knowledge_version_expired, _expire)
+    return len(_transition(versions, Actor.platform("knowledge_expire"), events.knowledge_version_expired, _expire))
 
 
 @transaction.atomic

@@ -352,8 +352,20 @@ def owner_knowledge(request: HttpRequest, slug: str) -> HttpResponse:
         "max_upload": MAX_BYTES,
         "jobs_url": reverse("knowledge-job", kwargs={"slug": agent.slug, "job_id": 0}).removesuffix("0"),
         "js_text": _js_text(),
+        "inbox_url": inbox_url(agent),
     }
     return render(request, "knowledge/owner_knowledge.html", context)
+
+
+def inbox_url(agent: AgentProfile) -> str:
+    """The owner's inbox (approvals' page): a version that waits is decided there, as the L1
+    change proposal filed for it — nothing on the knowledge pages approves."""
+    return f"/owner/{agent.slug}/inbox"
+
+
+# Messages that tell the owner something waits carry this tag; knowledge/_messages.html then
+# links to the inbox.
+INBOX_TAG = "inbox"
 
 
 # --- Unanswered questions and new entries ------------------------------------------------------
@@ -392,6 +404,7 @@ def owner_unanswered(request: HttpRequest, slug: str) -> HttpResponse:
         "withheld": unanswered.withheld,
         "min_askers": unanswered.min_askers,
         "entries": _entry_choices(agent),
+        "inbox_url": inbox_url(agent),
     }
     return render(request, "knowledge/owner_unanswered.html", context)
 
@@ -406,12 +419,12 @@ def failure_text(exc: KnowledgeError) -> str:
     if exc.code == "not_found":
         return gettext("This question has been answered already, or the entry is gone.")
     if exc.code == "not_served":
-        return gettext("Only an approved entry can take a question: approve it first.")
+        return gettext("Only an approved entry can take a question: decide it in your inbox first.")
     return gettext("That did not work. Please try again.")
 
 
 def _failure(request: HttpRequest, exc: KnowledgeError) -> None:
-    messages.error(request, failure_text(exc))
+    messages.error(request, failure_text(exc), extra_tags=INBOX_TAG if exc.code == "not_served" else "")
 
 
 @require_POST
@@ -437,7 +450,9 @@ def owner_unanswered_attach(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         text = gettext("“%(question)s” was added to “%(title)s” (version %(number)s), which waits for your approval.")
     messages.success(
-        request, text % {"question": version.questions[-1], "title": version.title, "number": version.number}
+        request,
+        text % {"question": version.questions[-1], "title": version.title, "number": version.number},
+        extra_tags="" if version.status == Status.APPROVED else INBOX_TAG,
     )
     return HttpResponseRedirect(back)
 
@@ -482,7 +497,8 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
                     text = gettext("“%(title)s” was added and customers are answered with it from now on.")
                 else:
                     text = gettext("“%(title)s” was added and waits for your approval.")
-                messages.success(request, text % {"title": version.title})
+                tag = "" if version.status == Status.APPROVED else INBOX_TAG
+                messages.success(request, text % {"title": version.title}, extra_tags=tag)
                 return HttpResponseRedirect(
                     reverse("owner-knowledge", args=[agent.slug]) + f"?entry={version.entry_id}#history-h"
                 )

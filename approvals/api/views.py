@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from rest_framework import status
@@ -22,7 +23,8 @@ from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.schemas import Actor
 
 from ..authority import Challenge, challenge_verify
-from ..models import ChangeProposal
+from ..authority_events import AttemptStep
+from ..models import ChangeProposal, ProposalStatus
 from ..rules import Origin
 from ..schemas import (
     BoundaryWording,
@@ -48,6 +50,7 @@ from ..services import (
     proposal_rebase,
     proposal_rollback,
 )
+from ..step_up import Attempt, approvals_of, attempt_admit, verify_second_factor
 
 AnyPayload = (
     KnowledgeDraft
@@ -254,11 +257,14 @@ class VerifyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     challenge_id: str
     code: str = Field(description="the 6 digits from the e-mail")
+    totp: str | None = Field(
+        default=None, description="the 6 digits from the owner's authenticator app, where the tenant requires it"
+    )
 
 
 class VerifiedOut(BaseModel):
     token: str
-    assurance: str = Field(description="email_otp")
+    assurance: str = Field(description="email_otp | email_otp+totp")
     expires_at: datetime
 
 
@@ -278,12 +284,15 @@ class DecideIn(BaseModel):
 class DecidedOut(BaseModel):
     status: str = Field(
         description="applied (approved and in effect) | failed (approved, but the compiler refused it: "
-        "`failure_reasons`; nothing published) | rejected"
+        "`failure_reasons`; nothing published) | rejected | pending (two-owner rule: a first L3 approval, recorded)"
     )
-    authorization_id: str
+    authorization_id: str | None = None
     version: int
-    contract_version: int | None = Field(description="L2/L3 applied: the contract version published")
-    failure_reasons: list[str]
+    contract_version: int | None = Field(default=None, description="L2/L3 applied: the contract version published")
+    failure_reasons: list[str] = Field(default_factory=list)
+    awaiting: str | None = Field(default=None, description="second_owner, when the status is pending")
+    approvals: int | None = Field(default=None, description="owners' approvals so far, when pending")
+    detail: str | None = None
 
 
 class VersionIn(BaseModel):
@@ -308,15 +317,22 @@ class ChangeAuthorizeView(APIView):
         responses={
             200: AuthorizeOut,
             400: error_response("`invalid_decision`, `invalid_input`"),
+            403: error_response(
+                "L3: `reauthentication_required` (the sign-in is older than FACADE_STEP_UP_FRESH_SECONDS), "
+                "`totp_enrolment_required`, `same_approver` (two-owner rule); `forbidden` (CSRF)"
+            ),
             409: error_response("`not_pending`"),
-            429: error_response("`too_many_challenges` (with `retry_after`)"),
+            429: error_response("`rate_limited` (the owner's attempts), `too_many_challenges`; with `retry_after`"),
             503: error_response("`email_unavailable`: L3 needs an e-mail that could not be sent (fail closed)"),
-            **_OWNER_ERRORS,
+            **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
         },
     )
     def post(self, request: Request, slug: str, change_id: str) -> Response:
         agent = _owned(request, slug)
+        change = proposal_get(agent=agent, proposal_id=change_id)
         body = _body(request)
+        attempt = _attempt(request, agent, change_id, "authorize", body.get("decision"))
+        attempt_admit(attempt, level=change.level, session=request.session)
         granted = proposal_authorize(
             agent=agent, proposal_id=change_id, owner=request.user, decision=body.get("decision")
         )
@@ -336,12 +352,19 @@ class ChangeVerifyView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        summary="Answer an L3 challenge with the e-mailed code: a one-time token with `email_otp` assurance",
+        summary="Answer an L3 challenge with the e-mailed code (and, where the tenant requires it, an authenticator "
+        "code): a one-time token with `email_otp` (`email_otp+totp`) assurance; the session id rotates",
         request=VerifyIn,
         responses={
             200: VerifiedOut,
             400: WrongCodeOut,
-            403: error_response("`invalid_challenge`: unknown, expired, used, dead or someone else's — alike"),
+            403: error_response(
+                "`invalid_challenge`: unknown, expired, used, dead or someone else's — alike; "
+                "`reauthentication_required`, `totp_enrolment_required`; `forbidden` (CSRF). "
+                "Where the tenant requires an authenticator code: 400 `totp_required` (none sent), "
+                "400 `wrong_totp` (the challenge stays live)"
+            ),
+            429: error_response("`rate_limited` (the owner's attempts), with `retry_after`"),
             **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
         },
     )
@@ -350,6 +373,11 @@ class ChangeVerifyView(APIView):
         proposal_get(agent=agent, proposal_id=change_id)
         body = _body(request)
         challenge_id = body.get("challenge_id")
+        decision = challenge_decision(challenge_id)
+        # Only L3 changes have challenges: the L3 checks apply whatever the change.
+        attempt = _attempt(request, agent, change_id, "verify", decision)
+        attempt_admit(attempt, level=3, session=request.session)
+        device = verify_second_factor(attempt, totp=body.get("totp"))
         # A wrong code answers 400 `wrong_code` with `remaining_attempts` (authority.WrongCode).
         issued = challenge_verify(
             agent=agent,
@@ -357,9 +385,15 @@ class ChangeVerifyView(APIView):
             code=body.get("code"),  # type: ignore[arg-type]
             owner=request.user,
             change_id=change_id,
-            decision=challenge_decision(challenge_id),
+            decision=decision,
+            totp_device=device,
+            totp=body.get("totp"),
         )
-        return Response({"token": issued.token, "assurance": "email_otp", "expires_at": issued.expires_at.isoformat()})
+        # The step-up raised what this session may do: a new session id, the owner still signed in.
+        request.session.cycle_key()
+        return Response(
+            {"token": issued.token, "assurance": issued.assurance, "expires_at": issued.expires_at.isoformat()}
+        )
 
 
 @extend_schema(tags=["approvals"])
@@ -372,17 +406,29 @@ class ChangeDecideView(APIView):
         responses={
             200: DecidedOut,
             400: error_response("`invalid_decision`, `invalid_input`"),
-            403: error_response("`invalid_token`, `assurance_required`, `forbidden` (CSRF)"),
+            403: error_response(
+                "`invalid_token`, `assurance_required`, `forbidden` (CSRF); L3: `reauthentication_required`, "
+                "`totp_enrolment_required`, `same_approver`"
+            ),
             409: error_response(
                 "`version_mismatch` (nothing applied), `not_pending`, `stale_base` (what it replaces changed "
-                "since it was proposed: re-base it; nothing applied, the token is not spent)"
+                "since it was proposed — a contract value, or a knowledge version no longer pending or no longer "
+                "its entry's latest: re-base a contract change; nothing applied, the token is not spent), "
+                "`unknown_version`"
             ),
+            429: error_response("`rate_limited` (the owner's attempts), with `retry_after`"),
             **{k: v for k, v in _OWNER_ERRORS.items() if k != 403},
         },
     )
     def post(self, request: Request, slug: str, change_id: str) -> Response:
         agent = _owned(request, slug)
+        change = proposal_get(agent=agent, proposal_id=change_id)
         body = _body(request)
+        attempt_admit(
+            _attempt(request, agent, change_id, "decide", body.get("decision")),
+            level=change.level,
+            session=request.session,
+        )
         expected = _expected(body)
         proposal = proposal_decide(
             agent=agent,
@@ -392,6 +438,17 @@ class ChangeDecideView(APIView):
             decision=body.get("decision"),
             expected_version=expected,
         )
+        if proposal.status == ProposalStatus.PENDING:
+            # Two-owner rule: this approval is recorded; another owner's decides the change.
+            return Response(
+                {
+                    "status": proposal.status,
+                    "awaiting": "second_owner",
+                    "approvals": approvals_of(proposal),
+                    "detail": gettext("Your approval is recorded. The change now needs the approval of another owner."),
+                    "version": proposal.version,
+                }
+            )
         return Response(
             {
                 "status": proposal.status,
@@ -450,3 +507,7 @@ class ChangeRollbackView(APIView):
             agent=agent, proposal_id=change_id, actor=Actor.human(request.user.pk), owner=request.user
         )
         return Response(proposal_view(proposal), status=status.HTTP_201_CREATED)
+
+
+def _attempt(request: Request, agent: AgentProfile, change_id: str, step: AttemptStep, decision: object) -> Attempt:
+    return Attempt(agent=agent, change_id=change_id, owner=request.user, step=step, decision=str(decision or "")[:16])

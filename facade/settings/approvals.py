@@ -1,7 +1,7 @@
 """The decision authority: how long one-time decision tokens and emailed codes live, how many
 wrong codes a challenge takes and how many challenges an owner may start for one change."""
 
-from .env import env_int
+from .env import env_int, env_str
 
 FACADE_DECISION_TOKEN_SECONDS = env_int("FACADE_DECISION_TOKEN_SECONDS", 300)
 FACADE_OTP_CODE_SECONDS = env_int("FACADE_OTP_CODE_SECONDS", 600)
@@ -12,3 +12,8 @@ FACADE_OTP_CHALLENGE_WINDOW_SECONDS = env_int("FACADE_OTP_CHALLENGE_WINDOW_SECON
 # The code is sent inside the request: the SMTP connection may take this long before the
 # challenge fails closed (email_unavailable).
 FACADE_OTP_EMAIL_TIMEOUT = env_int("FACADE_OTP_EMAIL_TIMEOUT", 10)
+# An L3 decision (authorize, verify, decide) needs a sign-in at most this old; after the code is
+# verified the session id rotates.
+FACADE_STEP_UP_FRESH_SECONDS = env_int("FACADE_STEP_UP_FRESH_SECONDS", 900)
+# Authorisation attempts (authorize + verify + decide, any level) per owner: COUNT/SECONDS.
+FACADE_RATE_AUTHORITY = env_str("FACADE_RATE_AUTHORITY", "30/900")

@@ -28,6 +28,11 @@ class TenantTotpRequirementChanged(EventPayload):
     required: bool
 
 
+class TenantL3PolicyChanged(EventPayload):
+    l3_requires_totp: bool
+    l3_requires_two_owners: bool
+
+
 class MembershipGranted(EventPayload):
     user_id: int
     role: str
@@ -70,6 +75,14 @@ TENANT_TOTP_REQUIREMENT_CHANGED = register(
     entity_type="tenant",
     payload=TenantTotpRequirementChanged,
     description="The tenant started or stopped requiring its owners to sign in with an authenticator code.",
+)
+TENANT_L3_POLICY_CHANGED = register(
+    "tenant.l3_policy_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantL3PolicyChanged,
+    description="The tenant changed what an L3 decision needs: an authenticator code besides the e-mailed one, "
+    "and/or the approval of two different owners.",
 )
 MEMBERSHIP_GRANTED = register(
     "membership.granted",
@@ -146,6 +159,13 @@ def tenant_created(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
 def tenant_totp_requirement_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
     payload = TenantTotpRequirementChanged(required=tenant.owners_require_totp)
     return _append(TENANT_TOTP_REQUIREMENT_CHANGED, tenant.pk, tenant.pk, actor, payload)
+
+
+def tenant_l3_policy_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
+    payload = TenantL3PolicyChanged(
+        l3_requires_totp=tenant.l3_requires_totp, l3_requires_two_owners=tenant.l3_requires_two_owners
+    )
+    return _append(TENANT_L3_POLICY_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
 def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent:

@@ -18,6 +18,10 @@ class Tenant(models.Model):
     # Its owners sign in with a password and a code from an authenticator app; one without an
     # authenticator is sent to enrol one before any owner page or API answers them.
     owners_require_totp = models.BooleanField(default=False)
+    # An L3 decision needs, besides the e-mailed code, a code from the owner's authenticator.
+    l3_requires_totp = models.BooleanField(default=False)
+    # An L3 approval needs two different owners, each with their own token and code.
+    l3_requires_two_owners = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -47,6 +47,28 @@ def tenant_totp_require(*, tenant: Tenant, required: bool, actor: Actor) -> Tena
 
 
 @transaction.atomic
+def tenant_l3_policy_set(
+    *, tenant: Tenant, requires_totp: bool | None = None, requires_two_owners: bool | None = None, actor: Actor
+) -> Tenant:
+    """What an L3 decision needs in this tenant beyond the e-mailed code: an authenticator code
+    (`requires_totp`) and/or two different owners' approvals (`requires_two_owners`); None leaves
+    a setting as it is.  Setting what is already set writes nothing."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    wanted = {
+        "l3_requires_totp": tenant.l3_requires_totp if requires_totp is None else requires_totp,
+        "l3_requires_two_owners": tenant.l3_requires_two_owners if requires_two_owners is None else requires_two_owners,
+    }
+    changed = [name for name, value in wanted.items() if getattr(tenant, name) != value]
+    if not changed:
+        return tenant
+    for name in changed:
+        setattr(tenant, name, wanted[name])
+    tenant.save(update_fields=changed)
+    events.tenant_l3_policy_changed(tenant=tenant, actor=actor)
+    return tenant
+
+
+@transaction.atomic
 def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Actor) -> Membership:
     role = Role(role)
     membership, created = Membership.objects.get_or_create(user=user, tenant=tenant, defaults={"role": role})

@@ -9,6 +9,8 @@ from typing import Any
 from django.db import transaction
 
 from approvals.contract import live_terms
+from approvals.knowledge_proposals import from_owner_chat
+from approvals.selectors import knowledge_proposal_ids
 from facade.tenancy.policy import NotFound
 from facade.tenancy.rules import Audience
 from knowledge.extract import ExtractError, extract_text
@@ -185,7 +187,8 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
         return _malformed(problem)
     try:
         extracted = extract_text(args.title, args.text)
-        with transaction.atomic():
+        # What waits is filed as a proposal from the owner's chat (origin owner_dialogue).
+        with transaction.atomic(), from_owner_chat(ctx.session.pk):
             outcome = knowledge_ingest(
                 agent=ctx.agent,
                 extracted=extracted,
@@ -212,16 +215,17 @@ def _owner_entry(ctx: ToolContext, *, title: str, text: str, kind: str) -> ToolR
     """A knowledge version from the owner face (source: this owner dialogue and run); the L1
     rule decides whether it takes effect now or waits for review."""
     try:
-        version = entry_propose(
-            agent=ctx.agent,
-            title=title,
-            body=text,
-            kind=kind,
-            actor=session_actor(ctx.session),
-            source=SourceIn(
-                type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
-            ),
-        )
+        with from_owner_chat(ctx.session.pk):
+            version = entry_propose(
+                agent=ctx.agent,
+                title=title,
+                body=text,
+                kind=kind,
+                actor=session_actor(ctx.session),
+                source=SourceIn(
+                    type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
+                ),
+            )
     except KnowledgeError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
     return ToolResult(
@@ -284,6 +288,8 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     pending: list[EntryVersion] = list(pending_versions(ctx.agent)[:50])
     from_customers = [v for v in pending if v.source_type == SourceType.CUSTOMER]
     owned = [v for v in pending if v.source_type != SourceType.CUSTOMER]
+    # Each is decided as its L1 proposal (`approve <change_id>`), never here.
+    changes = knowledge_proposal_ids(agent=ctx.agent, version_ids=[v.pk for v in owned[:20]])
     return ToolResult(
         Outcome.OK,
         {
@@ -292,7 +298,13 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
                 "changes": [{"id": p.pk, "kind": p.kind, "level": p.level, "summary": p.summary} for p in proposals],
             },
             "pending_knowledge": [
-                {"entry_id": v.entry_id, "version": v.number, "title": v.title, "kind": v.entry.kind}
+                {
+                    "entry_id": v.entry_id,
+                    "version": v.number,
+                    "title": v.title,
+                    "kind": v.entry.kind,
+                    "change_id": changes.get(v.pk),
+                }
                 for v in owned[:20]
             ],
             "customer_candidates": {

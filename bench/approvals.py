@@ -1,0 +1,414 @@
+"""Contract publish benchmark on PostgreSQL (`make bench`; issue 12).
+
+1. Publish time.  For each size (default 100, 10,000 and 100,000) an agent of its own gets that
+   many open customer sessions on its live contract version (each with its customer, written in
+   one INSERT … SELECT), then `contract_compile` publishes a pricing change — the whole service
+   call, commit included, is the publish time.  Repeated `--repeats` times per size (fresh open
+   sessions each time; the ones closed before stay in the table, as they would in production);
+   prints each time, the median, how much of it the set-based close (`_close_sessions_on_old_
+   versions`, timed in place) took, and the ratio largest / smallest (target ≤ 10×).  After every
+   publish it checks that every session on the old version is closed with reason
+   `contract_republished` and that no open customer session is left on another version, and
+   stops with an error if not.  Then the smallest size again on the largest size's agent, its
+   closed sessions in the table (what finding the sessions to close costs).  With `--explain` it
+   also prints EXPLAIN (ANALYZE, BUFFERS, WAL) of the close statement over the smallest and the
+   largest size on that agent (each in a transaction rolled back).
+2. A customer's turn while publishes run.  One customer of a seeded agent (bench/chat.py's 50
+   approved entries and its mix of questions) takes turns one after another in this process
+   through the runtime (`turn_handle`, the offline model, guard and ledger as in production), the
+   way bench/chat.py's in-process measurement drives them.  Half of the phases run alone, half
+   while a thread of this process publishes continuously to the same agent: reopen
+   `--background` (default 10,000) customer sessions on the live version, publish a pricing
+   change (which closes them and the customer's own session), again.  When the customer's
+   session was closed under it, the turn opens a new session and sends again (what the chat page
+   does), and that turn's time includes both.  Phases alternate (alone, publishing, publishing,
+   alone, …).  Prints p50/p95 of both and the p95 ratio (target ≤ 1.5×).
+
+It uses its own database (default facade_bench_approvals on DATABASE_URL's server), created
+afresh and dropped at the end (`--keep` keeps it), and Redis db 12 (FACADE_BENCH_APPROVALS_REDIS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fresh_db import drop_database, prepare_database  # noqa: E402
+
+# The background sessions of part 2 carry this creation time, so the publisher finds them again.
+MARK = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+
+FILL = """
+WITH c AS (
+    INSERT INTO tenancy_customer (id, tenant_id, trust, created_at)
+    SELECT gen_random_uuid(), %(tenant)s, 50, %(at)s FROM generate_series(1, %(count)s)
+    RETURNING id
+)
+INSERT INTO dialogue_dialoguesession (id, tenant_id, agent_id, audience, principal_type, user_id, customer_id, peer_id,
+                                      status, preview, contract_version, closed_reason, created_at, last_activity_at)
+SELECT gen_random_uuid(), %(tenant)s, %(agent)s, 'customer', 'customer', NULL, c.id, NULL,
+       'open', false, %(version)s, '', %(at)s, %(at)s
+FROM c
+"""
+
+REOPEN = """
+UPDATE dialogue_dialoguesession SET status = 'open', closed_reason = '', contract_version = %(version)s
+WHERE agent_id = %(agent)s AND created_at = %(at)s
+"""
+
+# What `_close_sessions_on_old_versions` sends (Django writes `exclude(contract_version=v)` so).
+CLOSE = """
+UPDATE dialogue_dialoguesession SET status = 'closed', closed_reason = 'contract_republished'
+WHERE agent_id = %(agent)s AND audience = 'customer' AND status = 'open'
+  AND NOT (contract_version = %(version)s AND contract_version IS NOT NULL)
+"""
+
+CHECK = """
+SELECT count(*) FILTER (WHERE contract_version = %(old)s AND status = 'open'),
+       count(*) FILTER (WHERE contract_version = %(old)s AND status = 'closed'
+                              AND closed_reason = 'contract_republished'),
+       count(*) FILTER (WHERE status = 'open' AND contract_version IS DISTINCT FROM %(new)s)
+FROM dialogue_dialoguesession WHERE agent_id = %(agent)s AND audience = 'customer'
+"""
+
+
+def _prepare() -> None:
+    prepare_database(
+        script="bench/approvals.py", env_name="FACADE_BENCH_APPROVALS_DB", default_name="facade_bench_approvals"
+    )
+    os.environ["REDIS_URL"] = os.environ.get("FACADE_BENCH_APPROVALS_REDIS", "redis://127.0.0.1:6379/12")
+    os.environ["FACADE_LLM_PROVIDER"] = "offline"
+    os.environ["FACADE_DAILY_MODEL_CALLS"] = str(10**9)
+
+
+def pct(values: list[float], p: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1] * 1000
+
+
+def _sql(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+def _pricing(n: int) -> dict[str, Any]:
+    return {"pricing": {"currency": "EUR", "items": [{"name": "Framing", "amount": f"{30 + n % 50}.00"}]}}
+
+
+class CloseTimer:
+    """Times `_close_sessions_on_old_versions` inside the publish (wrapped in place, restored on exit)."""
+
+    def __init__(self) -> None:
+        self.spent: dict[int, float] = {}
+
+    def __enter__(self) -> CloseTimer:
+        from approvals import contract
+
+        self.original: Callable[..., int] = contract._close_sessions_on_old_versions
+
+        def timed(**kwargs: Any) -> int:
+            started = time.perf_counter()
+            try:
+                return self.original(**kwargs)
+            finally:
+                self.spent[threading.get_ident()] = time.perf_counter() - started
+
+        contract._close_sessions_on_old_versions = timed
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from approvals import contract
+
+        contract._close_sessions_on_old_versions = self.original
+
+    def last(self) -> float:
+        return self.spent.get(threading.get_ident(), 0.0)
+
+
+def publish_once(agent: Any, size: int, n: int, actor: Any, timer: CloseTimer) -> tuple[float, float]:
+    """Open `size` customer sessions on the live version, publish a pricing change, check that it
+    closed exactly those; (publish, close) seconds."""
+    from approvals.contract import contract_compile, live_contract
+
+    live = live_contract(agent)
+    assert live is not None
+    at = dt.datetime.now(dt.UTC)
+    _sql(FILL, {"tenant": agent.tenant_id, "agent": agent.pk, "count": size, "version": live.version, "at": at})
+    _sql("ANALYZE dialogue_dialoguesession", {})
+    started = time.perf_counter()
+    published = contract_compile(agent=agent, changes=_pricing(n), actor=actor, caused_by="bench")
+    spent = time.perf_counter() - started
+    still_open, closed, stray = _sql(CHECK, {"agent": agent.pk, "old": live.version, "new": published.version})[0]
+    if still_open or closed != size or stray or published.version != live.version + 1:
+        raise SystemExit(
+            f"publish of version {published.version} with {size} open sessions on version "
+            f"{live.version}: {still_open} still open, {closed} closed with contract_republished, "
+            f"{stray} open on another version"
+        )
+    return spent, timer.last()
+
+
+def publish_times(sizes: list[int], repeats: int, actor: Any) -> dict[str, list[tuple[float, float]]]:
+    """(publish, close) seconds per repetition, per size; then, on the largest size's agent (its
+    closed sessions now in the table), the smallest size again."""
+    from facade.tenancy.services import agent_create, tenant_create
+
+    out: dict[str, list[tuple[float, float]]] = {}
+    agent = None
+    with CloseTimer() as timer:
+        for size in sizes:
+            tenant = tenant_create(slug=f"publish-{size}", name=f"Publish {size}", actor=actor)
+            agent = agent_create(tenant=tenant, slug=f"publish-{size}", name=f"Publish {size}", actor=actor)
+            out[str(size)] = [publish_once(agent, size, rep, actor, timer) for rep in range(repeats)]
+        assert agent is not None
+        history = f"{min(sizes)} (+{repeats * max(sizes)} closed)"
+        out[history] = [publish_once(agent, min(sizes), repeats + rep, actor, timer) for rep in range(repeats)]
+    return out
+
+
+def explain_close(agent_of: int, size: int) -> list[str]:
+    """EXPLAIN (ANALYZE, BUFFERS, WAL) of the close over `size` open sessions of the agent of
+    size `agent_of`, rolled back."""
+    from django.db import transaction
+
+    from approvals.contract import live_contract
+    from facade.tenancy.models import AgentProfile
+
+    agent = AgentProfile.objects.get(slug=f"publish-{agent_of}")
+    live = live_contract(agent)
+    assert live is not None
+    lines: list[str] = []
+
+    class Rollback(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            at = dt.datetime.now(dt.UTC)
+            _sql(
+                FILL,
+                {"tenant": agent.tenant_id, "agent": agent.pk, "count": size, "version": live.version - 1, "at": at},
+            )
+            _sql("ANALYZE dialogue_dialoguesession", {})
+            rows = _sql("EXPLAIN (ANALYZE, BUFFERS, WAL) " + CLOSE, {"agent": agent.pk, "version": live.version})
+            lines = [str(r[0]) for r in rows]
+            raise Rollback
+    except Rollback:
+        pass
+    return lines
+
+
+class Publisher(threading.Thread):
+    """Publishes to one agent continuously: reopen the background sessions on the live version,
+    publish a pricing change (closing them), again, until stopped."""
+
+    def __init__(self, agent_id: int, actor: Any, timer: CloseTimer) -> None:
+        super().__init__(daemon=True)
+        self.agent_id, self.actor, self.timer = agent_id, actor, timer
+        self.stop = threading.Event()
+        self.publishes: list[tuple[float, float]] = []
+        self.busy = 0.0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from django.db import connection
+
+        from approvals.contract import contract_compile, live_contract
+        from facade.tenancy.models import AgentProfile
+
+        try:
+            agent = AgentProfile.objects.get(pk=self.agent_id)
+            n = 0
+            while not self.stop.is_set():
+                live = live_contract(agent)
+                assert live is not None
+                _sql(REOPEN, {"agent": agent.pk, "version": live.version, "at": MARK})
+                started = time.perf_counter()
+                contract_compile(agent=agent, changes=_pricing(n), actor=self.actor, caused_by="bench")
+                spent = time.perf_counter() - started
+                self.publishes.append((spent, self.timer.last()))
+                n += 1
+        except BaseException as exc:  # reported by the main thread
+            self.error = exc
+        finally:
+            connection.close()
+
+
+def customer_turns(agent: Any, texts: list[str]) -> tuple[list[float], list[float], int]:
+    """One customer's turns one after another; a turn whose session a publish closed opens a new
+    session and sends again.  Returns each turn's seconds, those of the turns that found their
+    session open, and how many sessions the turns opened so."""
+    from facade.dialogue.runtime.loop import turn_handle
+    from facade.dialogue.services import session_open
+    from facade.errors import ApplicationError
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
+    customer = customer_create(tenant=agent.tenant)
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer)
+    latencies: list[float] = []
+    undisturbed: list[float] = []
+    reopened = 0
+    for text in texts:
+        started = time.perf_counter()
+        before = reopened
+        for attempt in range(5):
+            try:
+                turn_handle(session=session, text=text)
+                break
+            except ApplicationError as exc:
+                # Publishes follow each other closely here: a new session may be closed again.
+                if exc.code != "session_closed" or attempt == 4:
+                    raise
+                session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer)
+                reopened += 1
+        latencies.append(time.perf_counter() - started)
+        if reopened == before:
+            undisturbed.append(latencies[-1])
+    return latencies, undisturbed, reopened
+
+
+def turn_ratio(args: argparse.Namespace, actor: Any) -> None:
+    from chat import script as chat_script
+    from chat import seed
+    from django.db import connection
+
+    from approvals.contract import live_contract
+    from facade.tenancy.models import AgentProfile
+
+    seed(0)  # the chat benchmark's agent (bench-frames) and its 50 approved entries
+    agent = AgentProfile.objects.select_related("tenant").get(slug="bench-frames")
+    live = live_contract(agent)
+    assert live is not None
+    _sql(
+        FILL,
+        {"tenant": agent.tenant_id, "agent": agent.pk, "count": args.background, "version": live.version, "at": MARK},
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    customer_turns(agent, [t for _k, t in chat_script(1, 30)])  # warm
+
+    alone: list[float] = []
+    loaded: list[float] = []
+    kept: list[float] = []
+    reopened = 0
+    publishes: list[tuple[float, float]] = []
+    loaded_wall = busy = 0.0
+    with CloseTimer() as timer:
+        for phase in range(2 * args.rounds):
+            texts = [t for _k, t in chat_script(100 + phase, args.turns)]
+            publishing = phase % 4 in (1, 2)
+            if not publishing:
+                alone += customer_turns(agent, texts)[0]
+                continue
+            publisher = Publisher(agent.pk, actor, timer)
+            publisher.start()
+            time.sleep(0.2)  # the first reopen and publish are under way
+            started = time.perf_counter()
+            latencies, undisturbed, n = customer_turns(agent, texts)
+            loaded_wall += time.perf_counter() - started
+            publisher.stop.set()
+            publisher.join()
+            if publisher.error is not None:
+                raise SystemExit(f"the publisher failed: {publisher.error!r}")
+            loaded += latencies
+            kept += undisturbed
+            reopened += n
+            publishes += publisher.publishes
+            busy += sum(p for p, _c in publisher.publishes)
+    print(
+        f"  customer turns (in-process, offline model), {len(alone)} alone and {len(loaded)} while publishing "
+        f"(each publish closing {args.background} background sessions and the customer's own):"
+    )
+    print(f"    {'':34}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    print(f"    {'alone':34}{pct(alone, 50):9.1f}{pct(alone, 95):9.1f}{1000 * max(alone):9.1f}")
+    print(f"    {'while publishing':34}{pct(loaded, 50):9.1f}{pct(loaded, 95):9.1f}{1000 * max(loaded):9.1f}")
+    if len(kept) >= 2:
+        print(
+            f"    {'  turns whose session stayed open':34}"
+            f"{pct(kept, 50):9.1f}{pct(kept, 95):9.1f}{1000 * max(kept):9.1f}"
+        )
+    if publishes:
+        pubs = [p for p, _c in publishes]
+        print(
+            f"    publishes meanwhile: {len(pubs)} (median {1000 * statistics.median(pubs):.0f} ms, "
+            f"close {1000 * statistics.median(c for _p, c in publishes):.0f} ms); a publish was running "
+            f"{100 * min(busy / max(loaded_wall, 1e-9), 1):.0f}% of the time; the customer's session was found "
+            f"closed {reopened} times (a new one opened and the message sent again)"
+        )
+    ratio = pct(loaded, 95) / pct(alone, 95)
+    print(f"    ratio p95 publishing/alone {ratio:6.2f}   (target <= 1.50: {'met' if ratio <= 1.5 else 'NOT met'})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100,10000,100000", help="open sessions on the old version, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3, help="publishes per size")
+    parser.add_argument("--background", type=int, default=10_000, help="sessions each publish of part 2 closes")
+    parser.add_argument("--turns", type=int, default=250, help="customer turns per phase of part 2")
+    parser.add_argument("--rounds", type=int, default=2, help="pairs of phases (alone, publishing) in part 2")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the close over the largest size")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark's database")
+    parser.add_argument("--skip-turns", action="store_true", help="measure the publish times only")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    _prepare()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from facade.tenancy.schemas import Actor
+
+    call_command("migrate", verbosity=0)
+    actor = Actor.platform("bench")
+    try:
+        print(f"contract publish benchmark on PostgreSQL, {args.repeats} publishes per size")
+        times = publish_times(sizes, args.repeats, actor)
+        print(f"  {'open sessions':>26}{'publish ms (each)':>30}{'median':>9}{'close median':>14}")
+        for label, runs in times.items():
+            each = " ".join(f"{1000 * p:7.1f}" for p, _c in runs)
+            print(
+                f"  {label:>26}{each:>30}{1000 * statistics.median(p for p, _c in runs):9.1f}"
+                f"{1000 * statistics.median(c for _p, c in runs):14.1f}"
+            )
+        small, large = times[str(min(sizes))], times[str(max(sizes))]
+        ratio = statistics.median(p for p, _c in large) / statistics.median(p for p, _c in small)
+        rest = statistics.median(p - c for p, c in large) / statistics.median(p - c for p, c in small)
+        print(
+            f"  ratio {max(sizes)}/{min(sizes)} publish median {ratio:6.1f}x   "
+            f"(target <= 10: {'met' if ratio <= 10 else 'NOT met'}); every session on the old version was closed "
+            "with contract_republished"
+        )
+        print(f"  the same ratio of the publish without its close (publish - close): {rest:5.1f}x")
+        if args.explain:
+            for size in (min(sizes), max(sizes)):
+                print(
+                    f"  EXPLAIN (ANALYZE, BUFFERS, WAL) of the close over {size} open sessions "
+                    f"(the agent of {max(sizes)}, its closed sessions in the table; rolled back):"
+                )
+                for line in explain_close(max(sizes), size):
+                    print(f"    {line}")
+        if not args.skip_turns:
+            turn_ratio(args, actor)
+    finally:
+        if not args.keep:
+            drop_database()
+
+
+if __name__ == "__main__":
+    main()
