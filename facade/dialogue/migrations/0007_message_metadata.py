@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('dialogue', '0005_session_contract_version'),
+        ('dialogue', '0006_session_open_customer_index'),
     ]
 
     operations = [
