@@ -26,6 +26,7 @@ run: export FACADE_PORT := $(PORT)
 run: export FACADE_PUBLIC_URL ?= http://$(HOST):$(PORT)
 run: export SESSION_COOKIE_SECURE ?= false
 run: export CSRF_COOKIE_SECURE ?= false
+run: export FACADE_DEMO_OUTBOX ?= true
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo

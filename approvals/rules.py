@@ -3,6 +3,7 @@ level depends only on what the payload touches, never on what a model claims."""
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum, StrEnum
 
 from .schemas import Kind
@@ -66,3 +67,21 @@ def who_decides(origin: str, kind: str, level: int, touches_commitments: bool) -
     if level == Level.L2 and Kind(kind) != Kind.BOUNDARY_WORDING and not touches_commitments:
         return Requires.OWNER_DIRECT
     return Requires.OWNER_APPROVAL
+
+
+# The owner's own words for a decision in the owner chat: "approve chg_…" / "reject chg_…" (also
+# 批准 / 同意 / 拒绝 / 驳回).  They only bring up the proposal's card with its buttons; the
+# decision itself is the card's (a token, or the e-mailed code for L3), never the model's.
+_DECISION_WORDS = re.compile(
+    r"^\s*(?P<word>approve|reject|批准|同意|拒绝|驳回)\s*[:：]?\s*(?P<id>chg_[A-Za-z0-9_-]{4,40})\s*[.!。！]?\s*$",
+    re.IGNORECASE,
+)
+_APPROVING = frozenset({"approve", "批准", "同意"})
+
+
+def decision_words(text: str) -> tuple[str, str] | None:
+    """`("approve"|"reject", "chg_…")` when the message is exactly such a decision, else None."""
+    match = _DECISION_WORDS.match(text or "")
+    if match is None:
+        return None
+    return ("approve" if match.group("word").lower() in _APPROVING else "reject"), match.group("id")

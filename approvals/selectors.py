@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from typing import Any
+
+from django.db.models import F, QuerySet
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import NotFound
@@ -25,6 +27,45 @@ def proposal_get(*, agent: AgentProfile, proposal_id: str) -> ChangeProposal:
 
 
 STATUSES = [s.value for s in ProposalStatus]
+
+
+def proposal_card(proposal: ChangeProposal) -> dict[str, Any]:
+    """A proposal as a card: the one dict the owner face puts into a reply's metadata and a tool
+    answers the model with (the page renders the card itself from the proposal's id).  What would
+    change, who decides and where it stands — never a token or a code."""
+    return {
+        "id": proposal.pk,
+        "kind": proposal.kind,
+        "level": proposal.level,
+        "status": proposal.status,
+        "version": proposal.version,
+        "summary": proposal.summary,
+        "requires": proposal.requires,
+        "origin": proposal.origin,
+        "payload": proposal.payload,
+        "evidence": proposal.evidence,
+        "contract_version": proposal.contract_version,
+        "failure_reasons": list(proposal.failure_reasons or []),
+        "rollback_of": proposal.rollback_of_id,
+    }
+
+
+def pending_proposals(*, agent: AgentProfile, limit: int = 200) -> QuerySet[ChangeProposal]:
+    """What waits for the owner's decision, oldest first (the first made is the first to expire)."""
+    return ChangeProposal.objects.filter(agent=agent, status=ProposalStatus.PENDING).order_by("created_at")[:limit]
+
+
+def pending_count(*, agent: AgentProfile) -> int:
+    return ChangeProposal.objects.filter(agent=agent, status=ProposalStatus.PENDING).count()
+
+
+def recently_decided(*, agent: AgentProfile, limit: int = 30) -> QuerySet[ChangeProposal]:
+    """Proposals no longer pending, the latest decided (or expired) first."""
+    return (
+        ChangeProposal.objects.filter(agent=agent)
+        .exclude(status=ProposalStatus.PENDING)
+        .order_by(F("decided_at").desc(nulls_last=True), "-created_at")[:limit]
+    )
 
 
 def knowledge_proposal_ids(*, agent: AgentProfile, version_ids: list[int]) -> dict[int, str]:

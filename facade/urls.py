@@ -108,6 +108,8 @@ urlpatterns = [
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
     # owner-knowledge, owner-knowledge-new, owner-unanswered, owner-unanswered-attach
     path("owner/<slug:slug>/", include("knowledge.urls")),
+    # owner-inbox, owner-inbox-card, owner-outbox
+    path("owner/<slug:slug>/", include("approvals.urls")),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),

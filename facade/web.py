@@ -17,6 +17,8 @@ from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from approvals.selectors import pending_count
+from approvals.web import approvals_texts, outbox_enabled
 from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import LEDGER_READERS, AgentPolicy, NotFound, TenantPolicy
@@ -24,9 +26,9 @@ from knowledge.selectors import unanswered_count
 
 
 def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
-    """The agents the user owns, each with what waits for its owner: requests whose next actor
-    is the business, and the topics of questions nothing answered that its Unanswered questions
-    page lists (previews left out)."""
+    """The agents the user owns, each with what waits for its owner: change proposals to decide,
+    requests whose next actor is the business, and the topics of questions nothing answered that
+    its Unanswered questions page lists (previews left out)."""
     agents = AgentPolicy.owned(user).select_related("tenant").order_by("slug")
     return [
         {
@@ -34,6 +36,7 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
             "requests_waiting": requests_waiting_for_owner(agent=agent),
             "unanswered": unanswered_count(agent),
             "unanswered_url": reverse("owner-unanswered", args=[agent.slug]),
+            "changes_waiting": pending_count(agent=agent),
         }
         for agent in agents
     ]
@@ -43,6 +46,7 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
         "ledger_tenants": TenantPolicy.with_roles(request.user, LEDGER_READERS).order_by("slug"),
+        "demo_outbox": outbox_enabled(),
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).
         "verify_text": {
@@ -169,7 +173,11 @@ def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:
         agent = AgentPolicy.get_owned(request.user, slug)
     except NotFound as exc:
         raise Http404("no such agent among those you own") from exc
-    return render(request, "owner_chat.html", chat_context(agent, "owner"))
+    context = chat_context(agent, "owner")
+    # Proposal cards in replies are the inbox's own (approvals/web.py), loaded by their id.
+    context["chat"]["cardUrl"] = reverse("owner-inbox-card", args=[agent.slug, "__id__"])
+    context["approvals_text"] = approvals_texts()
+    return render(request, "owner_chat.html", context)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

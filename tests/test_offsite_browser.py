@@ -42,6 +42,7 @@ NOT_PAGES = {
     "owner-request-move": "POST only: a move button on the Requests page, opened below",
     "owner-request-reply": "POST only: the reply form on the Requests page, opened below",
     "owner-unanswered-attach": "POST only: the attach form on the Unanswered questions page, opened below",
+    "owner-inbox-card": "one change card (an HTML fragment) that the inbox page and the owner chat load",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }
@@ -144,9 +145,14 @@ def sign_in(page: Any, site: str, email: str, password: str, button: str) -> Non
 
 
 def test_no_page_requests_anything_from_another_host(
-    browser: Any, site: str, world: TenantWorld, tmp_path: Path
+    browser: Any, site: str, world: TenantWorld, tmp_path: Path, settings: Any
 ) -> None:
     from facade.tenancy.services import user_ensure
+
+    # The demo outbox is a page too, when the demo flag is on and e-mail goes to files.
+    settings.FACADE_DEMO_OUTBOX = True
+    settings.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    settings.EMAIL_FILE_PATH = str(tmp_path / "outbox")
 
     user_ensure(email="operator@platform.test", password="pw-operator", is_staff=True, is_superuser=True)
     slug = world.agent.slug

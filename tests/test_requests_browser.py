@@ -43,8 +43,9 @@ def shop(server: str, transactional_db: Any, _async_unsafe_allowed: None) -> dic
 class Watched:
     """A browser context whose pages may break no CSP rule and ask nothing of another host."""
 
-    def __init__(self, browser: Any, site: str, phone: bool = False) -> None:
-        options: dict[str, Any] = {"viewport": PHONE, "is_mobile": True, "has_touch": True} if phone else {}
+    def __init__(self, browser: Any, site: str, phone: bool = False, **options: Any) -> None:
+        if phone:
+            options = {"viewport": PHONE, "is_mobile": True, "has_touch": True, **options}
         self.context = browser.new_context(**options)
         self.context.set_default_timeout(TIMEOUT_MS)
         self.csp = watch_csp(self.context)

@@ -80,6 +80,9 @@ class Message(models.Model):
     reply_to = models.OneToOneField("self", on_delete=models.CASCADE, null=True, blank=True, related_name="reply")
     citations = models.JSONField(default=list, blank=True)
     stop_reason = models.CharField(max_length=32, blank=True, default="")
+    # Owner-face replies: what the page shows beside the text, e.g. {"cards": [proposal card, …]}
+    # (approvals.selectors.proposal_card) — never a token or a code.
+    metadata = models.JSONField(default=dict, blank=True)
     # An owner's reply to a request (role "owner"): the request it answers.
     request = models.ForeignKey(
         "CustomerRequest", on_delete=models.CASCADE, null=True, blank=True, related_name="owner_replies"

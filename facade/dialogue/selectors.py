@@ -31,7 +31,13 @@ def reply_view(reply: Message | None) -> dict[str, Any] | None:
     """The agent's reply as both edges send it: its text, what it cited and why the run stopped."""
     if reply is None:
         return None
-    return {"id": reply.pk, "text": reply.text, "citations": reply.citations, "stop_reason": reply.stop_reason}
+    return {
+        "id": reply.pk,
+        "text": reply.text,
+        "citations": reply.citations,
+        "stop_reason": reply.stop_reason,
+        "cards": (reply.metadata or {}).get("cards", []),
+    }
 
 
 def request_view(request: Any) -> dict[str, Any]:
@@ -71,6 +77,7 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
             "client_message_id": m.client_message_id,
             "citations": m.citations,
             "stop_reason": m.stop_reason,
+            "cards": (m.metadata or {}).get("cards", []),
             "created_at": m.created_at.isoformat(),
         }
         for m in reversed(Message.objects.filter(session=session).order_by("-pk")[:500])

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import uuid
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from http import HTTPStatus
 from typing import Any, Literal, TypeVar
 
@@ -450,6 +451,7 @@ class RunOutcome:
     guard_category: str  # the guard's category when the reply was replaced, else ""
     text: str  # the reply the principal gets
     citations: list[dict[str, Any]]
+    metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
 
 
 @transaction.atomic
@@ -479,6 +481,7 @@ def run_finish(
                 "text": outcome.text,
                 "message": run.message_id,
                 "citations": json.dumps(outcome.citations, ensure_ascii=False),
+                "metadata": json.dumps(outcome.metadata, ensure_ascii=False),
                 "stop_reason": outcome.stop_reason,
                 "now": now,
                 "run": run.pk,
@@ -510,6 +513,7 @@ def run_finish(
             reply_to_id=run.message_id,
             citations=outcome.citations,
             stop_reason=outcome.stop_reason,
+            metadata=outcome.metadata,
             created_at=now,
         )
     else:
@@ -520,6 +524,7 @@ def run_finish(
             reply_to_id=run.message_id,
             citations=outcome.citations,
             stop_reason=outcome.stop_reason,
+            metadata=outcome.metadata,
         )
         run.save(
             update_fields=[

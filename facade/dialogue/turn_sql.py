@@ -37,8 +37,8 @@ WITH s AS (
     RETURNING id
 ), m AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
-                                  created_at)
-    SELECT s.id, 'principal', %(text)s, %(cid)s, NULL, '[]'::jsonb, '', %(now)s FROM s
+                                  metadata, created_at)
+    SELECT s.id, 'principal', %(text)s, %(cid)s, NULL, '[]'::jsonb, '', '{}'::jsonb, %(now)s FROM s
     ON CONFLICT (session_id, client_message_id) WHERE NOT (client_message_id = '') DO NOTHING
     RETURNING id
 ), b AS (
@@ -71,8 +71,9 @@ RETURNING model_calls
 FINISH = """
 WITH reply AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
-                                  created_at)
-    VALUES (%(session)s, 'agent', %(text)s, '', %(message)s, %(citations)s::jsonb, %(stop_reason)s, %(now)s)
+                                  metadata, created_at)
+    VALUES (%(session)s, 'agent', %(text)s, '', %(message)s, %(citations)s::jsonb, %(stop_reason)s,
+            %(metadata)s::jsonb, %(now)s)
     RETURNING id
 ), run AS (
     UPDATE dialogue_run SET status = %(status)s, stop_reason = %(stop_reason)s, needs_input = %(needs_input)s,

@@ -16,3 +16,8 @@ if EMAIL_HOST:
 else:
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     EMAIL_FILE_PATH = str(VAR_DIR / "outbox")
+
+# The demo's outbox page (/owner/<slug>/outbox): a signed-in owner reads the e-mails the file
+# backend wrote to their address (an L3 decision's code among them).  Only when DEBUG or this
+# flag is on, and only with the file backend; `make run` turns it on.
+FACADE_DEMO_OUTBOX = env_bool("FACADE_DEMO_OUTBOX", False)

@@ -103,6 +103,17 @@
     box.append(title, ul);
     item.appendChild(box);
   }
+  // The owner face: a proposal card the reply carries, as the inbox shows it (static/js/approvals.js
+  // loads the server's card and drives its buttons).
+  function cards(item, list) {
+    if (!list || !list.length || !config.cardUrl || !window.FacadeApprovals || item.querySelector(".chat-card")) { return; }
+    list.forEach(function (card) {
+      var holder = document.createElement("div");
+      holder.className = "chat-card";
+      item.appendChild(holder);
+      window.FacadeApprovals.show(holder, config.cardUrl.replace("__id__", encodeURIComponent(card.id)));
+    });
+  }
   function showRequest(request) {
     var list = $("request-list");
     if (!request || !list || state.audience === "owner") { return; }
@@ -154,7 +165,7 @@
     log.textContent = "";
     history.messages.forEach(function (m) {
       var item = bubble(m.role, m.text, {id: m.id, cid: m.role === "principal" ? m.client_message_id : ""});
-      if (m.role === "agent") { citations(item, m.citations); }
+      if (m.role === "agent") { citations(item, m.citations); cards(item, m.cards); }
     });
     (history.requests || []).forEach(showRequest);
     notice.hidden = !(config.mode === "customer" && state.audience === "owner");
@@ -233,6 +244,7 @@
       item.dataset.id = reply.id;
       delete item.dataset.stream;
       citations(item, reply.citations);
+      cards(item, reply.cards);
       if (mine.nextElementSibling !== item) { mine.after(item); }
     } else if (item) {
       item.remove();

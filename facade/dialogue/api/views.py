@@ -194,6 +194,9 @@ class ReplyOut(serializers.Serializer):
     text = serializers.CharField()
     citations = CitationOut(many=True)
     stop_reason = serializers.CharField()
+    cards = serializers.ListField(
+        child=serializers.DictField(), help_text="owner face: the change proposals shown with the reply"
+    )
 
 
 class RequestOut(serializers.Serializer):
@@ -211,6 +214,9 @@ class HistoryItem(serializers.Serializer):
     client_message_id = serializers.CharField()
     citations = CitationOut(many=True)
     stop_reason = serializers.CharField()
+    cards = serializers.ListField(
+        child=serializers.DictField(), help_text="owner face: the change proposals shown with the reply"
+    )
     created_at = serializers.DateTimeField()
 
 

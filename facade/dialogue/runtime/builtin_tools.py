@@ -272,10 +272,19 @@ def read_unanswered_questions(ctx: ToolContext, args: ListArgs) -> ToolResult:
     return ToolResult(Outcome.OK, {"topics": unanswered_for_owner_face(ctx.agent)})
 
 
+INBOX_CARDS = 5
+
+
 def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
-    """Counts and titles of what waits for the owner: pending knowledge, open customer requests
-    and unanswered questions.  Customer candidates appear as a count and pointers only: their
-    text is customer text."""
+    """Counts and titles of what waits for the owner: change proposals waiting for a decision
+    (the first few also as cards), pending knowledge, open customer requests and unanswered
+    questions.  Customer candidates appear as a count and pointers only: their text is customer
+    text."""
+    from approvals.selectors import pending_count, pending_proposals
+
+    proposals = list(pending_proposals(agent=ctx.agent, limit=20))
+    for proposal in proposals[:INBOX_CARDS]:
+        show_card(ctx, proposal)
     pending: list[EntryVersion] = list(pending_versions(ctx.agent)[:50])
     from_customers = [v for v in pending if v.source_type == SourceType.CUSTOMER]
     owned = [v for v in pending if v.source_type != SourceType.CUSTOMER]
@@ -284,6 +293,10 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     return ToolResult(
         Outcome.OK,
         {
+            "pending_changes": {
+                "count": pending_count(agent=ctx.agent),
+                "changes": [{"id": p.pk, "kind": p.kind, "level": p.level, "summary": p.summary} for p in proposals],
+            },
             "pending_knowledge": [
                 {
                     "entry_id": v.entry_id,
@@ -304,19 +317,15 @@ def read_owner_inbox(ctx: ToolContext, args: InboxArgs) -> ToolResult:
     )
 
 
-def _card(proposal: Any) -> dict[str, Any]:
-    """The proposal card the owner face shows: what would change and who decides."""
-    return {
-        "id": proposal.pk,
-        "kind": proposal.kind,
-        "level": proposal.level,
-        "status": proposal.status,
-        "version": proposal.version,
-        "summary": proposal.summary,
-        "requires": proposal.requires,
-        "payload": proposal.payload,
-        "evidence": proposal.evidence,
-    }
+def show_card(ctx: ToolContext, proposal: Any) -> dict[str, Any]:
+    """The proposal's card (approvals.selectors.proposal_card), also kept for the reply's
+    metadata, where the owner chat shows it with its buttons; each proposal once per reply."""
+    from approvals.selectors import proposal_card
+
+    card = proposal_card(proposal)
+    if all(shown["id"] != card["id"] for shown in ctx.cards):
+        ctx.cards.append(card)
+    return card
 
 
 def _claims(**claimed: Any) -> dict[str, str]:
@@ -355,7 +364,7 @@ def propose_change(ctx: ToolContext, args: ProposeArgs) -> ToolResult:
     except ProposalError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": exc.detail[:300]})
     return ToolResult(
-        Outcome.OK, {"card": _card(proposal), "detail": "the owner decides this proposal; it waits for them"}
+        Outcome.OK, {"card": show_card(ctx, proposal), "detail": "the owner decides this proposal; it waits for them"}
     )
 
 
@@ -377,7 +386,7 @@ def decide_change(ctx: ToolContext, args: DecideArgs) -> ToolResult:
         {
             "waiting_for": "owner_confirmation",
             "detail": "only the owner decides, with their own confirmation; show them the card",
-            "card": _card(proposal),
+            "card": show_card(ctx, proposal),
         },
     )
 
@@ -466,7 +475,7 @@ registry.register(
 registry.register(
     Tool(
         "read_owner_inbox",
-        "What waits for the owner: pending knowledge and lessons (counts and titles).",
+        "What waits for the owner: change proposals to decide, pending knowledge and lessons (counts and titles).",
         OWNER_ONLY,
         InboxArgs,
         Risk.RSI,

@@ -22,17 +22,19 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import ContractTerms, live_terms
+from approvals.rules import decision_words
+from approvals.selectors import proposal_get
 from approvals.skills import skill_tools
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
-from facade.tenancy.policy import AgentPolicy
+from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 from knowledge.models import EntryVersion
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
 from ..services import RunOutcome, model_call_count, run_finish, run_start
-from .builtin_tools import registry
+from .builtin_tools import registry, show_card
 from .grounding import unsourced_figures
 from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
@@ -161,6 +163,20 @@ def turn_handle(
     )
 
 
+def _decision_card(ctx: ToolContext, text: str) -> None:
+    """The owner typed "approve chg_…" / "reject chg_…": the reply carries that proposal's card
+    with its buttons, whatever the model makes of the words.  Only the card decides (a token, or
+    the e-mailed code for L3); neither these words nor the model do."""
+    words = decision_words(text)
+    if words is None:
+        return
+    try:
+        proposal = proposal_get(agent=ctx.agent, proposal_id=words[1])
+    except NotFound:
+        return
+    show_card(ctx, proposal)
+
+
 def _request_of(run: Run | None) -> dict[str, Any] | None:
     if run is None:
         return None
@@ -203,6 +219,8 @@ def run_turn(
         progress=report,
         offered=frozenset(tool.name for tool in tools),
     )
+    if audience == Audience.OWNER:
+        _decision_card(ctx, message.text)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": prompt.system},
         *history,
@@ -373,6 +391,7 @@ def _finish(
         guard_category=guarded,
         text=text,
         citations=citations,
+        metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},
     )
     reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
     if status == RunStatus.CANCELLED:

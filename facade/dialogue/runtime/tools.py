@@ -56,6 +56,8 @@ class ToolContext:
     still_owner: Callable[[], bool] = lambda: False
     language: str = "en"
     citations: list[dict[str, Any]] = field(default_factory=list)
+    # Proposal cards the owner face shows with the reply (approvals.selectors.proposal_card).
+    cards: list[dict[str, Any]] = field(default_factory=list)
     request: dict[str, Any] | None = None
     progress: Callable[[str], None] = lambda state: None
     # The tools this run offers the model (for customers and peers: the live contract's skills);

@@ -44,6 +44,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import ContractTerms, live_terms
+from approvals.rules import decision_words
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
@@ -448,6 +449,10 @@ class OfflineProvider(Provider):
                 return _call("add_confirmed_knowledge", {"title": draft[0], "text": draft[1]})
             if rules.owner_says_no(stripped):
                 return words["not_added"], False
+        decision = decision_words(stripped)
+        if decision is not None and "decide_change" in allowed:
+            # Only the card's buttons decide: this shows the card (decide_change never decides).
+            return _call("decide_change", {"proposal_id": decision[1]})
         lesson = _LESSON.match(stripped)
         if lesson and "remember_lesson" in allowed:
             text = (lesson.group(1) or lesson.group(2)).strip()
@@ -483,8 +488,19 @@ class OfflineProvider(Provider):
 
     def _owner_after(self, name: str, result: dict[str, Any], language: str) -> str:
         words = OWNER[language]
+        if name == "propose_change":
+            card = result.get("card") or {}
+            return words["proposed"].format(id=card.get("id", "?"), summary=card.get("summary", ""))
         if name == "read_owner_inbox":
-            lines = [
+            changes = result.get("pending_changes") or {}
+            lines = []
+            if changes.get("count"):
+                lines.append(words["changes"].format(count=changes["count"]))
+                lines += [
+                    words["change_line"].format(id=c["id"], level=c["level"], summary=c["summary"])
+                    for c in changes.get("changes") or []
+                ][:10]
+            lines += [
                 words["inbox"].format(
                     requests=result.get("open_requests", 0),
                     unanswered=result.get("unanswered_topics", 0),
@@ -546,6 +562,11 @@ class OfflineProvider(Provider):
 
     def _owner_failed(self, name: str, result: dict[str, Any], language: str) -> str:
         words = OWNER[language]
+        if name == "decide_change":
+            card = result.get("card")
+            if not card:
+                return words["no_change"]
+            return words["decide_on_card"].format(id=card["id"], summary=card.get("summary", ""))
         if result.get("error") == "malformed_teach":
             return words["teach_form"]
         if name == "add_confirmed_knowledge":
@@ -590,6 +611,16 @@ OWNER = Phrasebook(
     item=_("• To review: “{title}”"),
     candidates=_("• {count} suggestion(s) drawn from customer conversations, on the knowledge page."),
     inbox_more=_("Write “requests” or “unanswered” to see them."),
+    changes=_("Changes waiting for your decision ({count}) — decide them on their cards or in your inbox:"),
+    change_line=_("• {id} (level {level}): {summary}"),
+    proposed=_(
+        "I prepared change {id} for you to decide: {summary}. Nothing changes until you approve it on its card."
+    ),
+    decide_on_card=_(
+        "Change {id}: {summary}. Decide it with the buttons on its card below; a contract change also asks for the "
+        "code we e-mail you. I cannot decide it for you."
+    ),
+    no_change=_("I found no change with that id. Write “inbox” to see what waits for you."),
     requests=_("Open customer requests ({count}):"),
     request=_("Request #{id}"),
     handoff=_("Follow-up by a person #{id}"),

@@ -1,0 +1,386 @@
+"""A change proposal as the owner reads it on a card (the inbox page and the owner chat render
+`templates/approvals/_card.html` from `card_view`): the level and origin in plain words, the
+before/after of what it changes (a word diff for texts, a table for prices, lists for skills,
+delivery and the state machine), its evidence (a conversation's summary — counts, requests,
+rating, what was cited — or a knowledge version; never a customer's words), what is uncertain,
+how it would be rolled back, and which buttons it offers.
+
+Reads only.  Cross-app rows are read through `apps.get_model`, as approvals/contract.py does:
+dialogue depends on approvals, not the other way round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.apps import apps
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from facade.tenancy.models import DEFAULT_WORDING
+from knowledge.web import Segment, text_diff
+
+from . import targets
+from .contract import live_terms
+from .models import ChangeProposal, ProposalStatus
+from .schemas import Kind
+
+LEVEL_WORDS: dict[int, Promise] = {
+    1: _("Level 1 — knowledge: what your agent may tell customers. Approving adds it to the knowledge base."),
+    2: _(
+        "Level 2 — wording: how your agent says things and the order of its questions. "
+        "It takes effect on the next customer turn."
+    ),
+    3: _(
+        "Level 3 — the contract: skills, delivery, prices or how requests move. Deciding asks for a code we e-mail "
+        "you, and approving publishes a new contract version."
+    ),
+}
+KIND_WORDS: dict[str, Promise] = {
+    Kind.KNOWLEDGE_DRAFT: _("Knowledge entry"),
+    Kind.LESSON: _("Lesson"),
+    Kind.WORDING: _("Wording"),
+    Kind.CLARIFICATION_ORDER: _("Order of questions"),
+    Kind.BOUNDARY_WORDING: _("Boundary wording"),
+    Kind.SKILL_IDS: _("Skills"),
+    Kind.DELIVERY: _("Delivery"),
+    Kind.PRICING: _("Prices"),
+    Kind.STATE_CONTRACT: _("Request states"),
+    Kind.ROLLBACK: _("Roll-back"),
+}
+ORIGIN_WORDS: dict[str, Promise] = {
+    "review_report": _("Proposed by the nightly review of conversations"),
+    "owner_dialogue": _("Proposed by your agent in your chat with it"),
+    "observe_digest": _("Found in the industry feed"),
+    "customer_candidate": _("Drawn from customer conversations"),
+    "owner_direct": _("Your own change"),
+}
+STATUS_WORDS: dict[str, Promise] = {
+    ProposalStatus.PENDING: _("Waiting for your decision"),
+    ProposalStatus.APPROVED: _("Approved"),
+    ProposalStatus.REJECTED: _("Rejected"),
+    ProposalStatus.APPLIED: _("Applied"),
+    ProposalStatus.FAILED: _("Failed"),
+    ProposalStatus.ROLLED_BACK: _("Rolled back"),
+    ProposalStatus.EXPIRED: _("Expired"),
+}
+LANGUAGE_WORDS: dict[str, Promise] = {"en": _("English"), "zh-hans": _("Simplified Chinese")}
+SITUATION_WORDS: dict[str, Promise] = {
+    "greeting": _("greeting a customer"),
+    "unknown": _("when it does not know"),
+    "handoff": _("handing over to a person"),
+    "request_registered": _("after registering a request"),
+}
+ROLLBACK_WORDS: dict[int, Promise] = {
+    1: _("Restore the entry's previous version on the knowledge page (it becomes a new version)."),
+    2: _("One click on “Roll back” restores the previous wording as a new, recorded change."),
+    3: _(
+        "“Roll back” proposes the previous contract's content as a new version; it is published after you confirm "
+        "it with an e-mailed code."
+    ),
+}
+ASSURANCE_WORDS: dict[str, Promise] = {"click": _("a click while signed in"), "email_otp": _("a code sent by e-mail")}
+
+
+def _word(table: dict[str, Promise] | dict[int, Promise], key: Any) -> str:
+    found = table.get(key)
+    return str(found) if found is not None else str(key)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a before/after comparison: `state` is "same", "added", "removed" or "changed"."""
+
+    name: str
+    before: str
+    after: str
+    state: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    label: str
+    lines: list[str]
+    href: str = ""
+
+
+@dataclass
+class CardView:
+    proposal: ChangeProposal
+    kind: str
+    level_words: str
+    origin: str
+    status: str
+    diff_kind: str  # "text", "rows", "none"
+    heading_before: str = ""
+    heading_after: str = ""
+    context: list[tuple[str, str]] = field(default_factory=list)  # (name, value) above the diff
+    text_segments: list[Segment] = field(default_factory=list)
+    text_before: str = ""
+    text_after: str = ""
+    rows: list[Row] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    uncertain: list[str] = field(default_factory=list)
+    rollback: str = ""
+    decided: str = ""
+    contract_version: int | None = None
+    failure_reasons: list[str] = field(default_factory=list)
+    rollback_of: str = ""
+    can_decide: bool = False
+    can_roll_back: bool = False
+    data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return str(value.get("text", ""))
+    return str(value)
+
+
+def _list_rows(before: list[str], after: list[str]) -> list[Row]:
+    """Kept items in their new order, then what was removed."""
+    rows = [
+        Row(str(n), item, item, "same") if item in before else Row(str(n), "", item, "added")
+        for n, item in enumerate(after, 1)
+    ]
+    rows += [Row("", item, "", "removed") for item in before if item not in after]
+    return rows
+
+
+def _price_rows(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Row]:
+    old = {
+        str(i["name"]): f"{i['amount']} {(before or {}).get('currency', '')}".strip()
+        for i in (before or {}).get("items", [])
+    }
+    currency = after.get("currency", "")
+    rows = []
+    for item in after.get("items", []):
+        name, amount = str(item["name"]), f"{item['amount']} {currency}".strip()
+        was = old.pop(name, "")
+        rows.append(Row(name, was, amount, "added" if not was else ("same" if was == amount else "changed")))
+    rows += [Row(name, was, "", "removed") for name, was in old.items()]
+    return rows
+
+
+def _flow_lists(value: Any) -> tuple[list[str], list[str]]:
+    """States and moves of a request state machine (`{"initial", "states": {name: {"next_actor",
+    "to": […]}}}`), as lines: a state with nowhere to go is a final one."""
+    if not isinstance(value, dict) or not isinstance(value.get("states"), dict):
+        return [], []
+    states = value["states"]
+    first, final = gettext("first state"), gettext("final state")
+    marked = [
+        str(name)
+        + (f" ({first})" if name == value.get("initial") else "")
+        + (f" ({final})" if not (spec or {}).get("to") else "")
+        for name, spec in states.items()
+    ]
+    moves = [f"{name} → {to}" for name, spec in states.items() for to in (spec or {}).get("to", [])]
+    return marked, moves
+
+
+def _items(value: Any, key: str) -> list[Any]:
+    """A list the diff holds as the list itself (the value at a contract target) or inside a
+    payload under `key`."""
+    if isinstance(value, dict):
+        value = value.get(key)
+    return list(value) if isinstance(value, list) else []
+
+
+def _option(option: Any) -> str:
+    if not isinstance(option, dict):
+        return str(option)
+    note = str(option.get("note") or "")
+    return f"{option.get('channel')}: {note}" if note else str(option.get("channel"))
+
+
+def effective_kind(proposal: ChangeProposal) -> str:
+    """The kind of change a card shows: a roll-back shows the kind of change it undoes."""
+    field_name = (proposal.target or {}).get("field")
+    if proposal.kind == Kind.ROLLBACK and field_name in targets.KIND_OF:
+        return targets.KIND_OF[field_name]
+    return str(proposal.kind)
+
+
+def _diff(view: CardView, proposal: ChangeProposal) -> None:
+    """Before and after, from the proposal's diff: for a contract change the values at its
+    target (a text, a list, the price list, the state machine), for knowledge the payloads."""
+    before = (proposal.diff or {}).get("before")
+    after = (proposal.diff or {}).get("after")
+    kind = effective_kind(proposal)
+    path = list((proposal.target or {}).get("path") or [])
+    payload = proposal.payload or {}
+    language = path[0] if path else str(payload.get("language", ""))
+    pending = proposal.status == ProposalStatus.PENDING
+    view.heading_before = gettext("Now") if pending else gettext("Before the change")
+    view.heading_after = gettext("After the change")
+    if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING):
+        view.context.append((gettext("Language"), _word(LANGUAGE_WORDS, language)))
+        if kind == Kind.WORDING:
+            situation = path[1] if len(path) > 1 else payload.get("situation")
+            view.context.append((gettext("Situation"), _word(SITUATION_WORDS, situation)))
+    if kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+        view.context.append((gettext("Title"), str((after or payload).get("title", ""))))
+    if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+        view.diff_kind = "text"
+        view.text_before, view.text_after = _text_of(before), _text_of(after if after is not None else payload)
+        if kind == Kind.BOUNDARY_WORDING and not view.text_before:
+            # No wording of the owner's in this language: customers are told what the live
+            # contract falls back to (while pending), which before any change was the default.
+            fallback = DEFAULT_WORDING[language or "en"]["boundary"]
+            if pending:
+                fallback = live_terms(proposal.agent).boundary(language or "en")
+                view.heading_before = gettext("Now (the default wording)")
+            view.text_before = str(fallback)
+        if after is None and proposal.kind == Kind.ROLLBACK:
+            # Rolled back to no sentence of the owner's: the platform's own one is said again.
+            if kind == Kind.BOUNDARY_WORDING:
+                view.text_after = str(DEFAULT_WORDING[language or "en"]["boundary"])
+                view.heading_after = gettext("After the change (the default wording)")
+            else:
+                view.heading_after = gettext("After the change (the platform's own sentence)")
+        if view.text_before and view.text_after:
+            view.text_segments = text_diff(view.text_before, view.text_after)
+        return
+    view.diff_kind = "rows"
+    if kind == Kind.PRICING:
+        old = before if isinstance(before, dict) else None
+        new = after if isinstance(after, dict) else {}
+        view.context.append((gettext("Currency"), str(new.get("currency", ""))))
+        view.rows = _price_rows(old, new)
+    elif kind == Kind.CLARIFICATION_ORDER:
+        view.rows = _list_rows([str(f) for f in _items(before, "fields")], [str(f) for f in _items(after, "fields")])
+    elif kind == Kind.SKILL_IDS:
+        view.rows = _list_rows(
+            [str(f) for f in _items(before, "skill_ids")], [str(f) for f in _items(after, "skill_ids")]
+        )
+    elif kind == Kind.DELIVERY:
+        view.rows = _list_rows(
+            [_option(o) for o in _items(before, "options")], [_option(o) for o in _items(after, "options")]
+        )
+    elif kind == Kind.STATE_CONTRACT:
+        old_states, old_moves = _flow_lists(before)
+        new_states, new_moves = _flow_lists(after)
+        view.rows = [Row(gettext("State"), r.before, r.after, r.state) for r in _list_rows(old_states, new_states)]
+        view.rows += [Row(gettext("Move"), r.before, r.after, r.state) for r in _list_rows(old_moves, new_moves)]
+    else:
+        view.diff_kind = "none"
+
+
+def _session_evidence(agent_id: int, session_id: str) -> Evidence:
+    """A conversation in numbers: when, who, how many messages, the requests it registered, its
+    rating and the knowledge it cited.  Never a word of what the customer wrote."""
+    session_model = apps.get_model("dialogue", "DialogueSession")
+    session = session_model.objects.filter(pk=session_id, agent_id=agent_id).first()
+    if session is None:
+        return Evidence(gettext("A conversation that no longer exists"), [])
+    day = date_format(timezone.localtime(session.created_at), "Y-m-d H:i")
+    who = {"customer": gettext("a customer"), "peer": gettext("a partner's agent"), "owner": gettext("you")}
+    label = gettext("Conversation with %(who)s on %(date)s") % {
+        "who": gettext("you (preview)") if session.preview else who.get(session.audience, session.audience),
+        "date": day,
+    }
+    asked = session.messages.filter(role="principal").count()
+    lines = [gettext("Messages from them: %(n)s; replies: %(m)s") % {"n": asked, "m": session.messages.count() - asked}]
+    for request in session.requests.order_by("pk"):
+        lines.append(
+            gettext("Request #%(id)s (%(kind)s): %(state)s")
+            % {"id": request.pk, "kind": request.kind, "state": str(request.state).replace("_", " ")}
+        )
+    rating = getattr(session, "rating", None) if hasattr(session, "rating") else None
+    if rating is not None:
+        lines.append(gettext("Rated %(stars)s of 5") % {"stars": rating.stars})
+    hit_model = apps.get_model("knowledge", "KnowledgeHit")
+    cited = (
+        hit_model.objects.filter(agent_id=agent_id, session_id=session.pk)
+        .values_list("version__title", flat=True)
+        .distinct()[:10]
+    )
+    if cited:
+        lines.append(gettext("Knowledge it cited: %(titles)s") % {"titles": ", ".join(cited)})
+    missed = apps.get_model("knowledge", "KnowledgeMiss").objects.filter(session_id=session.pk).count()
+    if missed:
+        lines.append(gettext("Questions nothing answered: %(n)s") % {"n": missed})
+    if session.status != "open":
+        lines.append(gettext("Ended (%(status)s)") % {"status": session.status})
+    return Evidence(label, lines)
+
+
+def _knowledge_evidence(agent: Any, version_id: int) -> Evidence:
+    version = apps.get_model("knowledge", "EntryVersion").objects.filter(pk=version_id, agent=agent).first()
+    if version is None:
+        return Evidence(gettext("A knowledge version that no longer exists"), [])
+    label = gettext("Knowledge “%(title)s”, version %(n)s (%(status)s)") % {
+        "title": version.title,
+        "n": version.number,
+        "status": version.status,
+    }
+    if version.source_type == "customer":
+        # A customer candidate's text is what a customer wrote.
+        return Evidence(label, [gettext("Drawn from customer conversations; its text is not shown here.")])
+    return Evidence(label, [version.body[:600]], href=f"{_knowledge_url(agent)}?entry={version.entry_id}")
+
+
+def _knowledge_url(agent: Any) -> str:
+    from django.urls import reverse
+
+    return reverse("owner-knowledge", args=[agent.slug])
+
+
+def _uncertain(view: CardView, proposal: ChangeProposal) -> list[str]:
+    notes = []
+    if proposal.origin != "owner_direct":
+        notes.append(gettext("Your agent proposed this: read the new wording or values yourself before approving."))
+    if not proposal.evidence:
+        notes.append(gettext("No evidence is attached to it."))
+    if (view.text_before if view.diff_kind == "text" else (proposal.diff or {}).get("before")) in (None, "", [], {}):
+        notes.append(gettext("There is nothing in place yet to compare it with."))
+    if proposal.level == 3:
+        notes.append(
+            gettext(
+                "Customers in a conversation when it is published see it end; their next message starts a new one "
+                "on the new version."
+            )
+        )
+    return notes
+
+
+def card_view(proposal: ChangeProposal) -> CardView:
+    status = str(proposal.status)
+    kind = _word(KIND_WORDS, effective_kind(proposal))
+    if proposal.kind == Kind.ROLLBACK:
+        kind = gettext("Roll-back: %(kind)s") % {"kind": kind}
+    view = CardView(
+        proposal=proposal,
+        kind=kind,
+        level_words=_word(LEVEL_WORDS, proposal.level),
+        origin=_word(ORIGIN_WORDS, proposal.origin),
+        status=_word(STATUS_WORDS, status),
+        diff_kind="none",
+    )
+    _diff(view, proposal)
+    for pointer in proposal.evidence or []:
+        if pointer.get("type") == "session":
+            view.evidence.append(_session_evidence(proposal.agent_id, str(pointer.get("id"))))
+        elif pointer.get("type") == "knowledge_version":
+            view.evidence.append(_knowledge_evidence(proposal.agent, int(pointer.get("id") or 0)))
+    view.uncertain = _uncertain(view, proposal)
+    view.rollback = _word(ROLLBACK_WORDS, proposal.level)
+    if proposal.decided_at:
+        view.decided = gettext("Decided on %(date)s with %(how)s") % {
+            "date": date_format(timezone.localtime(proposal.decided_at), "Y-m-d H:i"),
+            "how": _word(ASSURANCE_WORDS, proposal.assurance),
+        }
+    view.contract_version = proposal.contract_version
+    view.failure_reasons = [str(r) for r in proposal.failure_reasons or []]
+    view.rollback_of = proposal.rollback_of_id or ""
+    view.can_decide = status == ProposalStatus.PENDING
+    # Only a change of the contract is rolled back with one click (knowledge: on its page).
+    view.can_roll_back = status == ProposalStatus.APPLIED and bool(proposal.target)
+    view.data = {"id": proposal.pk, "version": proposal.version, "level": proposal.level, "status": status}
+    return view

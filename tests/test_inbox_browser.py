@@ -1,0 +1,351 @@
+"""Issue 12's browser test, on Daphne + Debian's Chromium against the seeded demo shop, with a real
+SMTP server (aiosmtpd) receiving the server's e-mail: the owner signs in, approves an L2 boundary
+wording change from the inbox — the customer's next turn uses the new wording — and approves an
+L3 pricing change by typing the code that arrived at the SMTP server (a wrong code first shows the
+remaining attempts), and sees the contract version go up.  Then the inbox at 360 px, in Chinese
+and by keyboard alone; and the same card in the owner chat, brought up by typing "approve chg_…"."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.core.management import call_command
+from playwright.sync_api import expect
+from smtp_support import Inbox
+from test_chat_browser import ANSWER_MS, ENGLISH, agent_replies, ask, daphne, open_chat
+from test_requests_browser import Watched, shoot, sign_in
+
+NARROW = {"width": 360, "height": 740}
+WORDING = {
+    "en": "Ana prices every cake herself and writes back the same day.",
+    "zh-hans": "每个蛋糕的价格由安娜亲自确定。",
+}
+PRICING = {
+    "currency": "EUR",
+    "items": [{"name": "Birthday cake", "amount": "42.00"}, {"name": "Cupcake", "amount": "3.50"}],
+}
+
+
+@pytest.fixture(scope="module")
+def mailbox() -> Iterator[tuple[Inbox, int]]:
+    """A real SMTP server for the whole module: Daphne, started once, sends the codes to it."""
+    import socket
+
+    inbox = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture(scope="module")
+def server(django_db_setup: Any, tmp_path_factory: Any, mailbox: tuple[Inbox, int]) -> Iterator[str]:
+    with daphne(tmp_path_factory.mktemp("daphne"), EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(mailbox[1])) as url:
+        yield url
+
+
+@pytest.fixture
+def shop(server: str, transactional_db: Any, _async_unsafe_allowed: None, mailbox: tuple[Inbox, int]) -> dict[str, Any]:
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    password = re.search(r"owner\s+owner@demo\.test\s+password: (\S+)", out.getvalue())
+    assert password, out.getvalue()
+    mailbox[0].received.clear()
+    return {"site": server, "owner_password": password.group(1), "mail": mailbox[0]}
+
+
+def propose(kind: str, payload: Any, summary: str, evidence: Any = None) -> Any:
+    """A change the agent proposed in the owner's chat: it waits for the owner, whatever its level."""
+    from approvals.services import proposal_create
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.schemas import Actor
+
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    return proposal_create(
+        agent=agent,
+        kind=kind,
+        payload=payload,
+        summary=summary,
+        origin="owner_dialogue",
+        actor=Actor.platform("tests"),
+        evidence=evidence,
+    )
+
+
+CUSTOMER_SAID = "顾客说的话 NEVER-ON-THE-OWNER-PAGE"
+
+
+def a_customer_conversation() -> str:
+    """A customer's conversation of the demo shop, with words the owner's pages must never show."""
+    from facade.dialogue.models import Message
+    from facade.dialogue.services import session_open
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=agent.tenant))
+    Message.objects.create(session=session, role="principal", text=CUSTOMER_SAID)
+    return str(session.pk)
+
+
+def live_version() -> int:
+    from approvals.models import AgentContract
+
+    return int(AgentContract.objects.get(agent__slug="demo-shop", is_live=True).version)
+
+
+def card_of(page: Any, proposal: Any) -> Any:
+    return page.locator(f'article.change-card[id="{proposal.pk}"]')
+
+
+def code_in(mail: Inbox) -> str:
+    [(to, message)] = mail.received
+    assert to == ["owner@demo.test"]
+    body = message.get_payload(decode=True).decode(message.get_content_charset() or "utf-8")
+    found = re.search(r"\b(\d{6})\b", body)
+    assert found, body
+    return found.group(1)
+
+
+@pytest.mark.browser
+def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop: dict[str, Any]) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    wording = propose("boundary_wording", {"language": "en", "text": WORDING["en"]}, "Say that Ana sets the prices")
+    pricing = propose("pricing", PRICING, "New cake prices")
+    before = live_version()
+    owner_ctx, customer_ctx = Watched(browser, site), Watched(browser, site)
+    try:
+        owner = owner_ctx.context.new_page()
+        sign_in(owner, site, shop["owner_password"])
+        owner.get_by_role("link", name="Changes waiting for your decision: 2").click()
+        expect(owner).to_have_url(f"{site}/owner/demo-shop/inbox")
+        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {before}")
+        shoot(owner, "inbox-en-desktop")
+
+        # L2: a click decides it (a one-time token), and it is applied.
+        card = card_of(owner, wording)
+        expect(card).to_contain_text("Level 2")
+        expect(card).to_contain_text(WORDING["en"])
+        card.get_by_role("button", name="Approve").click()
+        card = card_of(owner, wording)
+        expect(card.locator(".card-status")).to_have_text(re.compile(r"^Approved and (applied|published)"))
+        expect(card.locator(".badge-applied")).to_be_visible()
+        assert ChangeProposal.objects.get(pk=wording.pk).status == "applied"
+
+        # The customer's next turn speaks the new wording.
+        customer = customer_ctx.context.new_page()
+        open_chat(customer, site)
+        reply = ask(customer, ENGLISH["textbox"], ENGLISH["price"])
+        expect(reply.locator(".text")).to_contain_text(WORDING["en"])
+        middle = live_version()
+
+        # L3: Approve sends a code to the owner's address; the card asks for it.
+        card = card_of(owner, pricing)
+        expect(card).to_contain_text("Level 3")
+        expect(card.locator("table.rows")).to_contain_text("42.00 EUR")
+        card.get_by_role("button", name="Approve").click()
+        code_box = card.get_by_label("Code from the e-mail")
+        expect(code_box).to_be_focused()
+        expect(code_box).to_have_attribute("autocomplete", "one-time-code")
+        expect(code_box).to_have_attribute("inputmode", "numeric")
+        expect(card.locator(".sent-to")).to_contain_text("o***@demo.test")
+        code = code_in(shop["mail"])  # sent inside the authorize request, before the card asked
+        assert code not in owner.content()  # the code travels mail → person → browser only
+
+        wrong = "000000" if code != "000000" else "111111"
+        code_box.fill(wrong)
+        card.get_by_role("button", name="Confirm").click()
+        expect(card.locator(".card-error")).to_have_text("That code is not right. Tries left: 4.")
+        expect(code_box).to_be_focused()
+        assert ChangeProposal.objects.get(pk=pricing.pk).status == "pending"
+        shoot(owner, "inbox-en-wrong-code")
+
+        code_box.fill(code)
+        code_box.press("Enter")
+        card = card_of(owner, pricing)
+        expect(card.locator(".card-status")).to_have_text(
+            f"Approved and published as contract version {middle + 1}.", timeout=ANSWER_MS
+        )
+        expect(card.locator(".outcome.published")).to_have_text(f"Published as contract version {middle + 1}.")
+        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 1}")
+        assert live_version() == middle + 1 > middle > before  # the wording published one, the prices another
+        shoot(owner, "inbox-en-published")
+
+        # An applied change offers its roll-back: a new change, waiting like the one it undoes.
+        card_of(owner, wording).get_by_role("button", name="Roll back").click()
+        undo = owner.locator("article.change-card", has_text="Roll-back: Boundary wording")
+        expect(undo).to_have_count(1)
+        expect(undo.locator(".card-status")).to_contain_text("The roll-back is change chg_")
+        [rollback] = ChangeProposal.objects.filter(rollback_of=wording.pk)
+        assert rollback.status == "pending"
+        expect(undo).to_contain_text(WORDING["en"])  # what is said now, and goes
+        undo.get_by_role("button", name="Approve").click()
+        expect(card_of(owner, rollback).locator(".card-status")).to_have_text(
+            f"Approved and published as contract version {middle + 2}."
+        )
+        # … and the change it undid says so.
+        expect(card_of(owner, wording).locator(".badge-rolled_back")).to_be_visible()
+        expect(card_of(owner, wording).get_by_role("button", name="Roll back")).to_have_count(0)
+        shoot(owner, "inbox-en-rolled-back")
+
+        owner.reload()
+        expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 2}")
+        # Decided cards move below the pending ones, and offer to roll back.
+        expect(owner.locator(".pending-list")).to_have_count(0)
+        expect(card_of(owner, pricing).get_by_role("button", name="Roll back")).to_be_visible()
+    finally:
+        owner_ctx.close()
+        customer_ctx.close()
+
+
+@pytest.mark.browser
+def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str, Any]) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    evidence = [{"type": "session", "id": a_customer_conversation()}]
+    wording = propose(
+        "boundary_wording", {"language": "zh-hans", "text": WORDING["zh-hans"]}, "说明价格由安娜确定", evidence
+    )
+    propose("pricing", PRICING, "新的蛋糕价格")
+    watched = Watched(browser, site, phone=True, viewport=NARROW)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"])
+        page.locator("#language").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        page.goto(f"{site}/owner/demo-shop/inbox")
+        expect(page.get_by_role("heading", level=2).first).to_contain_text("等待您决定（2）")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "inbox-zh-360")
+
+        card = card_of(page, wording)
+        expect(card).to_contain_text("级别 2")
+        expect(card.get_by_role("button", name="批准")).to_be_visible()
+        # The evidence opens by keyboard: the conversation's summary, never the customer's words.
+        pointer = card.locator(".evidence summary")
+        expect(pointer).to_contain_text("与一位客户的对话")
+        pointer.focus()
+        page.keyboard.press("Enter")
+        expect(card.locator(".evidence details")).to_have_attribute("open", "")
+        expect(card.locator(".evidence details")).to_contain_text("对方的消息：1 条")
+        assert CUSTOMER_SAID not in page.content()
+        # By keyboard: Tab from the top of the page reaches the card's Approve button; Enter decides.
+        page.locator("body").focus()
+        approve = card.get_by_role("button", name="批准")
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            if approve.evaluate("b => b === document.activeElement"):
+                break
+        else:
+            pytest.fail("Tab never reached the Approve button")
+        page.keyboard.press("Enter")
+        card = card_of(page, wording)
+        expect(card.locator(".card-status")).to_have_text(re.compile(r"^已批准"))
+        expect(card.locator("h3")).to_be_focused()  # the focus stays on the card it was in
+        assert ChangeProposal.objects.get(pk=wording.pk).status == "applied"
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "inbox-zh-360-decided")
+    finally:
+        watched.close()
+
+
+@pytest.mark.browser
+def test_typing_approve_in_the_owner_chat_shows_the_card_with_its_buttons(browser: Any, shop: dict[str, Any]) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    wording = propose("boundary_wording", {"language": "en", "text": WORDING["en"]}, "Say that Ana sets the prices")
+    watched = Watched(browser, site)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"])
+        page.goto(f"{site}/owner/demo-shop/chat")
+        reply = ask(page, "Your message", f"approve {wording.pk}")
+        card = reply.locator(f'article.change-card[id="{wording.pk}"]')
+        expect(card).to_be_visible()
+        expect(card).to_contain_text("Level 2")
+        # The words alone decided nothing.
+        assert ChangeProposal.objects.get(pk=wording.pk).status == "pending"
+        shoot(page, "owner-chat-card")
+        card.get_by_role("button", name="Approve").click()
+        card = page.locator(f'article.change-card[id="{wording.pk}"]')
+        expect(card.locator(".card-status")).to_have_text(re.compile(r"^Approved"), timeout=ANSWER_MS)
+        assert ChangeProposal.objects.get(pk=wording.pk).status == "applied"
+        # Reloaded, the history shows the card again, as it stands now.
+        page.reload()
+        expect(agent_replies(page).last.locator(".change-card .badge-applied")).to_be_visible()
+    finally:
+        watched.close()
+
+
+@pytest.mark.browser
+def test_a_stale_change_is_re_based_and_a_contract_that_does_not_compile_shows_why(
+    browser: Any, shop: dict[str, Any]
+) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    first = propose("boundary_wording", {"language": "en", "text": "Ana confirms every price."}, "First wording")
+    second = propose("boundary_wording", {"language": "en", "text": "Ana sets the prices."}, "Second wording")
+    orphan = {
+        "initial": "submitted",
+        "states": {
+            "submitted": {"next_actor": "owner", "to": ["done"]},
+            "done": {"next_actor": "nobody", "to": []},
+            "forgotten": {"next_actor": "owner", "to": ["done"]},
+        },
+    }
+    broken = propose("state_contract", orphan, "A state nobody can reach")
+    before = live_version()
+    watched = Watched(browser, site)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"], "/owner/demo-shop/inbox")
+        card_of(page, first).get_by_role("button", name="Approve").click()
+        expect(card_of(page, first).locator(".badge-applied")).to_be_visible()
+
+        # The second was made against the wording the first replaced: deciding it is refused.
+        card = card_of(page, second)
+        card.get_by_role("button", name="Approve").click()
+        expect(card.locator(".card-error")).to_contain_text("Re-base it")
+        rebase = card.get_by_role("button", name="Re-base")
+        expect(rebase).to_be_focused()
+        assert ChangeProposal.objects.get(pk=second.pk).status == "pending"
+        page.keyboard.press("Enter")
+        card = card_of(page, second)
+        expect(card.locator(".card-status")).to_have_text("Re-based on what is live now. Compare again, then decide.")
+        expect(card.locator(".compare .diff").first).to_have_text("Ana confirms every price.")  # what is live now
+        card.get_by_role("button", name="Approve").click()
+        expect(card_of(page, second).locator(".badge-applied")).to_be_visible()
+        assert live_version() == before + 2
+
+        # A state machine with a state nobody can reach: approved with the code, but nothing is
+        # published, and the card says why.
+        card = card_of(page, broken)
+        expect(card.locator("table.rows")).to_contain_text("forgotten")
+        card.get_by_role("button", name="Approve").click()
+        expect(card.get_by_label("Code from the e-mail")).to_be_focused()
+        card.get_by_label("Code from the e-mail").fill(code_in(shop["mail"]))
+        card.get_by_role("button", name="Confirm").click()
+        card = card_of(page, broken)
+        expect(card.locator(".card-status")).to_have_text("Approved, but it could not be applied.")
+        expect(card.locator(".outcome.failed")).to_contain_text("forgotten cannot be reached")
+        assert ChangeProposal.objects.get(pk=broken.pk).status == "failed"
+        assert live_version() == before + 2
+        shoot(page, "inbox-en-stale-and-failed")
+    finally:
+        watched.close()
