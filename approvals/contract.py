@@ -186,20 +186,16 @@ def stale_sessions_close(*, agent: AgentProfile, version: int, actor: Actor) -> 
     reason `contract_republished`, in batches of SESSION_CLOSE_BATCH rows, each its own short
     transaction (row locks held only for the batch), then one `contract.sessions_closed` event
     with the count.  Until a batch reaches a session, the session already refuses messages."""
+    # The ids once (an index scan of the open customer sessions), then each batch by primary
+    # key: re-running the search per batch would walk the index entries of the rows already
+    # closed (they stay until vacuum) again and again.
+    stale = list(_stale_sessions(agent.pk, version).values_list("pk", flat=True))
     closed = 0
-    while True:
+    for start in range(0, len(stale), SESSION_CLOSE_BATCH):
         with transaction.atomic():
-            batch = list(
-                _stale_sessions(agent.pk, version)
-                .select_for_update()
-                .order_by("pk")
-                .values_list("pk", flat=True)[:SESSION_CLOSE_BATCH]
-            )
-            if not batch:
-                break
             closed += int(
                 _stale_sessions(agent.pk, version)
-                .filter(pk__in=batch)
+                .filter(pk__in=stale[start : start + SESSION_CLOSE_BATCH])
                 .update(status="closed", closed_reason=CLOSE_REASON)
             )
     with transaction.atomic():

@@ -15,7 +15,7 @@
    stops with an error if not.  Then the smallest size again on the largest size's agent, its
    closed sessions in the table (what finding the sessions to close costs).  With `--explain` it
    also prints EXPLAIN (ANALYZE, BUFFERS, WAL) of the close statement over the smallest and the
-   largest size on that agent (each in a transaction rolled back) of one close batch's select.
+   largest size on that agent (each in a transaction rolled back) of the close's select.
 2. A customer's turn while publishes run.  One customer of a seeded agent (bench/chat.py's 50
    approved entries and its mix of questions) takes turns one after another in this process
    through the runtime (`turn_handle`, the offline model, guard and ledger as in production), the
@@ -74,13 +74,13 @@ UPDATE dialogue_dialoguesession SET status = 'open', closed_reason = '', contrac
 WHERE agent_id = %(agent)s AND created_at = %(at)s
 """
 
-# What one batch of `stale_sessions_close` selects (then closes by primary key).
+# What `stale_sessions_close` selects once (it then closes the rows by primary key, in batches).
 CLOSE = """
 SELECT id FROM dialogue_dialoguesession
 WHERE agent_id = %(agent)s AND audience = 'customer' AND status = 'open'
   AND (contract_version < %(version)s OR contract_version IS NULL)
-ORDER BY id LIMIT 1000 FOR UPDATE
 """
+
 
 CHECK = """
 SELECT count(*) FILTER (WHERE contract_version = %(old)s AND status = 'open'),
@@ -447,7 +447,7 @@ def main() -> None:
         if args.explain:
             for size in (min(sizes), max(sizes)):
                 print(
-                    f"  EXPLAIN (ANALYZE, BUFFERS, WAL) of a close batch's select over {size} open sessions "
+                    f"  EXPLAIN (ANALYZE, BUFFERS, WAL) of the close's select over {size} open sessions "
                     f"(the agent of {max(sizes)}, its closed sessions in the table; rolled back):"
                 )
                 for line in explain_close(max(sizes), size):
