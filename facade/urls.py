@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from approvals.api import views as approvals
-from facade import api_docs, health, web
+from facade import api_docs, contract_web, health, web
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
@@ -110,6 +110,8 @@ urlpatterns = [
     path("owner/<slug:slug>/", include("knowledge.urls")),
     # owner-inbox, owner-inbox-card, owner-outbox
     path("owner/<slug:slug>/", include("approvals.urls")),
+    path("owner/<slug:slug>/contract", contract_web.owner_contract, name="owner-contract"),
+    path("owner/<slug:slug>/contract/change", contract_web.owner_contract_change, name="owner-contract-change"),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),

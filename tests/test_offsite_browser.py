@@ -42,6 +42,7 @@ NOT_PAGES = {
     "owner-request-move": "POST only: a move button on the Requests page, opened below",
     "owner-request-reply": "POST only: the reply form on the Requests page, opened below",
     "owner-unanswered-attach": "POST only: the attach form on the Unanswered questions page, opened below",
+    "owner-contract-change": "POST only: every change form on the contract page, opened below",
     "owner-inbox-card": "one change card (an HTML fragment) that the inbox page and the owner chat load",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",

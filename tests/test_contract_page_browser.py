@@ -1,0 +1,107 @@
+"""The owner's contract page in a real browser (Daphne + Debian's Chromium, the seeded demo shop):
+the owner changes the English greeting on the page and a customer's next chat turn greets with it;
+then the page at 360 px in Chinese, with a pricing change proposed by keyboard alone that waits in
+the inbox.  Screenshots go to var/screenshots/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from test_chat_browser import ask, open_chat
+from test_requests_browser import (  # noqa: F401  (the fixtures are used by name)
+    Watched,
+    server,
+    shoot,
+    shop,
+    sign_in,
+)
+
+NARROW = {"width": 360, "height": 740}
+GREETING = "Welcome to Ana's bakery! Ask me about cakes, or I can register an order for Ana."
+
+
+@pytest.mark.browser
+def test_the_owner_changes_the_greeting_and_the_next_customer_hears_it(
+    browser: Any,
+    shop: dict[str, str],  # noqa: F811  (the fixture imported above)
+) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    owner_ctx, customer_ctx = Watched(browser, site), Watched(browser, site)
+    try:
+        owner = owner_ctx.context.new_page()
+        sign_in(owner, site, shop["owner_password"])
+        owner.get_by_role("link", name="what it says and offers").first.click()
+        expect(owner).to_have_url(f"{site}/owner/demo-shop/contract")
+        expect(owner.get_by_role("heading", level=1)).to_contain_text("says and offers")
+
+        form = owner.locator("form", has=owner.locator("#wording-text"))
+        form.get_by_label("Language").select_option("en")
+        form.get_by_label("Moment").select_option("greeting")
+        form.get_by_label("The sentence").fill(GREETING)
+        form.get_by_label("Summary").fill("A greeting that names Ana")
+        form.get_by_role("button", name="Propose this change").click()
+
+        expect(owner).to_have_url(f"{site}/owner/demo-shop/contract#wording-h")
+        expect(owner.locator(".flash")).to_contain_text("Applied: customers hear it from their next message.")
+        expect(owner.locator(".said").first).to_contain_text(GREETING)
+        [proposal] = ChangeProposal.objects.filter(agent__slug="demo-shop", kind="wording")
+        assert proposal.status == "applied" and proposal.payload["text"] == GREETING
+        shoot(owner, "contract-en-applied")
+
+        customer = customer_ctx.context.new_page()
+        open_chat(customer, site)
+        reply = ask(customer, "Your message", "Hello")
+        expect(reply.locator(".text")).to_have_text(GREETING)
+    finally:
+        owner_ctx.close()
+        customer_ctx.close()
+
+
+@pytest.mark.browser
+def test_the_page_at_360px_in_chinese_by_keyboard(
+    browser: Any,
+    shop: dict[str, str],  # noqa: F811  (the fixture imported above)
+) -> None:
+    from approvals.models import ChangeProposal
+
+    site = shop["site"]
+    watched = Watched(browser, site, phone=True, viewport=NARROW)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"])
+        page.locator("#language").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        page.goto(f"{site}/owner/demo-shop/contract")
+        expect(page.get_by_role("heading", level=1)).to_contain_text("说什么、提供什么")
+        expect(page.locator("#waiting")).to_contain_text("等待您决定的更改：0")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "contract-zh-360")
+
+        # By keyboard: fill the first empty price row and the summary, submit with Enter.
+        rows = page.locator("input[name=name]")
+        empty = next(i for i in range(rows.count()) if not rows.nth(i).input_value())
+        rows.nth(empty).focus()
+        page.keyboard.type("生日蛋糕")
+        page.keyboard.press("Tab")
+        page.keyboard.type("42.00")
+        page.locator("#pricing-summary").fill("新的蛋糕价格")
+        page.locator("#pricing-summary").press("Enter")
+
+        expect(page.locator(".flash")).to_contain_text("正在收件箱中等待您的决定")
+        [proposal] = ChangeProposal.objects.filter(agent__slug="demo-shop", kind="pricing")
+        assert proposal.status == "pending"
+        assert {"name": "生日蛋糕", "amount": "42.00"} in proposal.payload["items"]
+        expect(page.locator("#waiting")).to_contain_text("等待您决定的更改：1")
+        link = page.locator(".flash a")
+        expect(link).to_have_attribute("href", f"/owner/demo-shop/inbox#{proposal.pk}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "contract-zh-360-pending")
+        link.click()
+        expect(page).to_have_url(f"{site}/owner/demo-shop/inbox#{proposal.pk}")
+        expect(page.locator(f'article.change-card[id="{proposal.pk}"]')).to_be_visible()
+    finally:
+        watched.close()
