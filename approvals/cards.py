@@ -82,7 +82,12 @@ ROLLBACK_WORDS: dict[int, Promise] = {
         "it with an e-mailed code."
     ),
 }
-ASSURANCE_WORDS: dict[str, Promise] = {"click": _("a click while signed in"), "email_otp": _("a code sent by e-mail")}
+ASSURANCE_WORDS: dict[str, Promise] = {
+    "click": _("a click while signed in"),
+    "email_otp": _("a code sent by e-mail"),
+    "email_otp+totp": _("a code sent by e-mail and one from the authenticator app"),
+    "owner_session": _("proposing it yourself while signed in"),
+}
 
 
 def _word(table: dict[str, Promise] | dict[int, Promise], key: Any) -> str:

@@ -222,3 +222,11 @@ def test_the_outbox_shows_the_signed_in_owners_mail_only(
     assert "For bravo" not in html and "654321" not in html
     # Someone else's agent: 404, as every owner page.
     assert signed_in(world_b.owner).get(f"/owner/{world_a.agent.slug}/outbox").status_code == 404
+
+
+def test_every_assurance_a_decision_can_carry_is_said_in_words() -> None:
+    from approvals.authority_models import Assurance
+    from approvals.cards import ASSURANCE_WORDS
+    from approvals.services import DIRECT
+
+    assert set(Assurance.values) | {DIRECT} <= set(ASSURANCE_WORDS)
