@@ -136,6 +136,8 @@ class CardView:
     rollback_of: str = ""
     can_decide: bool = False
     can_roll_back: bool = False
+    needs_totp: bool = False  # L3 in a tenant that requires the authenticator code too
+    signatures: str = ""  # L3 under the two-owner rule: the approvals recorded so far
     data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
 
 
@@ -387,5 +389,15 @@ def card_view(proposal: ChangeProposal) -> CardView:
     view.can_decide = status == ProposalStatus.PENDING
     # Only a change of the contract is rolled back with one click (knowledge: on its page).
     view.can_roll_back = status == ProposalStatus.APPLIED and bool(proposal.target)
+    if view.can_decide and proposal.level == 3:
+        from .step_up import TWO_OWNERS, approvals_of
+
+        tenant = proposal.agent.tenant
+        view.needs_totp = bool(tenant.l3_requires_totp)
+        if tenant.l3_requires_two_owners:
+            view.signatures = gettext("Approvals so far: %(n)s of %(needed)s owners.") % {
+                "n": approvals_of(proposal),
+                "needed": TWO_OWNERS,
+            }
     view.data = {"id": proposal.pk, "version": proposal.version, "level": proposal.level, "status": status}
     return view

@@ -68,6 +68,15 @@ def approvals_texts() -> dict[str, str]:
         "not_pending": gettext("This change has already been decided."),
         "invalid_token": gettext("The confirmation expired or was already used. Please decide again."),
         "assurance_required": gettext("This change needs the code we e-mail you."),
+        "totp_required": gettext("This change also needs the code from your authenticator app."),
+        "wrong_totp": gettext("The authenticator code is not right. Type the current one."),
+        "totp_enrolment_required": gettext(
+            "Your business requires an authenticator app for this change: set up two-step sign-in first."
+        ),
+        "reauthentication_required": gettext("For this change, please sign in again first, then decide."),
+        "same_approver": gettext("You have approved this change already: another owner must approve it too."),
+        "rate_limited": gettext("Too many attempts. Wait a few minutes, then try again."),
+        "second_owner": gettext("Your approval is recorded. Another owner must approve it too."),
         "applied": gettext("Approved and applied."),
         "published": gettext("Approved and published as contract version {version}."),
         "live_contract": gettext("Live contract: version {version}"),

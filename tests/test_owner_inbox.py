@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from approvals.models import ChangeProposal
 from approvals.services import proposal_create
@@ -230,3 +231,40 @@ def test_every_assurance_a_decision_can_carry_is_said_in_words() -> None:
     from approvals.services import DIRECT
 
     assert set(Assurance.values) | {DIRECT} <= set(ASSURANCE_WORDS)
+
+
+def test_an_l3_card_asks_for_the_authenticator_code_where_the_business_requires_it(world_a: Any) -> None:
+    from facade.tenancy.services import tenant_l3_policy_set
+
+    change = propose(world_a, "pricing", PRICING, "New prices", origin="owner_direct")
+    url = f"/owner/{world_a.agent.slug}/inbox/{change.pk}/card"
+    owner = signed_in(world_a.owner)
+    assert 'name="totp"' not in owner.get(url).content.decode()
+    tenant_l3_policy_set(tenant=world_a.tenant, requires_totp=True, actor=Actor.platform("tests"))
+    page = owner.get(url).content.decode()
+    assert 'name="totp"' in page and "Code from your authenticator app" in page
+    knowledge = propose(world_a, "lesson", {"kind": "taboo", "title": "No slang", "text": "Never."}, "A lesson")
+    assert 'name="totp"' not in owner.get(f"/owner/{world_a.agent.slug}/inbox/{knowledge.pk}/card").content.decode()
+
+
+def test_under_the_two_owner_rule_a_card_counts_the_approvals_so_far(world_a: Any) -> None:
+    from approvals.authority_models import DecisionSignature
+    from facade.tenancy.services import tenant_l3_policy_set
+
+    tenant_l3_policy_set(tenant=world_a.tenant, requires_two_owners=True, actor=Actor.platform("tests"))
+    change = propose(world_a, "pricing", PRICING, "New prices", origin="owner_direct")
+    url = f"/owner/{world_a.agent.slug}/inbox/{change.pk}/card"
+    owner = signed_in(world_a.owner)
+    assert "Approvals so far: 0 of 2 owners." in owner.get(url).content.decode()
+    # A first owner's approval recorded (what step_up.decide_gate writes) is counted:
+    DecisionSignature.objects.create(
+        proposal=change,
+        version=change.version,
+        owner=world_a.owner,
+        authorization_id="auth_test",
+        assurance="email_otp",
+        created_at=timezone.now(),
+    )
+    assert "Approvals so far: 1 of 2 owners." in owner.get(url).content.decode()
+    chinese = owner.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "目前的批准" in chinese

@@ -66,6 +66,7 @@
   }
   function outcome(result) {
     if (result.status === "applied" && result.contract_version) { return fill(T.published, {version: result.contract_version}); }
+    if (result.status === "pending" && result.awaiting === "second_owner") { return T.second_owner; }
     return T[result.status] || "";
   }
 
@@ -93,7 +94,10 @@
     return card;
   }
   async function verify(card, code) {
-    var issued = await post(card.dataset.api + "/authorize/verify", {challenge_id: card.dataset.challenge, code: code});
+    var body = {challenge_id: card.dataset.challenge, code: code};
+    var totp = card.querySelector(".code-form").totp;   // where the business requires the authenticator too
+    if (totp) { body.totp = totp.value.replace(/\s+/g, ""); }
+    var issued = await post(card.dataset.api + "/authorize/verify", body);
     return decide(card, issued.token, card.dataset.decision);
   }
   async function rollback(card) {
