@@ -27,6 +27,13 @@ app.conf.beat_schedule = {
         "schedule": 60 * 60,
         "options": {"expires": 50 * 60},
     },
+    # The nightly review (03:30) and morning observe (05:00) in each tenant's own time zone:
+    # the tick claims what is due (rsi/schedule.py), so it runs often and does little.
+    "rsi-tick": {
+        "task": "rsi.tasks.tick",
+        "schedule": 5 * 60,
+        "options": {"expires": 4 * 60},
+    },
     "ledger-verify-nightly": {
         "task": "ledger.tasks.ledger_verify_all",
         "schedule": 60 * 60 * 24,

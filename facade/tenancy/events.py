@@ -33,6 +33,11 @@ class TenantL3PolicyChanged(EventPayload):
     l3_requires_two_owners: bool
 
 
+class TenantTimeZoneChanged(EventPayload):
+    time_zone: str  # IANA name
+    previous: str
+
+
 class MembershipGranted(EventPayload):
     user_id: int
     role: str
@@ -83,6 +88,13 @@ TENANT_L3_POLICY_CHANGED = register(
     payload=TenantL3PolicyChanged,
     description="The tenant changed what an L3 decision needs: an authenticator code besides the e-mailed one, "
     "and/or the approval of two different owners.",
+)
+TENANT_TIME_ZONE_CHANGED = register(
+    "tenant.time_zone_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantTimeZoneChanged,
+    description="The tenant's time zone changed: its nightly review and morning observe follow its local days.",
 )
 MEMBERSHIP_GRANTED = register(
     "membership.granted",
@@ -166,6 +178,11 @@ def tenant_l3_policy_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
         l3_requires_totp=tenant.l3_requires_totp, l3_requires_two_owners=tenant.l3_requires_two_owners
     )
     return _append(TENANT_L3_POLICY_CHANGED, tenant.pk, tenant.pk, actor, payload)
+
+
+def tenant_time_zone_changed(*, tenant: Tenant, previous: str, actor: Actor) -> AppendedEvent:
+    payload = TenantTimeZoneChanged(time_zone=tenant.time_zone, previous=previous)
+    return _append(TENANT_TIME_ZONE_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
 def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent:

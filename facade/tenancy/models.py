@@ -12,6 +12,10 @@ from django.utils.translation import gettext_lazy as _
 from facade.i18n import Phrasebook
 
 
+def default_time_zone() -> str:
+    return str(settings.TIME_ZONE)
+
+
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -22,6 +26,10 @@ class Tenant(models.Model):
     l3_requires_totp = models.BooleanField(default=False)
     # An L3 approval needs two different owners, each with their own token and code.
     l3_requires_two_owners = models.BooleanField(default=False)
+    # The IANA time zone the tenant's days are counted in: the nightly review (03:30) and the
+    # morning observe (05:00) run at these local times and cover local days.  Validated by
+    # `tenant_time_zone_set` (rules.time_zone_problem).
+    time_zone = models.CharField(max_length=64, default=default_time_zone)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -3,7 +3,9 @@ decisions out, and anything unknown is refused."""
 
 from __future__ import annotations
 
+import functools
 import re
+import zoneinfo
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -93,3 +95,19 @@ def may_post(*, audience: str, status: str, caller_still_owner: bool) -> PostDec
     if audience in (Audience.CUSTOMER, Audience.PEER):
         return PostDecision.ALLOWED
     return PostDecision.UNKNOWN_AUDIENCE
+
+
+def time_zone_problem(name: object) -> str | None:
+    """Why `name` is not an IANA time zone the tenant's days can be counted in (None: it is).
+    Only names of the IANA database (tzdata), not abbreviations or offsets ("CET" is one of the
+    database's names and passes; "+08:00" and "China" do not)."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 64:
+        return "a time zone is an IANA name such as Europe/Berlin"
+    if name not in _zones():
+        return f"{name[:64]!r} is not an IANA time zone name (e.g. Europe/Berlin, Asia/Shanghai)"
+    return None
+
+
+@functools.cache
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())

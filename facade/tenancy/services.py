@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from facade.errors import ApplicationError
 
-from . import events
+from . import events, rules
 from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant
 from .schemas import Actor, IssuedPeerKey
 
@@ -65,6 +65,21 @@ def tenant_l3_policy_set(
         setattr(tenant, name, wanted[name])
     tenant.save(update_fields=changed)
     events.tenant_l3_policy_changed(tenant=tenant, actor=actor)
+    return tenant
+
+
+@transaction.atomic
+def tenant_time_zone_set(*, tenant: Tenant, time_zone: str, actor: Actor) -> Tenant:
+    """The IANA time zone the tenant's days are counted in (e.g. "Asia/Shanghai")."""
+    problem = rules.time_zone_problem(time_zone)
+    if problem:
+        raise TenancyError("invalid_time_zone", problem)
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    if tenant.time_zone == time_zone:
+        return tenant
+    previous, tenant.time_zone = tenant.time_zone, time_zone
+    tenant.save(update_fields=["time_zone"])
+    events.tenant_time_zone_changed(tenant=tenant, previous=previous, actor=actor)
     return tenant
 
 

@@ -1,0 +1,33 @@
+"""The claim of each scheduled run: one row per (agent, kind, local day), so a run happens once
+however many ticks, beats or workers see it due (issue 13)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+__all__ = ["RsiRun", "RunStatus"]
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"  # claimed by a tick, its task sent
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class RsiRun(models.Model):
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="rsi_runs")
+    kind = models.CharField(max_length=16)  # rsi.schedule_rules.RunKind
+    day = models.DateField()  # the tenant's local day the run is about
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    queued_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True, default="")  # an exception's class, never text
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "kind", "day"], name="rsi_run_once")]
+        indexes = [models.Index(fields=["status", "queued_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.agent_id} for {self.day} ({self.status})"
