@@ -86,8 +86,25 @@ def test_a_run_whose_task_expired_unrun_is_sent_again(world_a: Any) -> None:
     assert tick(now=now + RUN_EXPIRES + dt.timedelta(minutes=2)) == []
 
 
+@pytest.fixture
+def private_queue() -> Any:
+    """The run tasks the committed claims send go to a queue of this test's own (nobody
+    consumes it; it is purged after), never to a worker another test started."""
+    import uuid
+
+    from facade.celery import app
+
+    queue = f"test-schedule-{uuid.uuid4().hex[:12]}"
+    previous = app.conf.task_routes
+    app.conf.update(task_routes={"rsi.tasks.run": {"queue": queue}})
+    yield queue
+    app.conf.update(task_routes=previous)
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(queue)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_two_ticks_at_once_on_postgresql_claim_each_day_once(db: Any) -> None:
+def test_two_ticks_at_once_on_postgresql_claim_each_day_once(db: Any, private_queue: str) -> None:
     assert connection.vendor == "postgresql"
     world = zoned(build_tenant("tick-race"), "Asia/Shanghai", "2026-11-25T00:00:00+00:00")
     now = at("2026-12-01T22:00:00+00:00")
