@@ -10,6 +10,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
+
+# Playwright's `expect` waits 5 s by default, apart from a browser context's own timeout: on a
+# busy CI machine an approval that publishes a contract version took longer (the failed run
+# showed the card unchanged and no error), so every browser test's expectations wait 10 s, as
+# its actions do (tests/browser_support.py TIMEOUT_MS).
+expect.set_options(timeout=10_000)
 
 # Shared fixture modules: the real-browser fixtures (tests/browser_support.py), the local
 # OpenAI-compatible server (tests/llm_server.py), a real SMTP server (tests/smtp_support.py) and
