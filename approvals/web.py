@@ -101,8 +101,12 @@ def _live_contract(agent: AgentProfile) -> int | None:
 @ensure_csrf_cookie
 def owner_inbox(request: HttpRequest, slug: str) -> HttpResponse:
     agent = _owned(request, slug)
+    # The latest daily review sits above the cards; rsi builds on approvals, so it is imported here.
+    from rsi.review_inbox import inbox_review
+
     context: dict[str, Any] = {
         "agent": agent,
+        "review": inbox_review(agent),
         "pending": [card_view(p) for p in pending_proposals(agent=agent)],
         "decided": [card_view(p) for p in recently_decided(agent=agent)],
         "contract_version": _live_contract(agent),
