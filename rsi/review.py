@@ -51,7 +51,9 @@ def _cited(claims: list[Any], kind: str) -> set[Any]:
     return found
 
 
-def _known(agent: AgentProfile, start: dt.datetime, end: dt.datetime, claims: list[Any], figures: dict[str, int]) -> Known:
+def _known(
+    agent: AgentProfile, start: dt.datetime, end: dt.datetime, claims: list[Any], figures: dict[str, int]
+) -> Known:
     """What the claims' pointers may resolve to: only the ids they cite are looked up, scoped to
     this agent's customer and peer sessions of the day and the knowledge it used that day."""
     session_ids: list[str] = []
@@ -125,7 +127,9 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         )
         claims: list[Any] = list(offline_review(figures))
         start, end = day_bounds(agent.tenant, day)
-        result = gate(claims, _known(agent, start, end, claims, review_input.figures), cap=proposals_per_day(agent.tenant))
+        result = gate(
+            claims, _known(agent, start, end, claims, review_input.figures), cap=proposals_per_day(agent.tenant)
+        )
 
         dropped = [{"reason": d.reason.value, "kind": d.kind, "reviewer": OFFLINE_REVIEWER} for d in result.dropped]
         for d in result.dropped:
@@ -157,7 +161,9 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
                     caused_by=started.seq,
                 )
             except ProposalError as exc:
-                dropped.append({"reason": f"proposal_refused:{exc.code}", "kind": proposal["kind"], "reviewer": OFFLINE_REVIEWER})
+                dropped.append(
+                    {"reason": f"proposal_refused:{exc.code}", "kind": proposal["kind"], "reviewer": OFFLINE_REVIEWER}
+                )
                 continue
             made[key] = {"key": key, "change_id": change.pk, "kind": change.kind, "summary": change.summary}
             events.review_proposal_made(
@@ -196,9 +202,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
 
 
 def latest_report(agent: AgentProfile) -> ReviewReport | None:
-    return (
-        ReviewReport.objects.filter(agent=agent, status=ReviewReport.Status.FINISHED).order_by("-day").first()
-    )
+    return ReviewReport.objects.filter(agent=agent, status=ReviewReport.Status.FINISHED).order_by("-day").first()
 
 
 def report_get(agent: AgentProfile, day: dt.date) -> ReviewReport | None:

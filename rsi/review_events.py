@@ -129,7 +129,13 @@ def review_claim_dropped(
 
 
 def review_proposal_made(
-    *, report: ReviewReport, agent_slug: str, proposal_id: str, kind: str, sessions_affected: int, evidence: int,
+    *,
+    report: ReviewReport,
+    agent_slug: str,
+    proposal_id: str,
+    kind: str,
+    sessions_affected: int,
+    evidence: int,
     actor: Actor,
 ) -> AppendedEvent:
     payload = ReviewProposalMade(

@@ -69,10 +69,14 @@ def _text(claim: dict[str, Any], figures: dict[str, int], labels: dict[str, str]
     return str(claim.get("text", ""))
 
 
-def _claims(report: ReviewReport, claims: list[dict[str, Any]], figures: dict[str, int], labels: dict[str, str]) -> list[ClaimView]:
+def _claims(
+    report: ReviewReport, claims: list[dict[str, Any]], figures: dict[str, int], labels: dict[str, str]
+) -> list[ClaimView]:
     views = []
     for claim in claims:
-        view = ClaimView(kind=claim["kind"], text=_text(claim, figures, labels), change_id=str(claim.get("change_id", "")))
+        view = ClaimView(
+            kind=claim["kind"], text=_text(claim, figures, labels), change_id=str(claim.get("change_id", ""))
+        )
         for pointer in claim.get("evidence", [])[:MAX_EVIDENCE]:
             if pointer.get("type") == "session":
                 view.evidence.append(session_evidence(report.agent_id, str(pointer.get("id"))))

@@ -132,7 +132,9 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
         agent=agent, audience__in=("customer", "peer"), preview=False, created_at__gte=start, created_at__lt=end
     )
     counts = sessions.aggregate(
-        total=Count("id"), expired=Count("id", filter=Q(status="expired")), closed=Count("id", filter=Q(status="closed"))
+        total=Count("id"),
+        expired=Count("id", filter=Q(status="expired")),
+        closed=Count("id", filter=Q(status="closed")),
     )
     for name in ("total", "expired", "closed"):
         figures[f"sessions.{name}"] = counts[name]
@@ -190,10 +192,14 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     moved = trust.aggregate(up=Count("id", filter=Q(delta__gt=0)), down=Count("id", filter=Q(delta__lt=0)))
     figures["trust.up"], figures["trust.down"] = moved["up"], moved["down"]
 
-    hits = KnowledgeHit.objects.filter(agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids)
+    hits = KnowledgeHit.objects.filter(
+        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
+    )
     figures["knowledge.hits"] = hits.count()
     pointers["knowledge.hits"] = _ids(hits)
-    misses = KnowledgeMiss.objects.filter(agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids)
+    misses = KnowledgeMiss.objects.filter(
+        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
+    )
     figures["knowledge.misses"] = misses.count()
     pointers["knowledge.misses"] = _ids(misses)
 

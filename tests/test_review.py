@@ -40,7 +40,9 @@ def customer_turn(world: Any, text: str, *, customer: Any = None, miss: bool = F
     message = Message.objects.create(session=session, role="principal", text=text)
     Run.objects.create(tenant=world.tenant, session=session, message=message, status=status)
     if miss:
-        KnowledgeMiss.objects.create(agent=world.agent, session_id=session.pk, asker=str(customer.pk), topic_key=topic_key(text))
+        KnowledgeMiss.objects.create(
+            agent=world.agent, session_id=session.pk, asker=str(customer.pk), topic_key=topic_key(text)
+        )
     return session
 
 
@@ -53,7 +55,7 @@ def move_to_yesterday(world: Any) -> dt.date:
 
 
 def gap_day(world: Any) -> None:
-    for n in range(3):
+    for _ in range(3):
         customer_turn(world, f"{QUESTION}?", miss=True)
 
 
@@ -82,7 +84,9 @@ def test_a_question_three_customers_asked_becomes_a_gap_and_a_pending_draft_in_t
     figures = report.review_input["figures"]
     assert figures["knowledge.misses"] == 4 and figures["topics.other"] == 1 and figures["sessions.total"] == 4
     page = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/inbox").content.decode()
-    assert "Daily review of" in page and "was asked 3 times" in page
+    assert (
+        "Daily review of" in page and "was asked 3 times" in page and "Claims dropped for lack of evidence: 0." in page
+    )
     assert f'href="#{proposal.pk}-h"' in page and f'id="{proposal.pk}-h"' in page
     assert "placeholder" in page and "Conversation with a customer" in page  # evidence as its summary
     assert "park" not in page  # one asker: never named
@@ -99,11 +103,18 @@ def test_red_line_5_no_customer_word_reaches_the_review(world_a: Any) -> None:
     Rating.objects.create(session=session, tenant=world_a.tenant, stars=1, comment=MARKER)
     day = local_today(world_a.tenant)
     built = review_input_build(agent=world_a.agent, day=day, partial=True)
-    assert MARKER not in built.review_input.model_dump_json() and MARKER.lower() not in built.review_input.model_dump_json()
+    assert (
+        MARKER not in built.review_input.model_dump_json()
+        and MARKER.lower() not in built.review_input.model_dump_json()
+    )
     report = review_run(agent_id=world_a.agent.pk, day=day)
     report.refresh_from_db()
-    stored = json.dumps([report.review_input, report.wins, report.misses, report.gaps, report.proposals, report.dropped_claims])
-    stored += json.dumps(list(ReviewAggregate.objects.filter(report=report).values("key", "label", "session_ids")), default=str)
+    stored = json.dumps(
+        [report.review_input, report.wins, report.misses, report.gaps, report.proposals, report.dropped_claims]
+    )
+    stored += json.dumps(
+        list(ReviewAggregate.objects.filter(report=report).values("key", "label", "session_ids")), default=str
+    )
     proposals = json.dumps(list(ChangeProposal.objects.values("payload", "summary", "diff", "evidence")), default=str)
     ledger = "".join(LedgerEvent.objects.values_list("canonical", flat=True))
     client = signed_in(world_a.owner)
@@ -163,7 +174,15 @@ def test_two_processes_at_once_give_one_report(world_a: Any) -> None:
 
 
 def test_the_cap_holds_back_the_rest(world_a: Any, settings: Any) -> None:
-    topics = ["gift wrapping parcels", "parking bicycles nearby", "weekend opening", "student discount", "repair warranty", "wheelchair access", "invoice copies"]
+    topics = [
+        "gift wrapping parcels",
+        "parking bicycles nearby",
+        "weekend opening",
+        "student discount",
+        "repair warranty",
+        "wheelchair access",
+        "invoice copies",
+    ]
     for words in topics:
         for _ in range(3):
             customer_turn(world_a, words, miss=True)
@@ -172,8 +191,14 @@ def test_the_cap_holds_back_the_rest(world_a: Any, settings: Any) -> None:
     assert len(report.proposals) == 5 and report.held_back == 2
     assert ChangeProposal.objects.filter(origin="review_report", status="pending").count() == 5
     page = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/inbox").content.decode()
-    assert "2 more proposals held back" in page
-    finished = LedgerEvent.objects.for_entity(world_a.tenant.pk, "review_report", str(report.pk)).of_type("review.finished").get()
+    assert "More proposals held back: 2" in page
+    zh = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/inbox", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "另有被暂缓的提议：2 条" in zh.content.decode() and "每日复盘" in zh.content.decode()
+    finished = (
+        LedgerEvent.objects.for_entity(world_a.tenant.pk, "review_report", str(report.pk))
+        .of_type("review.finished")
+        .get()
+    )
     assert finished.payload["held_back"] == 2 and finished.payload["proposals"] == 5
 
 

@@ -23,7 +23,11 @@ from rsi.review_rules import (
 S1 = "0b5e8c52-0000-4000-8000-000000000001"
 S2 = "0b5e8c52-0000-4000-8000-000000000002"
 INVENTED = "0b5e8c52-0000-4000-8000-00000000dead"
-KNOWN = Known(aggregates={"sessions.total": 10, "sessions.expired": 4, "topic.abc": 5}, sessions=frozenset({S1, S2}), versions=frozenset({7}))
+KNOWN = Known(
+    aggregates={"sessions.total": 10, "sessions.expired": 4, "topic.abc": 5},
+    sessions=frozenset({S1, S2}),
+    versions=frozenset({7}),
+)
 
 
 def claim(**over: Any) -> dict[str, Any]:
@@ -55,7 +59,10 @@ def proposal(**over: Any) -> dict[str, Any]:
         (claim(evidence=None), DropReason.NO_EVIDENCE),
         ({k: v for k, v in claim().items() if k != "evidence"}, DropReason.NO_EVIDENCE),
         (claim(evidence=[{"type": "session", "id": INVENTED}]), DropReason.UNRESOLVED_POINTER),
-        (claim(evidence=[{"type": "session", "id": S1}, {"type": "session", "id": INVENTED}]), DropReason.UNRESOLVED_POINTER),
+        (
+            claim(evidence=[{"type": "session", "id": S1}, {"type": "session", "id": INVENTED}]),
+            DropReason.UNRESOLVED_POINTER,
+        ),
         (claim(evidence=[{"type": "aggregate", "key": "sessions.invented"}]), DropReason.UNRESOLVED_POINTER),
         (claim(evidence=[{"type": "knowledge_version", "id": 8}]), DropReason.UNRESOLVED_POINTER),
         (claim(evidence=[{"type": "transcript", "id": S1}]), DropReason.UNRESOLVED_POINTER),
@@ -76,7 +83,9 @@ def test_the_gate_drops_and_counts(raw: Any, reason: DropReason) -> None:
 
 
 def test_the_gate_keeps_a_claim_whose_pointers_all_resolve() -> None:
-    result = gate([claim(evidence=[{"type": "knowledge_version", "id": 7}, {"type": "session", "id": S2.upper()}])], KNOWN, cap=5)
+    result = gate(
+        [claim(evidence=[{"type": "knowledge_version", "id": 7}, {"type": "session", "id": S2.upper()}])], KNOWN, cap=5
+    )
     assert not result.dropped
     assert result.kept[0]["evidence"] == [{"type": "knowledge_version", "id": 7}, {"type": "session", "id": S2}]
 
@@ -147,5 +156,9 @@ def test_the_offline_reviewer_rules() -> None:
     assert miss["proposal"]["payload"] == {"fields": ["contact", "need", "when"]}
     known = Known(aggregates=figures.values, sessions=frozenset({S1, S2}))
     assert not gate(claims, known, cap=5).dropped  # the offline reviewer's claims pass the gate
-    quiet = Figures(values={"sessions.total": 10, "sessions.expired": 1, "runs.total": 10, "runs.completed": 5}, sessions={}, topics=[])
+    quiet = Figures(
+        values={"sessions.total": 10, "sessions.expired": 1, "runs.total": 10, "runs.completed": 5},
+        sessions={},
+        topics=[],
+    )
     assert offline_review(quiet) == []

@@ -69,7 +69,7 @@ class ReviewRunView(APIView):
         agent = AgentPolicy.get_owned(request.user, slug)
         body = request.data if isinstance(request.data, dict) else {}
         if "date" not in body:
-            raise ApplicationError("invalid_input", "send {\"date\": \"YYYY-MM-DD\"}")
+            raise ApplicationError("invalid_input", 'send {"date": "YYYY-MM-DD"}')
         report = review_run(agent_id=agent.pk, day=_day(body["date"]))
         return Response(report_view(report))
 
