@@ -11,6 +11,8 @@ The report itself changes no behaviour."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import uuid
 from http import HTTPStatus
 from typing import Any
@@ -29,6 +31,7 @@ from knowledge.models import KnowledgeHit
 
 from . import review_events as events
 from .review_input import day_bounds, local_today, review_input_build, time_zone_of
+from .review_llm import llm_reviewer
 from .review_models import ReviewAggregate, ReviewReport
 from .review_rules import Figures, Known, gate, offline_review
 
@@ -79,8 +82,16 @@ def _known(
 
 
 def _shown_claim(claim: dict[str, Any]) -> dict[str, Any]:
-    shown = {k: claim[k] for k in ("kind", "text", "evidence", "figure") if k in claim}
-    return shown
+    return {k: claim[k] for k in ("kind", "text", "evidence", "figure", "reviewer") if k in claim}
+
+
+def proposal_key(proposal: dict[str, Any]) -> str:
+    """What makes two proposals of a report the same one (a re-run of a partial day makes it once)."""
+    what = (
+        proposal.get("topic")
+        or hashlib.sha256(json.dumps(proposal.get("payload"), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    )
+    return f"{proposal['kind']}:{what}"
 
 
 def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -> ReviewReport:
@@ -126,26 +137,47 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
             clarification_order=tuple(str(f) for f in (agent.clarification_order or [])),
         )
         claims: list[Any] = list(offline_review(figures))
+        offline_count = len(claims)
+        reviewer, model, unreadable = OFFLINE_REVIEWER, "", 0
+        llm = llm_reviewer(agent)
+        if llm is not None:
+            # A remote call under the report's row lock: a concurrent run waits for it rather
+            # than asking the model a second time.
+            more, unreadable = llm.review(review_input)
+            claims += more
+            reviewer, model = f"{OFFLINE_REVIEWER}+{llm.name}", llm.model
+        for index, claim in enumerate(claims):
+            if isinstance(claim, dict):  # who wrote it, whatever it says of itself
+                claim["reviewer"] = OFFLINE_REVIEWER if index < offline_count else "llm"
         start, end = day_bounds(agent.tenant, day)
         result = gate(
             claims, _known(agent, start, end, claims, review_input.figures), cap=proposals_per_day(agent.tenant)
         )
 
-        dropped = [{"reason": d.reason.value, "kind": d.kind, "reviewer": OFFLINE_REVIEWER} for d in result.dropped]
-        for d in result.dropped:
+        dropped = [
+            {
+                "reason": d.reason.value,
+                "kind": d.kind,
+                "reviewer": OFFLINE_REVIEWER if d.index < offline_count else "llm",
+            }
+            for d in result.dropped
+        ]
+        if unreadable:
+            dropped.append({"reason": "unreadable_output", "kind": "unknown", "reviewer": "llm"})
+        for index, d in enumerate(dropped):
             events.review_claim_dropped(
                 report=report,
                 agent_slug=agent.slug,
-                reviewer=OFFLINE_REVIEWER,
-                kind=d.kind,
-                reason=d.reason.value,
-                index=d.index,
+                reviewer=d["reviewer"],
+                kind=d["kind"],
+                reason=d["reason"],
+                index=result.dropped[index].index if index < len(result.dropped) else -1,
                 actor=ACTOR,
             )
 
         made = {p["key"]: p for p in report.proposals}
         for proposal in result.proposals:
-            key = f"{proposal['kind']}:{proposal['topic']}"
+            key = proposal_key(proposal)
             if key in made:
                 continue
             try:
@@ -181,8 +213,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         for claim in result.kept:
             shown = _shown_claim(claim)
             if "proposal" in claim:
-                key = f"{claim['proposal']['kind']}:{claim['proposal']['topic']}"
-                shown["change_id"] = by_topic.get(key, "")
+                shown["change_id"] = by_topic.get(proposal_key(claim["proposal"]), "")
             sorted_claims[claim["kind"]].append(shown)
 
         report.review_input = review_input.model_dump(mode="json")
@@ -192,8 +223,8 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         report.held_back = result.held_back
         report.dropped_claims = dropped
         report.overrides = result.overrides
-        report.reviewer = OFFLINE_REVIEWER
-        report.model = ""  # no model: the offline reviewer is rules
+        report.reviewer = reviewer
+        report.model = model  # empty when only the offline reviewer's rules spoke
         report.status = ReviewReport.Status.FINISHED
         report.finished_at = timezone.now()
         report.save()

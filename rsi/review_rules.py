@@ -266,6 +266,8 @@ def gate(claims: list[object], known: Known, *, cap: int) -> GateResult:
                 drop(DropReason.FIGURE_MISMATCH)
                 continue
         claim: dict[str, Any] = {"kind": kind, "text": raw["text"].strip()[:500], "evidence": pointers}
+        if isinstance(raw.get("reviewer"), str):  # set by the service, not by the reviewer
+            claim["reviewer"] = raw["reviewer"][:32]
         if figure is not None:
             claim["figure"] = {"key": figure["key"], "value": figure["value"]}
         proposal = raw.get("proposal")

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import threading
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from django.core.management import call_command
@@ -230,3 +231,80 @@ def test_the_command_reviews_yesterday_by_default(world_a: Any, capsys: Any) -> 
     out = capsys.readouterr().out
     assert str(day) in out and "1 gaps" in out and "partial" not in out
     assert ReviewReport.objects.get(agent=world_a.agent).day == day
+
+
+@pytest.fixture
+def llm_configured(settings: Any) -> Any:
+    from facade.dialogue.runtime import providers
+
+    def configure(server: Any) -> None:
+        settings.FACADE_LLM_PROVIDER = "openai"
+        settings.FACADE_LLM_BASE_URL = server.url
+        settings.FACADE_LLM_MODEL = "review-model"
+        settings.FACADE_LLM_MAX_RETRIES = 0
+        providers._shared_openai.cache_clear()
+
+    yield configure
+    providers._shared_openai.cache_clear()
+
+
+def test_the_llm_reviewer_sees_no_customer_word_and_passes_the_gate(world_a: Any, llm_configured: Any) -> None:
+    from llm_server import LLMServer, text_reply
+
+    gap_day(world_a)
+    session = customer_turn(world_a, f"{MARKER} is my order number, call me", miss=True)
+    real = str(session.pk)
+    claims = [
+        {"kind": "win", "text": "Customers loved it."},  # no evidence
+        {"kind": "miss", "text": "A customer was lost.", "evidence": [{"type": "session", "id": str(uuid4())}]},
+        {
+            "kind": "miss",
+            "text": "Nine conversations.",
+            "evidence": [{"type": "aggregate", "key": "sessions.total"}, {"type": "session", "id": real}],
+            "figure": {"key": "sessions.total", "value": 9},
+        },
+        {
+            "kind": "gap",
+            "text": "Opening hours are not known.",
+            "evidence": [{"type": "aggregate", "key": "knowledge.misses"}, {"type": "session", "id": real}],
+            "figure": {"key": "knowledge.misses", "value": 4},
+            "proposal": {
+                "kind": "knowledge_draft",
+                "payload": {"title": "Opening hours", "text": "We open at nine."},
+                "summary": "Say when the shop opens",
+                "sessions_affected": 1,
+                "requires": "auto",
+                "level": 0,
+            },
+        },
+    ]
+    with LLMServer([text_reply(json.dumps({"claims": claims}))]) as server:
+        llm_configured(server)
+        report = review_run(agent_id=world_a.agent.pk, day=local_today(world_a.tenant))
+        prompt = server.requests[0].raw.decode()
+    assert MARKER.lower() not in prompt.lower() and "gift offer parcels wrapping" in prompt  # the shown topic only
+    assert report.reviewer == "offline-rules-v1+llm" and report.model == "review-model"
+    reasons = sorted(d["reason"] for d in report.dropped_claims if d["reviewer"] == "llm")
+    assert reasons == ["figure_mismatch", "no_evidence", "unresolved_pointer"]
+    made = ChangeProposal.objects.get(origin="review_report", summary="Say when the shop opens")
+    assert made.status == "pending" and made.requires == "owner_approval"
+    override = LedgerEvent.objects.for_entity(world_a.tenant.pk, "change_proposal", made.pk).of_type(
+        "proposal.override_recorded"
+    )
+    assert override.count() == 1 and report.overrides == 1
+    assert [g["reviewer"] for g in report.gaps] == ["offline-rules-v1", "llm"]
+    dropped_events = LedgerEvent.objects.for_entity(world_a.tenant.pk, "review_report", str(report.pk)).of_type(
+        "review.claim_dropped"
+    )
+    assert dropped_events.count() == 3
+
+
+def test_an_unreadable_llm_answer_is_counted(world_a: Any, llm_configured: Any) -> None:
+    from llm_server import LLMServer, text_reply
+
+    gap_day(world_a)
+    with LLMServer([text_reply("I think the day went well.")]) as server:
+        llm_configured(server)
+        report = review_run(agent_id=world_a.agent.pk, day=local_today(world_a.tenant))
+    assert {"reason": "unreadable_output", "kind": "unknown", "reviewer": "llm"} in report.dropped_claims
+    assert len(report.gaps) == 1  # the offline reviewer's claims stand
