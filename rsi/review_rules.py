@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from approvals.schemas import REVIEW_DRAFT_PLACEHOLDER
 from knowledge.rules import topic_for_owner
 
 # --- scrub -------------------------------------------------------------------------------------
@@ -85,10 +86,7 @@ EXPIRY_MISS_RATIO = 0.3  # over this share of the day's sessions expired: a miss
 EXPIRY_MIN_SESSIONS = 5
 WIN_COMPLETION_RATIO = 0.8  # at least this share of runs completed: a win
 WIN_MIN_RUNS = 5
-DRAFT_PLACEHOLDER = (
-    "The daily review found this question unanswered and does not know the answer: write the answer here "
-    "before you approve."
-)
+DRAFT_PLACEHOLDER = REVIEW_DRAFT_PLACEHOLDER
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,21 @@ def test_a_question_three_customers_asked_becomes_a_gap_and_a_pending_draft_in_t
     assert f'href="#{proposal.pk}-h"' in page and f'id="{proposal.pk}-h"' in page
     assert "placeholder" in page and "Conversation with a customer" in page  # evidence as its summary
     assert "park" not in page  # one asker: never named
+    assert f"/owner/{world_a.agent.slug}/knowledge/unanswered" in page
     events = {e.event_type for e in LedgerEvent.objects.for_entity(world_a.tenant.pk, "review_report", str(report.pk))}
+    # The placeholder cannot be approved; once the owner wrote the answer, the draft can.
+    owner = signed_in(world_a.owner)
+    changes = f"/api/agents/{world_a.agent.slug}/changes/{proposal.pk}"
+    refused = owner.post(f"{changes}/authorize", {"decision": "approve"}, content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["error"] == "draft_unwritten"
+    assert (
+        owner.post(f"{changes}/authorize", {"decision": "reject"}, content_type="application/json").status_code == 200
+    )
+    written = {"title": proposal.payload["title"], "text": "Yes: gift wrapping costs nothing extra."}
+    edited = owner.patch(changes, {"payload": written, "expected_version": 1}, content_type="application/json")
+    assert edited.status_code == 200, edited.content
+    token = owner.post(f"{changes}/authorize", {"decision": "approve"}, content_type="application/json")
+    assert token.status_code == 200 and "token" in token.json()
     assert events == {"review.started", "review.proposal_made", "review.finished"}
 
 
