@@ -44,6 +44,15 @@ VersionId = Annotated[
 ]
 
 
+# The text of a knowledge draft the daily review proposes for a topic nothing answered: the review
+# does not know the answer, so the owner writes it; approving the draft as it is is refused
+# (`proposal_authorize`, `draft_unwritten`).
+REVIEW_DRAFT_PLACEHOLDER = (
+    "The daily review found this question unanswered and does not know the answer: write the answer here "
+    "before you approve."
+)
+
+
 class Kind(StrEnum):
     KNOWLEDGE_DRAFT = "knowledge_draft"
     LESSON = "lesson"

@@ -40,7 +40,7 @@ from .authority import Challenge, IssuedToken, challenge_start, token_consume, t
 from .authority_models import Assurance, Decision, DecisionChallenge
 from .contract import ContractInvalid, contract_compile, live_content
 from .models import ChangeProposal, ProposalStatus
-from .schemas import Kind, Pointer, PointerType, Strict, payload_parse
+from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind, Pointer, PointerType, Strict, payload_parse
 from .step_up import decide_gate
 
 logger = logging.getLogger(__name__)
@@ -341,6 +341,14 @@ def proposal_authorize(
     caller has checked ownership."""
     decision = _decision(decision)
     proposal = _pending(agent=agent, proposal_id=proposal_id)
+    if (
+        decision == Decision.APPROVE
+        and proposal.kind == Kind.KNOWLEDGE_DRAFT
+        and str(proposal.payload.get("text", "")).strip() == REVIEW_DRAFT_PLACEHOLDER
+    ):
+        raise ProposalError(
+            "draft_unwritten", "write the answer into this draft (edit it) before approving it", HTTPStatus.CONFLICT
+        )
     # The decision is the owner's own message in their owner-face session (typed there, or sent
     # by the card's button from their signed-in request): never anything a model wrote.
     owner_decision_message(agent=agent, user=owner, text=f"{decision} {proposal.pk}")

@@ -66,6 +66,10 @@ def approvals_texts() -> dict[str, str]:
         ),
         "version_mismatch": gettext("This change was edited meanwhile. Read it again, then decide."),
         "not_pending": gettext("This change has already been decided."),
+        "draft_unwritten": gettext(
+            "This draft has no answer yet: write the answer (PATCH the proposal, or answer the topic on the "
+            "Unanswered questions page and reject this draft)."
+        ),
         "invalid_token": gettext("The confirmation expired or was already used. Please decide again."),
         "assurance_required": gettext("This change needs the code we e-mail you."),
         "totp_required": gettext("This change also needs the code from your authenticator app."),
@@ -101,8 +105,12 @@ def _live_contract(agent: AgentProfile) -> int | None:
 @ensure_csrf_cookie
 def owner_inbox(request: HttpRequest, slug: str) -> HttpResponse:
     agent = _owned(request, slug)
+    # The latest daily review sits above the cards; rsi builds on approvals, so it is imported here.
+    from rsi.review_inbox import inbox_review
+
     context: dict[str, Any] = {
         "agent": agent,
+        "review": inbox_review(agent),
         "pending": [card_view(p) for p in pending_proposals(agent=agent)],
         "decided": [card_view(p) for p in recently_decided(agent=agent)],
         "contract_version": _live_contract(agent),

@@ -11,6 +11,7 @@ from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
 from ledger import api as ledger
+from rsi.api import review_views as rsi_reviews
 
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
@@ -42,6 +43,8 @@ api = [
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
     path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),
     path("api/agents/<slug:slug>/changes", approvals.ChangeListView.as_view(), name="changes"),
+    path("api/agents/<slug:slug>/reviews", rsi_reviews.ReviewRunView.as_view(), name="reviews"),
+    path("api/agents/<slug:slug>/reviews/<str:day>", rsi_reviews.ReviewDetailView.as_view(), name="review"),
     path("api/agents/<slug:slug>/changes/<str:change_id>", approvals.ChangeDetailView.as_view(), name="change"),
     path(
         "api/agents/<slug:slug>/changes/<str:change_id>/authorize",

@@ -25,6 +25,7 @@ SERVICE_MODULES = (
     "facade.dialogue.runtime.builtin_tools",
     "approvals.contract",
     "rsi.schedule",
+    "rsi.review",
 )
 
 

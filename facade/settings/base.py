@@ -153,6 +153,11 @@ FACADE_CUSTOMER_COOKIE_AGE = env_int("FACADE_CUSTOMER_COOKIE_AGE", 60 * 60 * 24 
 # many distinct customers (or peers) asked it (k-anonymity; 1 shows every topic).
 FACADE_UNANSWERED_MIN_ASKERS = max(1, env_int("FACADE_UNANSWERED_MIN_ASKERS", 3))
 
+# The daily review sends at most this many proposals a day to an agent's inbox (ranked by the
+# sessions they concern; the rest are held back and counted).  A tenant's own
+# `review_proposals_per_day`, when it has one, wins.
+FACADE_REVIEW_PROPOSALS_PER_DAY = max(0, env_int("FACADE_REVIEW_PROPOSALS_PER_DAY", 5))
+
 # The ledger's signing key lives outside the database: from the environment, or generated once
 # into var/.  Checkpoints are written outside the database as well.
 FACADE_LEDGER_SIGNING_KEY = env_str("FACADE_LEDGER_SIGNING_KEY", "")

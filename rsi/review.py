@@ -1,0 +1,267 @@
+"""The daily review (issue 13, "The daily review (Reflect)"): one write, `review_run`, which the
+scheduler, `manage.py rsi_review` and `POST /api/agents/<slug>/reviews` all call.
+
+It builds the day's `ReviewInput` from aggregates, stores the aggregates with the report, lets
+the reviewers speak (the deterministic offline reviewer; an LLM reviewer is not built yet),
+passes every claim through the gate, turns surviving proposals into pending change proposals
+(origin `review_report`, at most the tenant's daily number) and writes the ledger — all in one
+transaction under the report's row lock, so a second or concurrent run finds the same report.
+The report itself changes no behaviour."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from http import HTTPStatus
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.rules import Origin
+from approvals.services import ProposalError, proposal_create
+from facade.errors import ApplicationError
+from facade.tenancy.models import AgentProfile, Tenant
+from facade.tenancy.schemas import Actor
+from knowledge.models import KnowledgeHit
+
+from . import review_events as events
+from .review_input import day_bounds, local_today, review_input_build, time_zone_of
+from .review_llm import llm_reviewer
+from .review_models import ReviewAggregate, ReviewReport
+from .review_rules import Figures, Known, gate, offline_review
+
+OFFLINE_REVIEWER = "offline-rules-v1"
+ACTOR = Actor.platform("rsi_review")
+
+
+def proposals_per_day(tenant: Tenant) -> int:
+    own = getattr(tenant, "review_proposals_per_day", None)
+    return int(own if own is not None else settings.FACADE_REVIEW_PROPOSALS_PER_DAY)
+
+
+def _cited(claims: list[Any], kind: str) -> set[Any]:
+    found: set[Any] = set()
+    for claim in claims:
+        evidence = claim.get("evidence") if isinstance(claim, dict) else None
+        for pointer in evidence if isinstance(evidence, list) else []:
+            if isinstance(pointer, dict) and pointer.get("type") == kind:
+                found.add(pointer.get("id"))
+    return found
+
+
+def _known(
+    agent: AgentProfile, start: dt.datetime, end: dt.datetime, claims: list[Any], figures: dict[str, int]
+) -> Known:
+    """What the claims' pointers may resolve to: only the ids they cite are looked up, scoped to
+    this agent's customer and peer sessions of the day and the knowledge it used that day."""
+    session_ids: list[str] = []
+    for value in _cited(claims, "session"):
+        try:
+            session_ids.append(str(uuid.UUID(str(value))))
+        except ValueError:
+            continue
+    session_model = apps.get_model("dialogue", "DialogueSession")
+    sessions = session_model.objects.filter(
+        pk__in=session_ids,
+        agent=agent,
+        audience__in=("customer", "peer"),
+        preview=False,
+        created_at__gte=start,
+        created_at__lt=end,
+    ).values_list("id", flat=True)
+    versions = [v for v in _cited(claims, "knowledge_version") if type(v) is int]
+    used = KnowledgeHit.objects.filter(
+        agent=agent, version_id__in=versions, created_at__gte=start, created_at__lt=end
+    ).values_list("version_id", flat=True)
+    return Known(aggregates=figures, sessions=frozenset(str(s) for s in sessions), versions=frozenset(used))
+
+
+def _shown_claim(claim: dict[str, Any]) -> dict[str, Any]:
+    return {k: claim[k] for k in ("kind", "text", "evidence", "figure", "reviewer") if k in claim}
+
+
+def proposal_key(proposal: dict[str, Any]) -> str:
+    """What makes two proposals of a report the same one (a re-run of a partial day makes it once)."""
+    what = (
+        proposal.get("topic")
+        or hashlib.sha256(json.dumps(proposal.get("payload"), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    )
+    return f"{proposal['kind']}:{what}"
+
+
+def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -> ReviewReport:
+    """Review agent `agent_id`'s local `day` (the tenant's time zone).  Running it again gives the
+    same report: a finished past day is returned as it is; today's (partial) report is updated in
+    place.  A future day is refused."""
+    agent = AgentProfile.objects.select_related("tenant").get(pk=agent_id)
+    today = local_today(agent.tenant, now)
+    if day > today:
+        raise ApplicationError("future_day", "a day that has not begun cannot be reviewed", HTTPStatus.BAD_REQUEST)
+    partial = day == today
+    # get_or_create retries the read when a concurrent process created the row first.
+    report, _ = ReviewReport.objects.get_or_create(
+        agent=agent, day=day, defaults={"tenant_id": agent.tenant_id, "time_zone": time_zone_of(agent.tenant)}
+    )
+    with transaction.atomic():
+        report = ReviewReport.objects.select_for_update().get(pk=report.pk)
+        if report.status == ReviewReport.Status.FINISHED and not report.partial:
+            return report
+        report.runs += 1
+        report.partial = partial
+        report.status = ReviewReport.Status.RUNNING
+        started = events.review_started(report=report, agent_slug=agent.slug, actor=ACTOR)
+
+        built = review_input_build(agent=agent, day=day, partial=partial)
+        review_input = built.review_input
+        report.aggregates.all().delete()
+        ReviewAggregate.objects.bulk_create(
+            ReviewAggregate(
+                report=report,
+                key=key,
+                value=value,
+                label=built.labels.get(key, ""),
+                session_ids=review_input.sessions.get(key, []),
+            )
+            for key, value in review_input.figures.items()
+        )
+
+        figures = Figures(
+            values=review_input.figures,
+            sessions={k: tuple(v) for k, v in review_input.sessions.items()},
+            topics=built.shown,
+            clarification_order=tuple(str(f) for f in (agent.clarification_order or [])),
+        )
+        claims: list[Any] = list(offline_review(figures))
+        offline_count = len(claims)
+        reviewer, model, unreadable = OFFLINE_REVIEWER, "", 0
+        llm = llm_reviewer(agent)
+        if llm is not None:
+            # A remote call under the report's row lock: a concurrent run waits for it rather
+            # than asking the model a second time.
+            more, unreadable = llm.review(review_input)
+            claims += more
+            reviewer, model = f"{OFFLINE_REVIEWER}+{llm.name}", llm.model
+        for index, claim in enumerate(claims):
+            if isinstance(claim, dict):  # who wrote it, whatever it says of itself
+                claim["reviewer"] = OFFLINE_REVIEWER if index < offline_count else "llm"
+        start, end = day_bounds(agent.tenant, day)
+        result = gate(
+            claims, _known(agent, start, end, claims, review_input.figures), cap=proposals_per_day(agent.tenant)
+        )
+
+        dropped = [
+            {
+                "reason": d.reason.value,
+                "kind": d.kind,
+                "reviewer": OFFLINE_REVIEWER if d.index < offline_count else "llm",
+            }
+            for d in result.dropped
+        ]
+        if unreadable:
+            dropped.append({"reason": "unreadable_output", "kind": "unknown", "reviewer": "llm"})
+        for index, d in enumerate(dropped):
+            events.review_claim_dropped(
+                report=report,
+                agent_slug=agent.slug,
+                reviewer=d["reviewer"],
+                kind=d["kind"],
+                reason=d["reason"],
+                index=result.dropped[index].index if index < len(result.dropped) else -1,
+                actor=ACTOR,
+            )
+
+        made = {p["key"]: p for p in report.proposals}
+        for proposal in result.proposals:
+            key = proposal_key(proposal)
+            if key in made:
+                continue
+            try:
+                change = proposal_create(
+                    agent=agent,
+                    kind=proposal["kind"],
+                    payload=proposal["payload"],
+                    summary=proposal["summary"],
+                    origin=Origin.REVIEW_REPORT,
+                    actor=ACTOR,
+                    evidence=proposal["evidence"] or None,
+                    claimed=proposal["claimed"] or None,
+                    caused_by=started.seq,
+                )
+            except ProposalError as exc:
+                dropped.append(
+                    {"reason": f"proposal_refused:{exc.code}", "kind": proposal["kind"], "reviewer": OFFLINE_REVIEWER}
+                )
+                continue
+            made[key] = {"key": key, "change_id": change.pk, "kind": change.kind, "summary": change.summary}
+            events.review_proposal_made(
+                report=report,
+                agent_slug=agent.slug,
+                proposal_id=change.pk,
+                kind=change.kind,
+                sessions_affected=proposal["sessions_affected"],
+                evidence=len(change.evidence or []),
+                actor=ACTOR,
+            )
+
+        by_topic = {p["key"]: p["change_id"] for p in made.values()}
+        sorted_claims: dict[str, list[dict[str, Any]]] = {"win": [], "miss": [], "gap": []}
+        for claim in result.kept:
+            shown = _shown_claim(claim)
+            if "proposal" in claim:
+                shown["change_id"] = by_topic.get(proposal_key(claim["proposal"]), "")
+            sorted_claims[claim["kind"]].append(shown)
+
+        report.review_input = review_input.model_dump(mode="json")
+        report.input_digest = review_input.digest()
+        report.wins, report.misses, report.gaps = sorted_claims["win"], sorted_claims["miss"], sorted_claims["gap"]
+        report.proposals = list(made.values())
+        report.held_back = result.held_back
+        report.dropped_claims = dropped
+        report.overrides = result.overrides
+        report.reviewer = reviewer
+        report.model = model  # empty when only the offline reviewer's rules spoke
+        report.status = ReviewReport.Status.FINISHED
+        report.finished_at = timezone.now()
+        report.save()
+        events.review_finished(report=report, agent_slug=agent.slug, actor=ACTOR)
+    return report
+
+
+def latest_report(agent: AgentProfile) -> ReviewReport | None:
+    return ReviewReport.objects.filter(agent=agent, status=ReviewReport.Status.FINISHED).order_by("-day").first()
+
+
+def report_get(agent: AgentProfile, day: dt.date) -> ReviewReport | None:
+    return ReviewReport.objects.filter(agent=agent, day=day).first()
+
+
+def report_view(report: ReviewReport) -> dict[str, Any]:
+    """The report as the API answers it (and the inbox reads it): figures, claims with pointers,
+    proposals by id, counts — no customer text is stored in it to begin with."""
+    return {
+        "id": str(report.pk),
+        "agent": report.review_input.get("agent", ""),
+        "day": report.day.isoformat(),
+        "timeZone": report.time_zone,
+        "status": report.status,
+        "partial": report.partial,
+        "runs": report.runs,
+        "inputDigest": report.input_digest,
+        "reviewer": report.reviewer,
+        "model": report.model,
+        "wins": report.wins,
+        "misses": report.misses,
+        "gaps": report.gaps,
+        "proposals": [{k: p[k] for k in ("change_id", "kind", "summary")} for p in report.proposals],
+        "heldBack": report.held_back,
+        "droppedClaims": len(report.dropped_claims),
+        "droppedReasons": report.dropped_claims,
+        "overrides": report.overrides,
+        "input": report.review_input,
+        "finishedAt": report.finished_at.isoformat() if report.finished_at else None,
+    }

@@ -1,0 +1,105 @@
+"""The latest daily review as the owner inbox shows it (a section above the cards): wins, misses
+and gaps in the reader's language, each with its evidence opened the way a card opens it — a
+conversation as its summary (approvals.cards), a figure as its value — never a customer's words;
+then the dropped-claims and held-back counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext
+
+from approvals.cards import Evidence
+from approvals.cards import _session_evidence as session_evidence
+from facade.tenancy.models import AgentProfile
+
+from .review import latest_report
+from .review_models import ReviewReport
+
+MAX_EVIDENCE = 4
+
+
+@dataclass
+class ClaimView:
+    kind: str
+    text: str
+    evidence: list[Evidence] = field(default_factory=list)
+    change_id: str = ""
+
+
+@dataclass
+class ReviewView:
+    report: ReviewReport
+    wins: list[ClaimView]
+    misses: list[ClaimView]
+    gaps: list[ClaimView]
+    proposals: int
+    held_back: int
+    dropped: int
+
+    @property
+    def groups(self) -> list[tuple[str, list[ClaimView]]]:
+        return [(gettext("Gaps"), self.gaps), (gettext("Misses"), self.misses), (gettext("Wins"), self.wins)]
+
+
+def _figure_words(key: str, value: int, label: str) -> str:
+    if key.startswith("topic."):
+        return gettext("Unanswered topic “%(topic)s”: %(n)s times") % {"topic": label, "n": value}
+    return gettext("Figure %(key)s: %(n)s") % {"key": key, "n": value}
+
+
+def _text(claim: dict[str, Any], figures: dict[str, int], labels: dict[str, str]) -> str:
+    """The claim in the reader's language when a rule of the offline reviewer made it (known by
+    its figure); otherwise as written."""
+    key = (claim.get("figure") or {}).get("key", "")
+    if claim["kind"] == "gap" and key in labels:
+        text = gettext("“%(topic)s” was asked %(n)s times by several customers and no approved knowledge answered it.")
+        return text % {"topic": labels[key], "n": figures.get(key, 0)}
+    if claim["kind"] == "miss" and key == "sessions.expired":
+        return gettext("%(n)s of %(total)s conversations expired before they finished.") % {
+            "n": figures.get(key, 0),
+            "total": figures.get("sessions.total", 0),
+        }
+    if claim["kind"] == "win" and key == "runs.completed":
+        return gettext("%(n)s of %(total)s replies completed without a stop.") % {
+            "n": figures.get(key, 0),
+            "total": figures.get("runs.total", 0),
+        }
+    return str(claim.get("text", ""))
+
+
+def _claims(
+    report: ReviewReport, claims: list[dict[str, Any]], figures: dict[str, int], labels: dict[str, str]
+) -> list[ClaimView]:
+    views = []
+    for claim in claims:
+        view = ClaimView(
+            kind=claim["kind"], text=_text(claim, figures, labels), change_id=str(claim.get("change_id", ""))
+        )
+        for pointer in claim.get("evidence", [])[:MAX_EVIDENCE]:
+            if pointer.get("type") == "session":
+                view.evidence.append(session_evidence(report.agent_id, str(pointer.get("id"))))
+            elif pointer.get("type") == "aggregate":
+                key = str(pointer.get("key"))
+                view.evidence.append(Evidence(_figure_words(key, figures.get(key, 0), labels.get(key, "")), []))
+        views.append(view)
+    return views
+
+
+def inbox_review(agent: AgentProfile) -> ReviewView | None:
+    report = latest_report(agent)
+    if report is None:
+        return None
+    rows = list(report.aggregates.values_list("key", "value", "label"))
+    figures = {key: value for key, value, _label in rows}
+    labels = {key: label for key, _value, label in rows if label}
+    return ReviewView(
+        report=report,
+        wins=_claims(report, report.wins, figures, labels),
+        misses=_claims(report, report.misses, figures, labels),
+        gaps=_claims(report, report.gaps, figures, labels),
+        proposals=len(report.proposals),
+        held_back=report.held_back,
+        dropped=len(report.dropped_claims),
+    )
