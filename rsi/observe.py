@@ -131,7 +131,9 @@ def parse_feed(body: bytes) -> list[Entry]:
         summary = _text(entry.get("summary") or entry.get("description"), SUMMARY_CHARS)
         if not (guid or link or title):
             continue
-        found.append(Entry(item_key(guid, link, title), guid, link, title or link[:TITLE_CHARS], summary, _published(entry)))
+        found.append(
+            Entry(item_key(guid, link, title), guid, link, title or link[:TITLE_CHARS], summary, _published(entry))
+        )
     return found
 
 

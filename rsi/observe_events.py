@@ -33,7 +33,9 @@ class FeedFailed(EventPayload):
     agent: str
     feed: int
     url: str
-    error: str  # bad_url, refused_address, dns_failed, connect_failed, timeout, too_many_redirects, http_error, oversize, malformed
+    # bad_url, refused_address, dns_failed, connect_failed, timeout, too_many_redirects, http_error,
+    # oversize, malformed
+    error: str
     http_status: int | None
     day: str
 
@@ -85,7 +87,13 @@ CANDIDATE_PROPOSED = _type(
 
 
 def _append(
-    event_type: EventType, *, chain_id: int, entity_id: int, actor: Actor, payload: EventPayload, caused_by: int | None = None
+    event_type: EventType,
+    *,
+    chain_id: int,
+    entity_id: int,
+    actor: Actor,
+    payload: EventPayload,
+    caused_by: int | None = None,
 ) -> AppendedEvent:
     return ledger_append(
         chain_id=chain_id,
@@ -153,5 +161,10 @@ def candidate_proposed(*, item: DigestItem, actor: Actor) -> AppendedEvent:
         .first()
     )
     return _append(
-        CANDIDATE_PROPOSED, chain_id=item.agent.tenant_id, entity_id=item.pk, actor=actor, payload=payload, caused_by=caused_by
+        CANDIDATE_PROPOSED,
+        chain_id=item.agent.tenant_id,
+        entity_id=item.pk,
+        actor=actor,
+        payload=payload,
+        caused_by=caused_by,
     )

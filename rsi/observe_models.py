@@ -53,6 +53,9 @@ class Digest(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "day"], name="rsi_digest_agent_day_unique")]
 
+    def __str__(self) -> str:
+        return f"digest {self.day.isoformat()}"
+
 
 class DigestItem(models.Model):
     """A candidate from a feed: untrusted text, shown to the owner only, escaped."""
@@ -75,3 +78,6 @@ class DigestItem(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "key"], name="rsi_digest_item_agent_key_unique")]
         ordering = ["-score", "-published", "pk"]
+
+    def __str__(self) -> str:
+        return self.title

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from feed_server import ATOM_TYPE, RSS_TYPE, Answer, FeedServer, atom, rss
 
 from approvals.models import ChangeProposal
 from facade.tenancy.schemas import Actor
-from feed_server import ATOM_TYPE, RSS_TYPE, Answer, FeedServer, atom, rss
 from knowledge.models import EntryVersion
 from ledger.models import LedgerEvent
 from rsi.observe import candidate_propose, feed_add, feed_set_enabled, observe_run
@@ -99,7 +99,9 @@ def test_keywords_and_keys() -> None:
 
 
 def test_rss_and_atom_become_candidates(world_a: Any, server: FeedServer, local: Any) -> None:
-    server.route("/rss", Answer(200, RSS_TYPE, rss(("r1", "Flour prices rise", "https://n.example/1", "<b>flour</b> up"))))
+    server.route(
+        "/rss", Answer(200, RSS_TYPE, rss(("r1", "Flour prices rise", "https://n.example/1", "<b>flour</b> up")))
+    )
     server.route("/atom", Answer(200, ATOM_TYPE, atom(("a1", "Bakery fair", "https://n.example/2", "bakery news"))))
     _feed(world_a, server.url("/rss"))
     _feed(world_a, server.url("/atom"))
@@ -161,7 +163,14 @@ def test_failure_is_recorded_and_others_go_on(
     assert (digest.feeds_ok, digest.feeds_failed) == (1, 1)
     failed = _events(world_a, "observe.feed_failed")
     assert failed == [
-        {"agent": world_a.agent.slug, "feed": bad.pk, "url": bad.url, "error": error, "http_status": status, "day": "2026-12-01"}
+        {
+            "agent": world_a.agent.slug,
+            "feed": bad.pk,
+            "url": bad.url,
+            "error": error,
+            "http_status": status,
+            "day": "2026-12-01",
+        }
     ]
 
 
@@ -228,7 +237,9 @@ def second() -> Any:
         yield running
 
 
-def test_redirect_to_private_address_is_refused(world_a: Any, server: FeedServer, second: FeedServer, settings: Any) -> None:
+def test_redirect_to_private_address_is_refused(
+    world_a: Any, server: FeedServer, second: FeedServer, settings: Any
+) -> None:
     # The first hop is trusted by exact address (as an intranet feed server would be); the
     # redirect goes elsewhere on a private address and is checked again.
     settings.FACADE_OBSERVE_ALLOW_PRIVATE = False
@@ -268,7 +279,9 @@ def test_too_many_redirects(world_a: Any, server: FeedServer, local: Any) -> Non
 
 
 def test_running_twice_yields_one_digest(world_a: Any, server: FeedServer, local: Any) -> None:
-    server.route("/rss", Answer(200, RSS_TYPE, rss(("g1", "One", "https://n/1", "x"), ("g2", "Two", "https://n/2", "y"))))
+    server.route(
+        "/rss", Answer(200, RSS_TYPE, rss(("g1", "One", "https://n/1", "x"), ("g2", "Two", "https://n/2", "y")))
+    )
     _feed(world_a, server.url("/rss"))
     first = observe_run(agent_id=world_a.agent.pk, day=DAY)
     again = observe_run(agent_id=world_a.agent.pk, day=DAY)
@@ -276,7 +289,9 @@ def test_running_twice_yields_one_digest(world_a: Any, server: FeedServer, local
     assert Digest.objects.filter(agent=world_a.agent).count() == 1
     assert DigestItem.objects.filter(agent=world_a.agent).count() == 2
     # The next day's digest holds only what is new across the agent's digests.
-    server.route("/rss", Answer(200, RSS_TYPE, rss(("g2", "Two", "https://n/2", "y"), ("g3", "Three", "https://n/3", "z"))))
+    server.route(
+        "/rss", Answer(200, RSS_TYPE, rss(("g2", "Two", "https://n/2", "y"), ("g3", "Three", "https://n/3", "z")))
+    )
     tomorrow = observe_run(agent_id=world_a.agent.pk, day=DAY + datetime.timedelta(days=1))
     assert [i.guid for i in tomorrow.items.all()] == ["g3"]
     assert [e["run"] for e in _events(world_a, "observe.digest_stored")] == [1, 2, 1]
@@ -311,7 +326,9 @@ def test_chinese_keywords_choose_candidates(world_a: Any, server: FeedServer, lo
 
 
 def test_candidate_becomes_a_pending_knowledge_proposal(world_a: Any, server: FeedServer, local: Any) -> None:
-    server.route("/rss", Answer(200, RSS_TYPE, rss(("guid-7", "Flour rules", "https://n.example/7", "New flour labels"))))
+    server.route(
+        "/rss", Answer(200, RSS_TYPE, rss(("guid-7", "Flour rules", "https://n.example/7", "New flour labels")))
+    )
     feed = _feed(world_a, server.url("/rss"))
     digest = observe_run(agent_id=world_a.agent.pk, day=DAY)
     item = digest.items.get()
@@ -361,13 +378,26 @@ def test_feeds_api(world_a: Any, api: Any) -> None:
     made = api.post(url, {"url": "https://news.example/feed.xml", "keywords": ["flour", "面粉"]}, format="json")
     assert made.status_code == 201 and made.json()["keywords"] == ["flour", "面粉"]
     assert api.post(url, {"url": "https://news.example/feed.xml"}, format="json").json()["error"] == "duplicate_feed"
-    for bad in ("ftp://news.example/f", "javascript:alert(1)", "https://user:pw@news.example/f", "https://" + "a" * 2000):
+    for bad in (
+        "ftp://news.example/f",
+        "javascript:alert(1)",
+        "https://user:pw@news.example/f",
+        "https://" + "a" * 2000,
+    ):
         answer = api.post(url, {"url": bad}, format="json")
         assert answer.status_code == 400, bad
     assert api.post(url, {"url": "https://n.example/2", "keywords": ["k"] * 21}, format="json").status_code == 400
     assert [f["url"] for f in api.get(url).json()] == ["https://news.example/feed.xml"]
     added = _events(world_a, "observe.feed_added")
-    assert added == [{"agent": world_a.agent.slug, "feed": made.json()["id"], "url": "https://news.example/feed.xml", "keywords": 2, "enabled": True}]
+    assert added == [
+        {
+            "agent": world_a.agent.slug,
+            "feed": made.json()["id"],
+            "url": "https://news.example/feed.xml",
+            "keywords": 2,
+            "enabled": True,
+        }
+    ]
 
 
 def test_digest_api(world_a: Any, api: Any, server: FeedServer, local: Any) -> None:
@@ -402,11 +432,16 @@ def test_only_owners(world_a: Any, world_b: Any, make_api: Any) -> None:
 def test_csrf_is_required(world_a: Any, make_api: Any) -> None:
     client = make_api(enforce_csrf_checks=True)
     client.force_login(world_a.owner)
-    refused = client.post(reverse("observe-feeds", args=[world_a.agent.slug]), {"url": "https://n.example/f"}, format="json")
+    refused = client.post(
+        reverse("observe-feeds", args=[world_a.agent.slug]), {"url": "https://n.example/f"}, format="json"
+    )
     assert refused.status_code == 403
     page = Client(enforce_csrf_checks=True)
     page.force_login(world_a.owner)
-    assert page.post(reverse("owner-feeds-add", args=[world_a.agent.slug]), {"url": "https://n.example/f"}).status_code == 403
+    assert (
+        page.post(reverse("owner-feeds-add", args=[world_a.agent.slug]), {"url": "https://n.example/f"}).status_code
+        == 403
+    )
     assert not FeedSubscription.objects.exists()
 
 

@@ -24,6 +24,7 @@ SERVICE_MODULES = (
     "approvals.services",
     "facade.dialogue.runtime.builtin_tools",
     "approvals.contract",
+    "rsi.observe",
 )
 
 
