@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -50,10 +52,18 @@ class Fetched:
     url: str  # the URL finally answered (after redirects)
 
 
+# getaddrinfo takes no timeout: it runs here, and a lookup that outlasts the fetch's timeout
+# fails the fetch (its thread finishes on its own).
+_RESOLVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="observe-dns")
+
+
 def _resolve(host: str, port: int) -> str:
+    lookup = _RESOLVER.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+        infos = lookup.result(timeout=int(settings.FACADE_OBSERVE_TIMEOUT))
+    except FutureTimeout as exc:
+        raise FetchFailed("timeout") from exc
+    except (OSError, UnicodeError) as exc:
         raise FetchFailed("dns_failed") from exc
     if not infos:
         raise FetchFailed("dns_failed")

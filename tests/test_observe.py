@@ -464,3 +464,11 @@ def test_feeds_page_flow(world_a: Any, server: FeedServer, local: Any) -> None:
     feed.refresh_from_db()
     assert feed.enabled is False
     assert page.get(reverse("owner-feeds-run", args=[slug])).status_code == 405
+
+
+def test_an_unknown_host_is_recorded(world_a: Any, settings: Any) -> None:
+    settings.FACADE_OBSERVE_TIMEOUT = 5
+    unknown = _feed(world_a, "http://no-such-host.invalid/feed.xml")
+    observe_run(agent_id=world_a.agent.pk, day=DAY)
+    unknown.refresh_from_db()
+    assert unknown.last_error == "dns_failed"
