@@ -11,6 +11,7 @@ from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
 from ledger import api as ledger
+from rsi.api import observe_views as observe
 from rsi.api import review_views as rsi_reviews
 
 api = [
@@ -99,6 +100,8 @@ api = [
         knowledge.UnquarantineView.as_view(),
         name="knowledge-unquarantine",
     ),
+    path("api/agents/<slug:slug>/feeds", observe.FeedListView.as_view(), name="observe-feeds"),
+    path("api/agents/<slug:slug>/digests/<str:day>", observe.DigestView.as_view(), name="observe-digest"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", api_docs.api_docs, name="api-docs"),
     path("api/docs/redoc.js", api_docs.redoc_script, name="api-docs-script"),
@@ -113,6 +116,8 @@ urlpatterns = [
     path("owner/<slug:slug>/", include("knowledge.urls")),
     # owner-inbox, owner-inbox-card, owner-outbox
     path("owner/<slug:slug>/", include("approvals.urls")),
+    # owner-feeds, owner-feeds-add, owner-feeds-run, owner-feed-toggle, owner-candidate-propose
+    path("owner/<slug:slug>/", include("rsi.observe_urls")),
     path("owner/<slug:slug>/contract", contract_web.owner_contract, name="owner-contract"),
     path("owner/<slug:slug>/contract/change", contract_web.owner_contract_change, name="owner-contract-change"),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),

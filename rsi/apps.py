@@ -6,5 +6,6 @@ class RsiConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Register the daily review's ledger event types in the catalogue (see approvals/apps.py).
-        from . import review_events  # noqa: F401
+        # Register the app's ledger event types in the catalogue (see approvals/apps.py): the daily
+        # review's and observe's.
+        from . import observe_events, review_events  # noqa: F401

@@ -164,7 +164,9 @@ def test_no_route_approves_a_waiting_version(world_a: TenantWorld) -> None:
         "request_id": 1,
         "job_id": 1,
         "key_id": uuid.uuid4(),
-        "day": "2026-01-01",
+        "feed_id": 1,
+        "item_id": 1,
+        "day": "2026-12-01",
     }
     data = body(world_a, waiting)
     form = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in data.items()}

@@ -26,6 +26,7 @@ SERVICE_MODULES = (
     "approvals.contract",
     "rsi.schedule",
     "rsi.review",
+    "rsi.observe",
 )
 
 

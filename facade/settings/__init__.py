@@ -13,5 +13,6 @@ from .drf import *  # noqa: F401,F403
 from .email import *  # noqa: F401,F403
 from .knowledge import *  # noqa: F401,F403
 from .logging import *  # noqa: F401,F403
+from .observe import *  # noqa: F401,F403
 from .runtime import *  # noqa: F401,F403
 from .security import *  # noqa: F401,F403
