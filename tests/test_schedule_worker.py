@@ -22,6 +22,7 @@ from conftest import build_tenant
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from facade.tenancy.services import tenant_time_zone_set
+from rsi.observe_models import Digest
 from rsi.review_models import ReviewReport
 from rsi.schedule import tick
 from rsi.schedule_models import RsiRun, RunStatus
@@ -84,7 +85,7 @@ def test_two_real_workers_and_a_task_sent_three_times_make_one_report(db: Any) -
     app.conf.update(task_routes={"rsi.tasks.run": {"queue": queue}})
     workers = [worker(queue, "a"), worker(queue, "b")]
     try:
-        # 03:45 in Shanghai on 12-02: the review of 12-01 (and 11-30) is due, observe too.
+        # 03:45 in Shanghai on 12-02: the reviews of 12-01 and 11-30 are due, and observe of both.
         claimed = [r for r in tick(now=dt.datetime(2026, 12, 1, 19, 45, tzinfo=dt.UTC)) if r.kind == "review"]
         assert sorted(r.day.isoformat() for r in claimed) == ["2026-11-30", "2026-12-01"]
         run = next(r for r in claimed if r.day == dt.date(2026, 12, 1))
@@ -92,7 +93,7 @@ def test_two_real_workers_and_a_task_sent_three_times_make_one_report(db: Any) -
             run_task.apply_async(args=[run.pk], expires=600)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            states = set(RsiRun.objects.filter(agent=world.agent, kind="review").values_list("status", flat=True))
+            states = set(RsiRun.objects.filter(agent=world.agent).values_list("status", flat=True))
             if states <= {RunStatus.DONE, RunStatus.FAILED}:
                 break
             time.sleep(0.3)
@@ -101,6 +102,16 @@ def test_two_real_workers_and_a_task_sent_three_times_make_one_report(db: Any) -
         reports = ReviewReport.objects.filter(agent=world.agent)
         assert sorted(r.day.isoformat() for r in reports) == ["2026-11-30", "2026-12-01"]
         assert not any(r.partial for r in reports)
+        # Observe ran at the same tick (05:00 had passed in Shanghai for 12-01): one digest a day.
+        observed = RsiRun.objects.filter(agent=world.agent, kind="observe").order_by("day")
+        assert [(r.day.isoformat(), r.status) for r in observed] == [
+            ("2026-11-30", RunStatus.DONE),
+            ("2026-12-01", RunStatus.DONE),
+        ]
+        assert sorted(d.day.isoformat() for d in Digest.objects.filter(agent=world.agent)) == [
+            "2026-11-30",
+            "2026-12-01",
+        ]
     finally:
         app.conf.update(task_routes=previous)
         for process in workers:
