@@ -108,6 +108,12 @@ def time_zone_problem(name: object) -> str | None:
     return None
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def _zones() -> frozenset[str]:
+    """The IANA names of the installed time zone database (read once; `time_zones_reset`)."""
     return frozenset(zoneinfo.available_timezones())
+
+
+def time_zones_reset() -> None:
+    """Forget the time zone names read (the next check reads the database again)."""
+    _zones.cache_clear()
