@@ -11,6 +11,8 @@ from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
 from ledger import api as ledger
+from rsi import metrics_web
+from rsi.api import metrics as rsi_metrics
 
 api = [
     path("api/agents/<slug:slug>/sessions", dialogue.SessionCreateView.as_view(), name="session-create"),
@@ -96,6 +98,7 @@ api = [
         knowledge.UnquarantineView.as_view(),
         name="knowledge-unquarantine",
     ),
+    path("api/agents/<slug:slug>/metrics", rsi_metrics.MetricsView.as_view(), name="agent-metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", api_docs.api_docs, name="api-docs"),
     path("api/docs/redoc.js", api_docs.redoc_script, name="api-docs-script"),
@@ -106,6 +109,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("favicon.ico", web.favicon, name="favicon"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
+    path("owner/<slug:slug>/", metrics_web.owner_overview, name="owner-overview"),
     # owner-knowledge, owner-knowledge-new, owner-unanswered, owner-unanswered-attach
     path("owner/<slug:slug>/", include("knowledge.urls")),
     # owner-inbox, owner-inbox-card, owner-outbox
