@@ -11,6 +11,8 @@ from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
 from knowledge.api import views as knowledge
 from ledger import api as ledger
+from rsi import metrics_web
+from rsi.api import metrics as rsi_metrics
 from rsi.api import observe_views as observe
 from rsi.api import review_views as rsi_reviews
 
@@ -102,6 +104,7 @@ api = [
     ),
     path("api/agents/<slug:slug>/feeds", observe.FeedListView.as_view(), name="observe-feeds"),
     path("api/agents/<slug:slug>/digests/<str:day>", observe.DigestView.as_view(), name="observe-digest"),
+    path("api/agents/<slug:slug>/metrics", rsi_metrics.MetricsView.as_view(), name="agent-metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", api_docs.api_docs, name="api-docs"),
     path("api/docs/redoc.js", api_docs.redoc_script, name="api-docs-script"),
@@ -112,6 +115,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("favicon.ico", web.favicon, name="favicon"),
     path("c/<slug:slug>/", web.customer_page, name="customer-page"),
+    path("owner/<slug:slug>/", metrics_web.owner_overview, name="owner-overview"),
     # owner-knowledge, owner-knowledge-new, owner-unanswered, owner-unanswered-attach
     path("owner/<slug:slug>/", include("knowledge.urls")),
     # owner-inbox, owner-inbox-card, owner-outbox

@@ -1,0 +1,139 @@
+"""`/owner/<slug>/`: the agent's owner overview — the owner's metrics as 30-day charts (Chart.js,
+vendored in static/vendor/chart.js) with the same figures as tables, the week over week, and the
+way to the agent's other owner pages.  Owners of the agent only; anyone else gets a 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_safe
+
+from facade.tenancy.policy import AgentPolicy, NotFound
+
+from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, Counts, agent_metrics
+
+# What each chart is called and what it counts (the same words label the chart and its table).
+TITLES: dict[str, Any] = {
+    "review_adoption": _("Review adoption"),
+    "hallucinated_claims": _("Claims without evidence"),
+    "over_commitment": _("Over-commitment"),
+    "knowledge_hit": _("Knowledge hits"),
+    "clarification_completion": _("Clarification completed"),
+    "request_conversion": _("Request conversion"),
+    "satisfaction": _("Satisfaction"),
+}
+MEANINGS: dict[str, Any] = {
+    "review_adoption": _(
+        "Proposals of the daily review you approved, of those you decided that day. Healthy above 20%."
+    ),
+    "hallucinated_claims": _(
+        "Claims of the daily review that its gate dropped (no evidence, a pointer that does not resolve or a "
+        "wrong figure), of all its claims that day."
+    ),
+    "over_commitment": _(
+        "Replies the commitment guard blocked and replaced, of all replies. Delivered violations: always 0 — "
+        "the guard checks every reply before it is sent."
+    ),
+    "knowledge_hit": _("Questions answered with a citation of your knowledge, of all knowledge questions."),
+    "clarification_completion": _(
+        "Conversations where the customer confirmed a request's summary, of those where the agent began to "
+        "register one."
+    ),
+    "request_conversion": _("Requests registered, per conversation."),
+    "satisfaction": _("Mean customer rating (1–5 stars) and how many ratings."),
+}
+# The count under each metric, shown in its table: (numerator, denominator) field names.
+PARTS: dict[str, tuple[str, str]] = {
+    "review_adoption": ("review_adopted", "review_decided"),
+    "hallucinated_claims": ("review_dropped", "review_claims"),
+    "over_commitment": ("blocked_replies", "replies"),
+    "knowledge_hit": ("knowledge_answered", "knowledge_questions"),
+    "clarification_completion": ("flows_confirmed", "flows_started"),
+    "request_conversion": ("requests", "sessions"),
+    "satisfaction": ("rating_stars", "ratings"),
+}
+
+
+def shown(value: float | None, kind: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if kind == "stars" else f"{value * 100:.0f}%"
+
+
+def shown_change(value: float | None, kind: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.2f}" if kind == "stars" else f"{value * 100:+.0f}"
+
+
+def _parts(row: Counts, metric: str) -> str:
+    top, bottom = PARTS[metric]
+    if metric == "satisfaction":
+        return str(row.ratings)
+    return f"{getattr(row, top)} / {getattr(row, bottom)}"
+
+
+@require_safe
+@login_required
+def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        agent = AgentPolicy.get_owned(request.user, slug)
+    except NotFound as exc:
+        raise Http404("no such agent among those you own") from exc
+    data = agent_metrics(agent, days=DEFAULT_DAYS)
+    charts = []
+    for metric, kind in METRICS:
+        charts.append(
+            {
+                "id": metric,
+                "kind": kind,
+                "title": TITLES[metric],
+                "meaning": MEANINGS[metric],
+                "total": shown(getattr(data.totals, metric), kind),
+                "rows": [
+                    {
+                        "day": row.day,
+                        "partial": row.partial,
+                        "value": shown(getattr(row, metric), kind),
+                        "parts": _parts(row, metric),
+                    }
+                    for row in data.rows
+                ],
+            }
+        )
+    kinds = dict(METRICS)
+    weeks = [
+        {
+            "title": TITLES[change.metric],
+            "this_week": shown(change.this_week, kinds[change.metric]),
+            "last_week": shown(change.last_week, kinds[change.metric]),
+            "change": shown_change(change.change, kinds[change.metric]),
+        }
+        for change in data.week_over_week.metrics
+    ]
+    island = {
+        "days": [row.day.isoformat() for row in data.rows],
+        "healthy": HEALTHY_ADOPTION,
+        "series": [
+            {
+                "id": metric,
+                "kind": kind,
+                "label": str(TITLES[metric]),
+                "values": [getattr(r, metric) for r in data.rows],
+            }
+            for metric, kind in METRICS
+        ],
+    }
+    context = {
+        "agent": agent,
+        "metrics": data,
+        "charts": charts,
+        "weeks": weeks,
+        "island": island,
+        "delivered_violations": data.totals.delivered_violations,
+    }
+    return render(request, "rsi/owner_overview.html", context)
