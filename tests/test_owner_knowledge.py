@@ -6,20 +6,15 @@ Playwright against the live server, with a real Celery worker for uploads."""
 
 from __future__ import annotations
 
-import contextlib
 import html
 import os
 import re
-import signal
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
+from worker_support import celery_workers
 
 from conftest import TenantWorld
 from facade.tenancy.schemas import Actor
@@ -277,55 +272,9 @@ MARKDOWN = (
 )
 
 
-@contextlib.contextmanager
-def celery_worker(**environ: str) -> Iterator[None]:
-    """A real Celery worker on the test database, as in tests/test_ingest_jobs.py.  It consumes a
-    queue of its own, so workers of other test runs sharing the Redis broker cannot take (and
-    drop) this run's jobs, nor this worker theirs."""
-    from facade.celery import app
-
-    queue = f"test-owner-knowledge-{uuid.uuid4().hex[:12]}"
-    db = settings.DATABASES["default"]
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "facade.test_settings"}
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env.update(environ)
-    previous_routes = app.conf.task_routes
-    app.conf.update(task_routes={"knowledge.tasks.ingest_job_run": {"queue": queue}})
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "facade",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "-Q",
-            queue,
-            "--hostname",
-            f"{queue}@%h",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield
-    finally:
-        app.conf.update(task_routes=previous_routes)
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+def celery_worker(**environ: str) -> Any:
+    """A real Celery worker on the test database for the upload jobs (tests/worker_support.py)."""
+    return celery_workers(["knowledge.tasks.ingest_job_run"], **environ)
 
 
 @pytest.fixture

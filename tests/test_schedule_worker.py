@@ -5,18 +5,13 @@ twice more, and two workers taking them at once, still yield one report and one 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
 from django.db import connection
+from worker_support import celery_workers
 
 from conftest import build_tenant
 from facade.tenancy.models import AgentProfile
@@ -27,64 +22,17 @@ from rsi.review_models import ReviewReport
 from rsi.schedule import tick
 from rsi.schedule_models import RsiRun, RunStatus
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def worker(queue: str, name: str) -> subprocess.Popen[bytes]:
-    db = settings.DATABASES["default"]
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "facade.test_settings"}
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "facade",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "-Q",
-            queue,
-            "--hostname",
-            f"{name}-{queue}@%h",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_real_workers_and_a_task_sent_three_times_make_one_report(db: Any) -> None:
-    from facade.celery import app
     from rsi.tasks import run_task
 
     assert connection.vendor == "postgresql" and not settings.CELERY_TASK_ALWAYS_EAGER
     world = build_tenant("worker-review")
     tenant_time_zone_set(tenant=world.tenant, time_zone="Asia/Shanghai", actor=Actor.platform("tests"))
     AgentProfile.objects.filter(pk=world.agent.pk).update(created_at=dt.datetime(2026, 11, 30, tzinfo=dt.UTC))
-    queue = f"test-rsi-{uuid.uuid4().hex[:12]}"
-    previous = app.conf.task_routes
-    app.conf.update(task_routes={"rsi.tasks.run": {"queue": queue}})
-    workers = [worker(queue, "a"), worker(queue, "b")]
-    try:
+    with celery_workers(["rsi.tasks.run"], count=2):
         # 03:45 in Shanghai on 12-02: the reviews of 12-01 and 11-30 are due, and observe of both.
         claimed = [r for r in tick(now=dt.datetime(2026, 12, 1, 19, 45, tzinfo=dt.UTC)) if r.kind == "review"]
         assert sorted(r.day.isoformat() for r in claimed) == ["2026-11-30", "2026-12-01"]
@@ -112,9 +60,3 @@ def test_two_real_workers_and_a_task_sent_three_times_make_one_report(db: Any) -
             "2026-11-30",
             "2026-12-01",
         ]
-    finally:
-        app.conf.update(task_routes=previous)
-        for process in workers:
-            stop(process)
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge(queue)
