@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 
@@ -34,20 +34,19 @@ Every claim needs evidence from the input; a claim whose evidence or figure is n
 You cannot decide who approves anything: the owner decides every proposal."""
 
 
-class Reviewer:
+class Reviewer(Protocol):
     """The contract of a reviewer (style habit 9): a `name`, a `model` (empty for rules) and
     `review(review_input)` returning raw claims (the gate judges them) and how many items of its
     output could not be read."""
 
-    name = "reviewer"
-    model = ""
+    name: str
+    model: str
 
-    def review(self, review_input: ReviewInput) -> tuple[list[Any], int]:  # pragma: no cover - interface
-        raise NotImplementedError
+    def review(self, review_input: ReviewInput) -> tuple[list[Any], int]: ...
 
 
 @dataclass
-class LLMReviewer(Reviewer):
+class LLMReviewer:
     agent: AgentProfile
     name: str = "llm"
     model: str = ""
