@@ -174,7 +174,7 @@ LESSON_RECORDED = register(
     app=APP,
     entity_type=ENTITY,
     payload=LessonRecorded,
-    description="A lesson from the owner's chat was recorded as a pending L1 proposal; it takes effect once the owner approves it.",
+    description="A lesson from the owner's chat was recorded as a pending L1 proposal; it waits for the owner.",
 )
 
 

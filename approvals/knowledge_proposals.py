@@ -85,7 +85,8 @@ def draft_of(version: EntryVersion) -> tuple[Kind, dict[str, Any]]:
 
 def _summary(version: EntryVersion, payload: dict[str, Any]) -> str:
     title = " ".join(str(payload["title"]).split())
-    reasons = ", ".join(r for r in version.decision_reasons if not r.startswith("quarantined_from_"))
+    # "lesson" says no more than the card's kind does: every lesson waits.
+    reasons = ", ".join(r for r in version.decision_reasons if not r.startswith("quarantined_from_") and r != "lesson")
     text = f"{title} (version {version.number}) waits for your decision"
     if reasons:
         text += f": {reasons}"

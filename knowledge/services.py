@@ -17,7 +17,17 @@ from facade.tenancy.schemas import Actor
 from ledger.schemas import AppendedEvent
 
 from . import events, rules, signals
-from .models import LESSON_KINDS, EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
+from .models import (
+    LESSON_KINDS,
+    EntryVersion,
+    Kind,
+    KnowledgeEntry,
+    KnowledgeHit,
+    KnowledgeMiss,
+    RegulatedTerm,
+    SourceType,
+    Status,
+)
 from .schemas import SourceIn
 from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label
 

@@ -309,7 +309,8 @@ def test_replies_are_plain_words_in_the_owners_language(world_a: Any, language: 
         == {
             "en": f"I recorded the lesson “never promise same-day delivery”. It waits for your approval in your "
             f"inbox (change {change.pk}); nothing changes until you approve it.",
-            "zh-hans": f"已记下经验“不要承诺当天送达”。它在您的收件箱里等您批准（变更 {change.pk}）；您批准之前什么都不会改变。",
+            "zh-hans": f"已记下经验“不要承诺当天送达”。它在您的收件箱里等您批准（变更 {change.pk}）；"
+            "您批准之前什么都不会改变。",
         }[language]
     )
     for said in (reply, again, lesson):

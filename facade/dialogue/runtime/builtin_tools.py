@@ -493,7 +493,7 @@ registry.register(
 registry.register(
     Tool(
         "remember_lesson",
-        "Record a lesson from the owner: a preference, a wording or a taboo.",
+        "Record a lesson from the owner: a preference, a wording or a taboo. It waits for the owner's approval.",
         OWNER_ONLY,
         LessonArgs,
         Risk.RSI,

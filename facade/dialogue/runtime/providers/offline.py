@@ -20,11 +20,14 @@ model would, so the product is useful (and testable) without one:
   sentence, no search (so no knowledge miss);
 - asking for a person → `request_handoff`;
 - on the owner face: "help" and small talk → what it can do, with examples; "remember …" →
-  `remember_lesson`; "teach: title / text" → `ingest_material` (a malformed one → the right
-  form, nothing created); "requests" → `read_customer_requests`; "unanswered" →
-  `read_unanswered_questions`; "inbox" or "what's new" → `read_owner_inbox`; a statement of
-  fact ("We now also sell …") → a draft and "Shall I add this?", and a yes on the next turn →
-  `add_confirmed_knowledge`; anything else → `search_knowledge`.  In English or Chinese.
+  `remember_lesson`; a correction ("we never say X", "don't tell customers X", 我们从不说X,
+  不要跟客户说X) → `remember_lesson` with a taboo named after X, answered with where it waits
+  (the owner's inbox: every lesson is pending until the owner approves it); "teach: title /
+  text" → `ingest_material` (a malformed one → the right form, nothing created); "requests" →
+  `read_customer_requests`; "unanswered" → `read_unanswered_questions`; "inbox" or "what's
+  new" → `read_owner_inbox`; a statement of fact ("We now also sell …") → a draft and "Shall I
+  add this?", and a yes on the next turn → `add_confirmed_knowledge`; anything else →
+  `search_knowledge`.  In English or Chinese.
 
 Its own questions are fixed sentences, which is how it finds its place in a conversation again
 from the history alone.
@@ -612,7 +615,7 @@ OWNER = Phrasebook(
         "I recorded the lesson “{title}”. It waits for your approval in your inbox (change {id}); nothing "
         "changes until you approve it."
     ),
-    taboo_title=_("Never say “{said}”"),
+    taboo_title=_("Never say ‘{said}’"),
     done=_("Done."),
     inbox=_(
         "Waiting for you: {requests} open customer request(s), {unanswered} unanswered question topic(s), "
