@@ -80,6 +80,17 @@ class DecideRefused(ProposalDescribed):
     reason: str  # stale_base
 
 
+class LessonRecorded(EventPayload):
+    """Ids only: the lesson's words are in its knowledge version and its proposal."""
+
+    agent: str
+    entry_id: int
+    version: int  # the knowledge version's number
+    kind: str  # preference | wording | taboo
+    proposal: str  # the pending L1 `lesson` proposal that decides it
+    session: str  # the owner's chat it was recorded in
+
+
 PROPOSAL_CREATED = register(
     "proposal.created",
     app=APP,
@@ -157,6 +168,13 @@ PROPOSAL_DECIDE_REFUSED = register(
     entity_type=ENTITY,
     payload=DecideRefused,
     description="A decision was refused because the live state moved on since the proposal was made (`stale_base`).",
+)
+LESSON_RECORDED = register(
+    "lesson.recorded",
+    app=APP,
+    entity_type=ENTITY,
+    payload=LessonRecorded,
+    description="A lesson from the owner's chat was recorded as a pending L1 proposal; it waits for the owner.",
 )
 
 
@@ -323,6 +341,22 @@ def proposal_rolled_back(*, proposal: ChangeProposal, by: ChangeProposal, actor:
         {**_described(proposal), "rolled_back_by": by.pk, "contract_version": by.contract_version}
     )
     return _append(PROPOSAL_ROLLED_BACK, proposal, actor, payload)
+
+
+def lesson_recorded(
+    *, proposal: ChangeProposal, entry_id: int, version: int, kind: str, session: str, actor: Actor
+) -> AppendedEvent:
+    """Caused by the owner's message in that chat (the latest event about the session), like the
+    proposal's own `proposal.created`."""
+    payload = LessonRecorded(
+        agent=proposal.agent.slug,
+        entry_id=entry_id,
+        version=version,
+        kind=kind,
+        proposal=proposal.pk,
+        session=session,
+    )
+    return _append(LESSON_RECORDED, proposal, actor, payload, latest_seq(proposal.tenant_id, "session", session))
 
 
 def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Actor) -> AppendedEvent:

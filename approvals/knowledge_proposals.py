@@ -27,14 +27,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from facade.tenancy.schemas import Actor
-from knowledge.models import EntryVersion, SourceType
+from knowledge.models import LESSON_KINDS, EntryVersion, SourceType
 from ledger.models import ActorType
 
 from .models import ChangeProposal, ProposalStatus
 from .rules import Origin
 from .schemas import Kind, payload_parse
-
-LESSON_ENTRY_KINDS = frozenset({"preference", "wording", "taboo"})
 
 ORIGIN_OF_SOURCE: dict[str, Origin] = {
     SourceType.OWNER_DIALOGUE: Origin.OWNER_DIRECT,
@@ -76,7 +74,7 @@ def draft_of(version: EntryVersion) -> tuple[Kind, dict[str, Any]]:
     else:
         title, text = version.title, version.body
     entry_kind = str(version.entry.kind)
-    if entry_kind in LESSON_ENTRY_KINDS:
+    if entry_kind in LESSON_KINDS:
         kind = Kind.LESSON
         raw: dict[str, Any] = {"kind": entry_kind, "version_id": version.pk, "title": title, "text": text}
     else:
@@ -87,7 +85,8 @@ def draft_of(version: EntryVersion) -> tuple[Kind, dict[str, Any]]:
 
 def _summary(version: EntryVersion, payload: dict[str, Any]) -> str:
     title = " ".join(str(payload["title"]).split())
-    reasons = ", ".join(r for r in version.decision_reasons if not r.startswith("quarantined_from_"))
+    # "lesson" says no more than the card's kind does: every lesson waits.
+    reasons = ", ".join(r for r in version.decision_reasons if not r.startswith("quarantined_from_") and r != "lesson")
     text = f"{title} (version {version.number}) waits for your decision"
     if reasons:
         text += f": {reasons}"
@@ -97,7 +96,10 @@ def _summary(version: EntryVersion, payload: dict[str, Any]) -> str:
 def proposal_for_pending_version(sender: Any, version: EntryVersion, **_: Any) -> None:
     """Receiver of `knowledge.signals.version_pending`: file the version's pending proposal,
     unless it has one already (a quarantine was released) or it is itself the application of a
-    decided proposal (an owner's edited draft, whose source reference is that proposal)."""
+    decided proposal (an owner's edited draft, whose source reference is that proposal).  What the
+    owner chat wrote is caused by the owner's message there; a lesson from it is also recorded as
+    `lesson.recorded`."""
+    from .events import latest_seq, lesson_recorded
     from .services import proposal_create  # services imports this module
 
     if version.source_ref.startswith("chg_") and ChangeProposal.objects.filter(pk=version.source_ref).exists():
@@ -112,12 +114,23 @@ def proposal_for_pending_version(sender: Any, version: EntryVersion, **_: Any) -
     evidence: list[dict[str, Any]] = [{"type": "knowledge_version", "id": version.pk}]
     if session is not None:
         evidence.append({"type": "session", "id": str(session)})
-    proposal_create(
+    actor = Actor(ActorType(version.actor_type), version.actor_id)
+    proposal = proposal_create(
         agent=version.agent,
         kind=kind,
         payload=payload,
         summary=_summary(version, payload),
         origin=origin,
-        actor=Actor(ActorType(version.actor_type), version.actor_id),
+        actor=actor,
         evidence=evidence,
+        caused_by=latest_seq(version.agent.tenant_id, "session", str(session)) if session is not None else None,
     )
+    if session is not None and kind == Kind.LESSON:
+        lesson_recorded(
+            proposal=proposal,
+            entry_id=version.entry_id,
+            version=version.number,
+            kind=str(version.entry.kind),
+            session=str(session),
+            actor=actor,
+        )

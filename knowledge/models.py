@@ -20,6 +20,11 @@ class Kind(models.TextChoices):
     TABOO = "taboo"
 
 
+# The kinds that are lessons: never approved by the L1 rule alone (rules.EntryFacts.lesson); each
+# takes effect when the owner decides its L1 `lesson` proposal.
+LESSON_KINDS = frozenset({Kind.PREFERENCE, Kind.WORDING, Kind.TABOO})
+
+
 class Status(models.TextChoices):
     PENDING = "pending"
     APPROVED = "approved"

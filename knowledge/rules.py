@@ -33,6 +33,9 @@ class EntryFacts:
     threshold: Decimal
     regulated: bool
     contradicts_approved: bool
+    # A lesson (preference, wording, taboo) changes how the agent behaves, not what it knows:
+    # it takes effect only when the owner decides its L1 proposal (issue 13, "Learn").
+    lesson: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,11 @@ class L1Decision:
 def l1_decide(facts: EntryFacts) -> L1Decision:
     """Approve automatically only owner material that has a source and a version, is confident
     enough, is not regulated and does not contradict what is already approved.  Everything
-    else waits for the owner — customer material always, whatever its confidence."""
+    else waits for the owner — customer material always, whatever its confidence, and a lesson
+    always, whoever wrote it and whatever the agent's threshold."""
     reasons: list[str] = []
+    if facts.lesson:
+        reasons.append("lesson")
     if facts.origin is not Origin.OWNER:
         reasons.append("customer_candidate" if facts.origin is Origin.CUSTOMER else f"from_{facts.origin.value}")
     if not facts.has_source:

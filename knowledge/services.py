@@ -17,7 +17,17 @@ from facade.tenancy.schemas import Actor
 from ledger.schemas import AppendedEvent
 
 from . import events, rules, signals
-from .models import EntryVersion, Kind, KnowledgeEntry, KnowledgeHit, KnowledgeMiss, RegulatedTerm, SourceType, Status
+from .models import (
+    LESSON_KINDS,
+    EntryVersion,
+    Kind,
+    KnowledgeEntry,
+    KnowledgeHit,
+    KnowledgeMiss,
+    RegulatedTerm,
+    SourceType,
+    Status,
+)
 from .schemas import SourceIn
 from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label
 
@@ -151,6 +161,8 @@ def entry_propose(
             threshold=agent.knowledge_threshold,
             regulated=bool(categories),
             contradicts_approved=_contradicts(agent, subject, body, entry),
+            # the entry's own kind: a new version of a lesson is a lesson, whatever `kind` says
+            lesson=entry.kind in LESSON_KINDS,
         )
     )
     entry.latest_number += 1

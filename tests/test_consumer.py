@@ -666,6 +666,45 @@ def test_an_owner_removed_during_a_turn_has_the_owner_tool_refused(world_a: Tena
     assert not EntryVersion.objects.filter(agent=world_a.agent).exists()
 
 
+def test_an_owners_correction_over_the_websocket_waits_as_a_lesson_until_approved(world_a: TenantWorld) -> None:
+    """The real offline model hears "we never say cheap": a pending taboo, its L1 card in the reply;
+    only the owner's decision through the token flow makes it served (issue 13, Learn)."""
+    from rest_framework.test import APIClient
+
+    from approvals.models import ChangeProposal
+    from knowledge.models import EntryVersion
+    from knowledge.selectors import knowledge_search
+
+    session, cookie = owner_session(world_a)
+    frames: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        chat = Chat(session.pk, cookie)
+        await chat.open()
+        frames.extend(await chat.ask("we never say cheap", "o-1"))
+        await chat.close()
+
+    run(scenario)
+    [change] = ChangeProposal.objects.filter(agent=world_a.agent)
+    reply = frames[-1]["reply"]
+    assert "waits for your approval in your inbox" in reply["text"] and change.pk in reply["text"]
+    assert [(c["id"], c["kind"], c["status"]) for c in reply["cards"]] == [(change.pk, "lesson", "pending")]
+    [version] = EntryVersion.objects.filter(agent=world_a.agent)
+    assert (version.entry.kind, version.status, version.title) == ("taboo", "pending", "Never say ‘cheap’")
+    assert not knowledge_search(agent=world_a.agent, query="never say cheap", audience=Audience.CUSTOMER)
+
+    client = APIClient()
+    client.force_login(world_a.owner)
+    base = f"/api/agents/{world_a.agent.slug}/changes/{change.pk}"
+    token = client.post(f"{base}/authorize", {"decision": "approve"}, format="json").json()["token"]
+    body = {"token": token, "decision": "approve", "expected_version": 1}
+    assert client.post(f"{base}/decide", body, format="json").json()["status"] == "applied"
+    version.refresh_from_db()
+    assert version.status == "approved"
+    found = knowledge_search(agent=world_a.agent, query="never say cheap", audience=Audience.CUSTOMER)
+    assert [hit.version_id for hit in found] == [version.pk]
+
+
 # --- rating -------------------------------------------------------------------------------
 
 

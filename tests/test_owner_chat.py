@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from approvals.models import ChangeProposal
 from facade.dialogue.models import Message
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.base import ModelReply, ToolCall, ToolSpec
@@ -301,11 +302,15 @@ def test_replies_are_plain_words_in_the_owners_language(world_a: Any, language: 
     lesson = say(
         session, {"en": "remember: never promise same-day delivery", "zh-hans": "记住：不要承诺当天送达"}[language]
     )
+    # A lesson is never in effect at once: it waits for the owner's approval (issue 13).
+    [change] = ChangeProposal.objects.filter(agent=world_a.agent, kind="lesson", status="pending")
     assert (
         lesson
         == {
-            "en": "Noted: “never promise same-day delivery”. I'll keep to it from now on.",
-            "zh-hans": "记下了：“不要承诺当天送达”。从现在起我会照做。",
+            "en": f"I recorded the lesson “never promise same-day delivery”. It waits for your approval in your "
+            f"inbox (change {change.pk}); nothing changes until you approve it.",
+            "zh-hans": f"已记下经验“不要承诺当天送达”。它在您的收件箱里等您批准（变更 {change.pk}）；"
+            "您批准之前什么都不会改变。",
         }[language]
     )
     for said in (reply, again, lesson):

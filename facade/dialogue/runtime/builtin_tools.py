@@ -211,21 +211,26 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     )
 
 
+def _owner_version(ctx: ToolContext, *, title: str, text: str, kind: str) -> EntryVersion:
+    """A knowledge version from the owner face (source: this owner dialogue and run).  What waits
+    is filed as an L1 proposal from the owner's chat (origin owner_dialogue)."""
+    with from_owner_chat(ctx.session.pk):
+        return entry_propose(
+            agent=ctx.agent,
+            title=title,
+            body=text,
+            kind=kind,
+            actor=session_actor(ctx.session),
+            source=SourceIn(
+                type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
+            ),
+        )
+
+
 def _owner_entry(ctx: ToolContext, *, title: str, text: str, kind: str) -> ToolResult:
-    """A knowledge version from the owner face (source: this owner dialogue and run); the L1
-    rule decides whether it takes effect now or waits for review."""
+    """A fact from the owner face; the L1 rule decides whether it takes effect now or waits."""
     try:
-        with from_owner_chat(ctx.session.pk):
-            version = entry_propose(
-                agent=ctx.agent,
-                title=title,
-                body=text,
-                kind=kind,
-                actor=session_actor(ctx.session),
-                source=SourceIn(
-                    type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
-                ),
-            )
+        version = _owner_version(ctx, title=title, text=text, kind=kind)
     except KnowledgeError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
     return ToolResult(
@@ -235,7 +240,31 @@ def _owner_entry(ctx: ToolContext, *, title: str, text: str, kind: str) -> ToolR
 
 
 def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
-    return _owner_entry(ctx, title=args.title, text=args.text, kind=args.kind)
+    """A lesson always waits for the owner, whatever the model wrote: the knowledge services never
+    approve a lesson by the L1 rule (knowledge/rules.py), and its L1 proposal, filed in the same
+    transaction, is decided only through the token flow.  The answer carries the proposal's card."""
+    from approvals.models import ChangeProposal, ProposalStatus
+    from approvals.schemas import Kind as ChangeKind
+
+    try:
+        with transaction.atomic():
+            version = _owner_version(ctx, title=args.title, text=args.text, kind=args.kind)
+            proposal = ChangeProposal.objects.get(
+                agent=ctx.agent, status=ProposalStatus.PENDING, kind=ChangeKind.LESSON, payload__version_id=version.pk
+            )
+    except KnowledgeError as exc:
+        return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
+    return ToolResult(
+        Outcome.OK,
+        {
+            "entry_id": version.entry_id,
+            "version": version.number,
+            "status": version.status,
+            "title": version.title,
+            "card": show_card(ctx, proposal),
+            "detail": "the lesson waits for the owner's approval in their inbox; nothing changes until then",
+        },
+    )
 
 
 def add_confirmed_knowledge(ctx: ToolContext, args: DraftArgs) -> ToolResult:
@@ -464,7 +493,7 @@ registry.register(
 registry.register(
     Tool(
         "remember_lesson",
-        "Record a lesson from the owner: a preference, a wording or a taboo.",
+        "Record a lesson from the owner: a preference, a wording or a taboo. It waits for the owner's approval.",
         OWNER_ONLY,
         LessonArgs,
         Risk.RSI,

@@ -20,11 +20,14 @@ model would, so the product is useful (and testable) without one:
   sentence, no search (so no knowledge miss);
 - asking for a person → `request_handoff`;
 - on the owner face: "help" and small talk → what it can do, with examples; "remember …" →
-  `remember_lesson`; "teach: title / text" → `ingest_material` (a malformed one → the right
-  form, nothing created); "requests" → `read_customer_requests`; "unanswered" →
-  `read_unanswered_questions`; "inbox" or "what's new" → `read_owner_inbox`; a statement of
-  fact ("We now also sell …") → a draft and "Shall I add this?", and a yes on the next turn →
-  `add_confirmed_knowledge`; anything else → `search_knowledge`.  In English or Chinese.
+  `remember_lesson`; a correction ("we never say X", "don't tell customers X", 我们从不说X,
+  不要跟客户说X) → `remember_lesson` with a taboo named after X, answered with where it waits
+  (the owner's inbox: every lesson is pending until the owner approves it); "teach: title /
+  text" → `ingest_material` (a malformed one → the right form, nothing created); "requests" →
+  `read_customer_requests`; "unanswered" → `read_unanswered_questions`; "inbox" or "what's
+  new" → `read_owner_inbox`; a statement of fact ("We now also sell …") → a draft and "Shall I
+  add this?", and a yes on the next turn → `add_confirmed_knowledge`; anything else →
+  `search_knowledge`.  In English or Chinese.
 
 Its own questions are fixed sentences, which is how it finds its place in a conversation again
 from the history alone.
@@ -456,7 +459,13 @@ class OfflineProvider(Provider):
         lesson = _LESSON.match(stripped)
         if lesson and "remember_lesson" in allowed:
             text = (lesson.group(1) or lesson.group(2)).strip()
+            said = never_said(text)
+            if said is not None:  # "remember: never say X" is a taboo like "never say X"
+                return _call("remember_lesson", _taboo(said, text, language))
             return _call("remember_lesson", {"kind": "preference", "title": text[:60], "text": text})
+        said = never_said(stripped)
+        if said is not None and "remember_lesson" in allowed:
+            return _call("remember_lesson", _taboo(said, stripped, language))
         teach = _TEACH.match(stripped)
         if teach and "ingest_material" in allowed:
             title, text = _teaching(teach.group(1) or teach.group(2) or "")
@@ -556,8 +565,9 @@ class OfflineProvider(Provider):
                 for c in created
             )
         if name == "remember_lesson":
-            key = "noted" if result.get("status") == "approved" else "noted_pending"
-            return words[key].format(title=result.get("title", ""))
+            # Always pending (the knowledge services never approve a lesson by themselves).
+            card = result.get("card") or {}
+            return words["lesson_pending"].format(title=result.get("title", ""), id=card.get("id", "?"))
         return words["done"]
 
     def _owner_failed(self, name: str, result: dict[str, Any], language: str) -> str:
@@ -601,8 +611,11 @@ OWNER = Phrasebook(
         "(it touches a sensitive topic or differs from an entry customers already see)."
     ),
     unchanged=_("“{title}” is already in the knowledge base as written; nothing changed."),
-    noted=_("Noted: “{title}”. I'll keep to it from now on."),
-    noted_pending=_("Noted “{title}”; it waits for your review before it takes effect."),
+    lesson_pending=_(
+        "I recorded the lesson “{title}”. It waits for your approval in your inbox (change {id}); nothing "
+        "changes until you approve it."
+    ),
+    taboo_title=_("Never say ‘{said}’"),
     done=_("Done."),
     inbox=_(
         "Waiting for you: {requests} open customer request(s), {unanswered} unanswered question topic(s), "
@@ -645,6 +658,43 @@ OWNER_STATES = Phrasebook(
 OWNER_ACTORS = Phrasebook(owner=_("you"), customer=_("the customer"), nobody=_("nobody"))
 
 _LESSON = re.compile(r"^(?:remember|lesson)\s*[:：,]?\s*(.+)$|^记住\s*[:：，,]?\s*(.+)$", re.IGNORECASE | re.DOTALL)
+# An owner's correction: "we never say X", "don't tell customers X", 我们从不说X, 不要跟客户说X.
+_NEVER_SAY = (
+    re.compile(
+        r"^(?:(?:so|and|but|please|remember)[,:]?\s+)?(?:we|you|i)?\s*(?:never|don[’']?t|do\s+not|must\s+not"
+        r"|mustn[’']?t|should\s+not|shouldn[’']?t|won[’']?t|will\s+not)\s+(?:ever\s+)?"
+        r"(?:say|use\s+the\s+words?|call\s+(?:it|us|them|anything|our\s+\w+)"
+        r"|tell\s+(?:customers|clients|guests|buyers|people|anyone|them)(?:\s+that)?)\s+(?P<said>.+)$",
+        re.IGNORECASE | re.DOTALL,
+    ),
+    re.compile(
+        r"^(?:请|以后|记住)?[:：，,]?\s*(?:我们|你)?(?:从不|从来不|绝不|永远不要|永远不|千万不要|千万别|不要|别|不能|不许|不准)再?"
+        r"(?:(?:跟|对|和|向)(?:客户|顾客|客人|买家|他们)们?)?说(?P<said>.+)$",
+        re.DOTALL,
+    ),
+)
+_QUOTES = "\"'“”‘’「」『』《》 \t\n"
+_NOT_SAID = frozenset({"that", "this", "it", "so", "anything", "了", "啦", "这个", "那个"})
+
+
+def never_said(text: str) -> str | None:
+    """What the owner says is never to be said ("cheap" in "we never say cheap"), or None when
+    the message is not such a correction."""
+    for pattern in _NEVER_SAY:
+        match = pattern.match(text.strip())
+        if match is None:
+            continue
+        said = match.group("said").strip().rstrip(".!。！?？").strip(_QUOTES).rstrip(".!。！?？").strip()
+        if said and said.casefold() not in _NOT_SAID:
+            return said[:150]
+    return None
+
+
+def _taboo(said: str, text: str, language: str) -> dict[str, str]:
+    """The `remember_lesson` arguments of a correction: a taboo named after what is not said."""
+    return {"kind": "taboo", "title": OWNER[language]["taboo_title"].format(said=said), "text": text[:5000]}
+
+
 _TEACH = re.compile(r"^(?:teach|learn|add)\s*[:：]\s*(.*)$|^(?:知识|学习)\s*[:：]\s*(.*)$", re.IGNORECASE | re.DOTALL)
 # What the owner asks for, in a short message (a longer one is a fact or a question).
 _OWNER_INTENTS = (
