@@ -14,7 +14,7 @@ from ledger.models import LedgerEvent
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import ChangeProposal
+from .models import ChangeProposal, PreferenceSignal
 
 APP = "approvals"
 ENTITY = "change_proposal"
@@ -78,6 +78,18 @@ class ProposalRolledBack(ProposalDescribed):
 
 class DecideRefused(ProposalDescribed):
     reason: str  # stale_base
+
+
+class PreferenceSignalRecorded(EventPayload):
+    agent: str
+    proposal: str
+    kind: str
+    origin: str
+    decision: str  # approve | reject | expire
+    # The owner's reason stays in the signal's row (the owner face shows it); the ledger, which
+    # is never erased, keeps only its length and fingerprint.
+    reason_length: int
+    reason_sha256: str  # "" when no reason was given
 
 
 PROPOSAL_CREATED = register(
@@ -157,6 +169,15 @@ PROPOSAL_DECIDE_REFUSED = register(
     entity_type=ENTITY,
     payload=DecideRefused,
     description="A decision was refused because the live state moved on since the proposal was made (`stale_base`).",
+)
+
+PREFERENCE_SIGNAL_RECORDED = register(
+    "preference.signal_recorded",
+    app=APP,
+    entity_type=ENTITY,
+    payload=PreferenceSignalRecorded,
+    description="An owner's decision of a proposal a model made (approve, reject, or left to expire) was recorded "
+    "as a preference signal the daily review reads (the reason's length and fingerprint only).",
 )
 
 
@@ -328,3 +349,16 @@ def proposal_rolled_back(*, proposal: ChangeProposal, by: ChangeProposal, actor:
 def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Actor) -> AppendedEvent:
     payload = DecideRefused.model_validate({**_described(proposal), "reason": reason})
     return _append(PROPOSAL_DECIDE_REFUSED, proposal, actor, payload)
+
+
+def preference_signal_recorded(*, signal: PreferenceSignal, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+    payload = PreferenceSignalRecorded(
+        agent=proposal.agent.slug,
+        proposal=proposal.pk,
+        kind=signal.kind,
+        origin=signal.origin,
+        decision=signal.decision,
+        reason_length=len(signal.reason),
+        reason_sha256=hashlib.sha256(signal.reason.encode()).hexdigest() if signal.reason else "",
+    )
+    return _append(PREFERENCE_SIGNAL_RECORDED, proposal, actor, payload)
