@@ -174,7 +174,7 @@ PROPOSAL_DECIDE_REFUSED = register(
 PREFERENCE_SIGNAL_RECORDED = register(
     "preference.signal_recorded",
     app=APP,
-    entity_type=ENTITY,
+    entity_type="preference_signal",
     payload=PreferenceSignalRecorded,
     description="An owner's decision of a proposal a model made (approve, reject, or left to expire) was recorded "
     "as a preference signal the daily review reads (the reason's length and fingerprint only).",
@@ -351,7 +351,11 @@ def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Act
     return _append(PROPOSAL_DECIDE_REFUSED, proposal, actor, payload)
 
 
-def preference_signal_recorded(*, signal: PreferenceSignal, proposal: ChangeProposal, actor: Actor) -> AppendedEvent:
+def preference_signal_recorded(
+    *, signal: PreferenceSignal, proposal: ChangeProposal, actor: Actor, caused_by: int
+) -> AppendedEvent:
+    """An entity of its own, caused by the decision (or the expiry) it records: the proposal's
+    own chain of events (decided → published) stays unbroken."""
     payload = PreferenceSignalRecorded(
         agent=proposal.agent.slug,
         proposal=proposal.pk,
@@ -361,4 +365,12 @@ def preference_signal_recorded(*, signal: PreferenceSignal, proposal: ChangeProp
         reason_length=len(signal.reason),
         reason_sha256=hashlib.sha256(signal.reason.encode()).hexdigest() if signal.reason else "",
     )
-    return _append(PREFERENCE_SIGNAL_RECORDED, proposal, actor, payload)
+    return append(
+        PREFERENCE_SIGNAL_RECORDED,
+        chain_id=proposal.tenant_id,
+        entity_id=str(signal.pk),
+        version=None,
+        actor=actor,
+        payload=payload,
+        caused_by=caused_by,
+    )

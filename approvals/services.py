@@ -304,8 +304,8 @@ def proposals_expire(*, now: Any = None) -> int:
             proposal.status = ProposalStatus.EXPIRED
             proposal.save(update_fields=["status"])
             actor = Actor.platform("proposal_expiry")
-            events.proposal_expired(proposal=proposal, actor=actor)
-            _preference_signal(proposal, PreferenceSignal.Decision.EXPIRE, actor=actor, at=now)
+            expired = events.proposal_expired(proposal=proposal, actor=actor)
+            _preference_signal(proposal, PreferenceSignal.Decision.EXPIRE, actor=actor, at=now, caused_by=expired.seq)
             count += 1
     return count
 
@@ -341,7 +341,7 @@ def decision_reason(reason: object) -> str:
 
 
 def _preference_signal(
-    proposal: ChangeProposal, decision: str, *, actor: Actor, at: Any, owner: Any = None
+    proposal: ChangeProposal, decision: str, *, actor: Actor, at: Any, caused_by: int, owner: Any = None
 ) -> PreferenceSignal | None:
     """Inside the decision's (or the expiry's) transaction: a proposal a model made records what
     its fate says of the owner's preferences, with the ledger event; the owner's own proposals
@@ -359,7 +359,7 @@ def _preference_signal(
         decided_by=owner,
         decided_at=at,
     )
-    events.preference_signal_recorded(signal=signal, proposal=proposal, actor=actor)
+    events.preference_signal_recorded(signal=signal, proposal=proposal, actor=actor, caused_by=caused_by)
     return signal
 
 
@@ -499,8 +499,10 @@ def proposal_decide(
                             "version",
                         ]
                     )
-                    events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
-                    _preference_signal(proposal, decision, actor=actor, at=proposal.decided_at, owner=owner)
+                    decided = events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
+                    _preference_signal(
+                        proposal, decision, actor=actor, at=proposal.decided_at, caused_by=decided.seq, owner=owner
+                    )
                     if proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
                         if decision == Decision.APPROVE:
                             _apply_knowledge(proposal, actor=actor)

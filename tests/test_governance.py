@@ -40,11 +40,11 @@ TOPICS = (
 )
 
 
-def gaps(world: TenantWorld, topics: tuple[str, ...], days_ago: int) -> dt.date:
-    """Three customers ask each topic, `days_ago` days back (the rows made now are moved there)."""
+def gaps(world: TenantWorld, topics: tuple[str, ...], days_ago: int, askers: int = 3) -> dt.date:
+    """`askers` customers ask each topic, `days_ago` days back (the rows made now are moved there)."""
     since = timezone.now()
     for words in topics:
-        for _ in range(3):
+        for _ in range(askers):
             customer_turn(world, words, miss=True)
     when = timezone.now() - dt.timedelta(days=days_ago)
     DialogueSession.objects.filter(agent=world.agent, created_at__gte=since).update(created_at=when)
@@ -150,10 +150,14 @@ def test_three_rejections_of_a_kind_hold_back_the_same_gap(world_a: TenantWorld)
         ("knowledge_draft", "review_report", reason, world_a.owner.pk)
     }
 
-    # The same gap today: seen and reported, but not proposed — held back by the owner's preference.
+    # The same gap today: seen and reported, but not proposed — held back by the owner's preference;
+    # a gap of the same kind that 15 customers asked clears the bar (3 net rejections × 5).
     today = gaps(world_a, TOPICS[:1], days_ago=0)
+    gaps(world_a, TOPICS[4:5], days_ago=0, askers=15)
     again = review_run(agent_id=world_a.agent.pk, day=today)
-    assert len(again.gaps) == 1 and again.proposals == [] and not again.paused
+    assert len(again.gaps) == 2 and not again.paused
+    [made] = again.proposals
+    assert ChangeProposal.objects.get(pk=made["change_id"]).payload["title"] == "repair warranty"
     assert again.held_back_reasons == {"daily_cap": 0, "owner_preference": 1, "paused": 0}
     assert again.preferences == [
         {"kind": "knowledge_draft", "approvals": 0, "rejections": 3, "min_sessions": 15, "held_back": 1}
@@ -203,7 +207,8 @@ def test_a_decision_with_a_reason_records_a_signal_and_its_event(world_a: Tenant
     )
     assert owner.get(changes(world_a, change.pk)).json()["decision_reason"] == "Good, short and right"
     event = events_of(world_a, "preference.signal_recorded").get()
-    assert event.entity_id == change.pk and event.actor_type == "human"
+    assert event.entity_type == "preference_signal" and event.entity_id == str(signal.pk)
+    assert event.actor_type == "human"
     assert event.payload == {
         "agent": world_a.agent.slug,
         "proposal": change.pk,
@@ -213,9 +218,11 @@ def test_a_decision_with_a_reason_records_a_signal_and_its_event(world_a: Tenant
         "reason_length": 21,
         "reason_sha256": hashlib.sha256(b"Good, short and right").hexdigest(),
     }
-    # The decision and the signal are one transaction: the signal's event follows the decision's.
-    decided_seq = events_of(world_a, "proposal.decided").get().seq
-    assert event.seq > decided_seq
+    # The signal's event is caused by the decision's (one transaction); the proposal's own chain
+    # goes on from the decision to what applying it wrote.
+    decided = events_of(world_a, "proposal.decided").get()
+    assert event.caused_by == decided.seq
+    assert events_of(world_a, "proposal.applied").get().caused_by == decided.seq
     # The card shows the owner's reason to the owner.
     card = owner.get(f"/owner/{world_a.agent.slug}/inbox/{change.pk}/card").content.decode()
     assert "Good, short and right" in card
