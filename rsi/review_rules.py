@@ -123,7 +123,8 @@ def offline_review(figures: Figures) -> list[dict[str, Any]]:
                     "kind": "knowledge_draft",
                     "payload": {"title": topic.label[:300], "text": DRAFT_PLACEHOLDER},
                     "summary": f"Answer “{topic.label[:120]}” (a draft from the daily review: write the answer)",
-                    "sessions_affected": len(figures.sessions.get(topic.aggregate_key, ())) or topic.askers,
+                    # The pointers are a few sessions only: the customers who asked count them all.
+                    "sessions_affected": max(len(figures.sessions.get(topic.aggregate_key, ())), topic.askers),
                     "topic": topic.aggregate_key,
                 },
             }

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rsi.governance_rules import Bucket, KindPreference, bucket_full, bucket_refill, bucket_take, preference_bars
-from rsi.review_rules import Known, gate
+from rsi.review_rules import Figures, Known, ShownTopic, gate, offline_review
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
@@ -129,3 +129,17 @@ def test_the_gate_holds_back_a_kind_the_owner_keeps_rejecting(
     assert [p["topic"] for p in result.proposals] == made
     assert result.held_by_preference == by_preference and result.held_back == by_cap
     assert len(result.kept) == 4  # a held-back proposal's claim is still in the report
+
+
+@pytest.mark.parametrize(("askers", "pointers", "affected"), [(3, 3, 3), (16, 3, 16), (4, 0, 4)])
+def test_a_gap_affects_every_customer_who_asked_not_only_its_few_pointers(
+    askers: int, pointers: int, affected: int
+) -> None:
+    ids = tuple(f"0b5e8c52-0000-4000-8000-00000000000{i}" for i in range(pointers))
+    figures = Figures(
+        values={"topic.x": askers},
+        sessions={"topic.x": ids},
+        topics=[ShownTopic("topic.x", "gift wrap", askers, askers, ids)],
+    )
+    [claim] = offline_review(figures)
+    assert claim["proposal"]["sessions_affected"] == affected
