@@ -375,3 +375,91 @@ def test_a_stale_change_is_re_based_and_a_contract_that_does_not_compile_shows_w
         shoot(page, "inbox-en-stale-and-failed")
     finally:
         watched.close()
+
+
+@pytest.mark.browser
+def test_the_review_says_proposing_is_paused_and_what_the_owner_keeps_rejecting(
+    browser: Any, shop: dict[str, Any]
+) -> None:
+    """Issue 13's governance by exception in the inbox's review section, in English and in Chinese
+    at 360 px: three rejected drafts hold back the same kind of gap, and an agent with no token
+    left says its proposing is paused."""
+    from types import SimpleNamespace
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+    from test_review import customer_turn
+
+    from approvals.services import proposal_authorize, proposal_decide
+    from facade.tenancy.models import AgentProfile
+    from rsi.governance_models import EscalationBudget
+    from rsi.review import review_run
+    from rsi.review_input import local_today
+
+    agent = AgentProfile.objects.select_related("tenant").get(slug="demo-shop")
+    owner = get_user_model().objects.get(email="owner@demo.test")
+    for title in ("Gift wrapping", "Parking", "Opening hours"):
+        draft = proposal_create_for_review(agent, title)
+        granted = proposal_authorize(agent=agent, proposal_id=draft.pk, owner=owner, decision="reject")
+        proposal_decide(
+            agent=agent,
+            proposal_id=draft.pk,
+            owner=owner,
+            token=granted.token,  # type: ignore[union-attr]  # L1: a token, never a challenge
+            decision="reject",
+            expected_version=1,
+            reason="We answer these by phone",
+        )
+    EscalationBudget.objects.create(agent=agent, tenant=agent.tenant, tokens=0.0, refilled_at=timezone.now())
+    world = SimpleNamespace(tenant=agent.tenant, agent=agent)
+    for words, askers in (("gift wrapping for parcels", 3), ("repair warranty terms", 15)):
+        for _ in range(askers):
+            customer_turn(world, words, miss=True)
+    report = review_run(agent_id=agent.pk, day=local_today(agent.tenant))
+    assert report.paused and report.held_back_reasons == {"daily_cap": 0, "owner_preference": 1, "paused": 1}
+
+    site = shop["site"]
+    watched = Watched(browser, site)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"], "/owner/demo-shop/inbox")
+        review = page.locator("section.review")
+        expect(review.locator(".review-paused")).to_contain_text("Proposing is paused")
+        expect(review.locator(".review-paused")).to_contain_text("Held back for that: 1.")
+        expect(review.locator(".review-preference")).to_have_text(
+            "Held back: 1 (Knowledge entry) because you rejected this kind of proposal 3 times (and approved it 0 "
+            "times) lately."
+        )
+        assert "We answer these by phone" not in review.inner_text()  # the owner's reasons stay on their cards
+        shoot(page, "inbox-en-review-paused")
+    finally:
+        watched.close()
+    narrow = Watched(browser, site, phone=True, viewport=NARROW)
+    try:
+        page = narrow.context.new_page()
+        sign_in(page, site, shop["owner_password"])
+        page.locator("#language").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        page.goto(f"{site}/owner/demo-shop/inbox")
+        review = page.locator("section.review")
+        expect(review.locator(".review-paused")).to_contain_text("提议已暂停")
+        expect(review.locator(".review-preference")).to_contain_text("因为您最近拒绝了这类提议 3 次")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "inbox-zh-360-review-paused")
+    finally:
+        narrow.close()
+
+
+def proposal_create_for_review(agent: Any, title: str) -> Any:
+    """A draft the daily review proposed (its answer written, so it could be approved too)."""
+    from approvals.services import proposal_create
+    from facade.tenancy.schemas import Actor
+
+    return proposal_create(
+        agent=agent,
+        kind="knowledge_draft",
+        payload={"title": title, "text": "An answer."},
+        summary=f"Answer “{title}”",
+        origin="review_report",
+        actor=Actor.platform("rsi_review"),
+    )
