@@ -14,7 +14,7 @@ from ledger.models import LedgerEvent
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import ChangeProposal
+from .models import ChangeProposal, PreferenceSignal
 
 APP = "approvals"
 ENTITY = "change_proposal"
@@ -89,6 +89,18 @@ class LessonRecorded(EventPayload):
     kind: str  # preference | wording | taboo
     proposal: str  # the pending L1 `lesson` proposal that decides it
     session: str  # the owner's chat it was recorded in
+
+
+class PreferenceSignalRecorded(EventPayload):
+    agent: str
+    proposal: str
+    kind: str
+    origin: str
+    decision: str  # approve | reject | expire
+    # The owner's reason stays in the signal's row (the owner face shows it); the ledger, which
+    # is never erased, keeps only its length and fingerprint.
+    reason_length: int
+    reason_sha256: str  # "" when no reason was given
 
 
 PROPOSAL_CREATED = register(
@@ -175,6 +187,15 @@ LESSON_RECORDED = register(
     entity_type=ENTITY,
     payload=LessonRecorded,
     description="A lesson from the owner's chat was recorded as a pending L1 proposal; it waits for the owner.",
+)
+
+PREFERENCE_SIGNAL_RECORDED = register(
+    "preference.signal_recorded",
+    app=APP,
+    entity_type="preference_signal",
+    payload=PreferenceSignalRecorded,
+    description="An owner's decision of a proposal a model made (approve, reject, or left to expire) was recorded "
+    "as a preference signal the daily review reads (the reason's length and fingerprint only).",
 )
 
 
@@ -362,3 +383,28 @@ def lesson_recorded(
 def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Actor) -> AppendedEvent:
     payload = DecideRefused.model_validate({**_described(proposal), "reason": reason})
     return _append(PROPOSAL_DECIDE_REFUSED, proposal, actor, payload)
+
+
+def preference_signal_recorded(
+    *, signal: PreferenceSignal, proposal: ChangeProposal, actor: Actor, caused_by: int
+) -> AppendedEvent:
+    """An entity of its own, caused by the decision (or the expiry) it records: the proposal's
+    own chain of events (decided → published) stays unbroken."""
+    payload = PreferenceSignalRecorded(
+        agent=proposal.agent.slug,
+        proposal=proposal.pk,
+        kind=signal.kind,
+        origin=signal.origin,
+        decision=signal.decision,
+        reason_length=len(signal.reason),
+        reason_sha256=hashlib.sha256(signal.reason.encode()).hexdigest() if signal.reason else "",
+    )
+    return append(
+        PREFERENCE_SIGNAL_RECORDED,
+        chain_id=proposal.tenant_id,
+        entity_id=str(signal.pk),
+        version=None,
+        actor=actor,
+        payload=payload,
+        caused_by=caused_by,
+    )

@@ -14,6 +14,8 @@ from .contract_models import AgentContract  # noqa: F401
 from .rules import Origin, Requires
 from .schemas import Kind
 
+DECISION_REASON_MAX = 200
+
 
 def proposal_id() -> str:
     return "chg_" + secrets.token_urlsafe(12)
@@ -59,6 +61,9 @@ class ChangeProposal(models.Model):
     failure_reasons = models.JSONField(default=list, blank=True)
     # A rollback proposal: the applied change it undoes.
     rollback_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="rollbacks")
+    # The owner's optional short reason for the decision (their own words, shown in the owner
+    # face only; the ledger keeps its length and fingerprint, see PreferenceSignal).
+    decision_reason = models.CharField(max_length=DECISION_REASON_MAX, blank=True, default="")
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -70,3 +75,33 @@ class ChangeProposal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pk} ({self.kind}, L{self.level}, {self.status})"
+
+
+class PreferenceSignal(models.Model):
+    """What an owner's decision of a proposal a model made says about their preferences (issue
+    13, "Learn"): one row per final decision — approve, reject, or the proposal left to expire —
+    written in the decision's transaction.  The daily review reads the recent ones per kind
+    (rsi/governance_rules.py `preference_thresholds`).  The owner's own proposals give none."""
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve"
+        REJECT = "reject"
+        EXPIRE = "expire"
+
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.CASCADE, related_name="preference_signals")
+    proposal = models.OneToOneField(ChangeProposal, on_delete=models.PROTECT, related_name="preference_signal")
+    kind = models.CharField(max_length=32)
+    origin = models.CharField(max_length=32)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    reason = models.CharField(max_length=DECISION_REASON_MAX, blank=True, default="")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["agent", "-decided_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.decision} of a {self.kind} ({self.proposal_id})"

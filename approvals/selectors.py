@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import F, QuerySet
+from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import NotFound
 
-from .models import ChangeProposal, ProposalStatus
+from .models import ChangeProposal, PreferenceSignal, ProposalStatus
+from .rules import MODEL_ORIGINS
 
 
 def proposal_list(*, agent: AgentProfile, status: str | None = None, limit: int = 200) -> QuerySet[ChangeProposal]:
@@ -57,6 +60,24 @@ def pending_proposals(*, agent: AgentProfile, limit: int = 200) -> QuerySet[Chan
 
 def pending_count(*, agent: AgentProfile) -> int:
     return ChangeProposal.objects.filter(agent=agent, status=ProposalStatus.PENDING).count()
+
+
+def pending_from_models(*, agent: AgentProfile, now: datetime | None = None) -> int:
+    """How many proposals a model made (the review, observe, a customer candidate, the owner
+    dialogue's model) wait for the owner's decision — not counting any past its expiry."""
+    return ChangeProposal.objects.filter(
+        agent=agent,
+        status=ProposalStatus.PENDING,
+        origin__in=[o.value for o in MODEL_ORIGINS],
+        expires_at__gt=now or timezone.now(),
+    ).count()
+
+
+def preference_decisions(*, agent: AgentProfile, origin: str, since: datetime) -> list[tuple[str, str]]:
+    """(kind, decision) of the preference signals of `agent`'s proposals of `origin` decided
+    since `since`, oldest first."""
+    found = PreferenceSignal.objects.filter(agent=agent, origin=origin, decided_at__gte=since).order_by("decided_at")
+    return [(kind, decision) for kind, decision in found.values_list("kind", "decision")]
 
 
 def recently_decided(*, agent: AgentProfile, limit: int = 30) -> QuerySet[ChangeProposal]:

@@ -39,7 +39,7 @@ from . import events, rules, targets
 from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
 from .authority_models import Assurance, Decision, DecisionChallenge
 from .contract import ContractInvalid, contract_compile, live_content
-from .models import ChangeProposal, ProposalStatus
+from .models import DECISION_REASON_MAX, ChangeProposal, PreferenceSignal, ProposalStatus
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind, Pointer, PointerType, Strict, payload_parse
 from .step_up import decide_gate
 
@@ -303,7 +303,9 @@ def proposals_expire(*, now: Any = None) -> int:
                 continue
             proposal.status = ProposalStatus.EXPIRED
             proposal.save(update_fields=["status"])
-            events.proposal_expired(proposal=proposal, actor=Actor.platform("proposal_expiry"))
+            actor = Actor.platform("proposal_expiry")
+            expired = events.proposal_expired(proposal=proposal, actor=actor)
+            _preference_signal(proposal, PreferenceSignal.Decision.EXPIRE, actor=actor, at=now, caused_by=expired.seq)
             count += 1
     return count
 
@@ -323,6 +325,42 @@ def _still_pending(proposal: ChangeProposal) -> None:
         raise ProposalError("not_pending", f"the proposal is {proposal.status}", HTTPStatus.CONFLICT)
     if proposal.expires_at <= timezone.now():
         raise ProposalError("not_pending", "the proposal is expired", HTTPStatus.CONFLICT)
+
+
+def decision_reason(reason: object) -> str:
+    """The owner's optional reason for a decision: one line of at most DECISION_REASON_MAX
+    characters (whitespace runs become one space); none is ""."""
+    if reason is None:
+        return ""
+    if not isinstance(reason, str):
+        raise ProposalError("invalid_reason", "reason is a short text")
+    text = " ".join(reason.split())
+    if len(text) > DECISION_REASON_MAX:
+        raise ProposalError("invalid_reason", f"reason is at most {DECISION_REASON_MAX} characters")
+    return text
+
+
+def _preference_signal(
+    proposal: ChangeProposal, decision: str, *, actor: Actor, at: Any, caused_by: int, owner: Any = None
+) -> PreferenceSignal | None:
+    """Inside the decision's (or the expiry's) transaction: a proposal a model made records what
+    its fate says of the owner's preferences, with the ledger event; the owner's own proposals
+    record none (they say what the owner wants already)."""
+    if proposal.origin not in rules.MODEL_ORIGINS:
+        return None
+    signal = PreferenceSignal.objects.create(
+        tenant_id=proposal.tenant_id,
+        agent_id=proposal.agent_id,
+        proposal=proposal,
+        kind=proposal.kind,
+        origin=proposal.origin,
+        decision=decision,
+        reason=proposal.decision_reason,
+        decided_by=owner,
+        decided_at=at,
+    )
+    events.preference_signal_recorded(signal=signal, proposal=proposal, actor=actor, caused_by=caused_by)
+    return signal
 
 
 def _decision(decision: object) -> str:
@@ -376,7 +414,14 @@ def challenge_decision(challenge_id: object) -> str:
 
 
 def proposal_decide(
-    *, agent: AgentProfile, proposal_id: str, owner: Any, token: object, decision: object, expected_version: int
+    *,
+    agent: AgentProfile,
+    proposal_id: str,
+    owner: Any,
+    token: object,
+    decision: object,
+    expected_version: int,
+    reason: object = None,
 ) -> ChangeProposal:
     """Decide a pending proposal with a one-time token.  Under the proposal's row lock: the
     version must be `expected_version` (else 409 `version_mismatch`, nothing consumed or
@@ -387,8 +432,11 @@ def proposal_decide(
     proposal pending (step_up.decide_gate); approving an L2/L3 change whose target moved on
     answers 409 `stale_base` (recorded; nothing consumed).  Approve moves the proposal to
     `approved` and applies it: L1 in the same transaction, L2/L3 through the compiler right after
-    (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one."""
+    (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one.  The
+    owner's optional `reason` (400 `invalid_reason` when too long) is kept with the decision, and
+    a proposal a model made records a preference signal in the same transaction."""
     decision = _decision(decision)
+    reason = decision_reason(reason)
     actor = Actor.human(owner.pk)
     refused: ApplicationError | None = None
     with transaction.atomic():
@@ -438,11 +486,23 @@ def proposal_decide(
                     proposal.decided_at = timezone.now()
                     proposal.assurance = consumed.assurance
                     proposal.authorization_id = consumed.authorization_id
+                    proposal.decision_reason = reason
                     proposal.version += 1
                     proposal.save(
-                        update_fields=["status", "decided_by", "decided_at", "assurance", "authorization_id", "version"]
+                        update_fields=[
+                            "status",
+                            "decided_by",
+                            "decided_at",
+                            "assurance",
+                            "authorization_id",
+                            "decision_reason",
+                            "version",
+                        ]
                     )
-                    events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
+                    decided = events.proposal_decided(proposal=proposal, decision=decision, actor=actor)
+                    _preference_signal(
+                        proposal, decision, actor=actor, at=proposal.decided_at, caused_by=decided.seq, owner=owner
+                    )
                     if proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
                         if decision == Decision.APPROVE:
                             _apply_knowledge(proposal, actor=actor)

@@ -64,6 +64,7 @@ def approvals_texts() -> dict[str, str]:
             "What this change was based on has changed since it was proposed. Re-base it to compare it with what "
             "is live now, then decide."
         ),
+        "invalid_reason": gettext("The reason is too long: at most 200 characters."),
         "version_mismatch": gettext("This change was edited meanwhile. Read it again, then decide."),
         "not_pending": gettext("This change has already been decided."),
         "draft_unwritten": gettext(

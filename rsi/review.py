@@ -4,8 +4,11 @@ scheduler, `manage.py rsi_review` and `POST /api/agents/<slug>/reviews` all call
 It builds the day's `ReviewInput` from aggregates, stores the aggregates with the report, lets
 the reviewers speak (the deterministic offline reviewer; an LLM reviewer is not built yet),
 passes every claim through the gate, turns surviving proposals into pending change proposals
-(origin `review_report`, at most the tenant's daily number) and writes the ledger — all in one
-transaction under the report's row lock, so a second or concurrent run finds the same report.
+(origin `review_report`, at most the tenant's daily number; a kind the owner keeps rejecting
+needs more sessions affected; each takes a token of the agent's escalation budget, and none left
+pauses its proposing until the owner clears the inbox — rsi/governance.py) and writes the ledger
+— all in one transaction under the report's row lock, so a second or concurrent run finds the
+same report.
 The report itself changes no behaviour."""
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.rules import Origin
+from approvals.selectors import preference_decisions
 from approvals.services import ProposalError, proposal_create
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile, Tenant
@@ -30,6 +34,8 @@ from facade.tenancy.schemas import Actor
 from knowledge.models import KnowledgeHit
 
 from . import review_events as events
+from .governance import budget_lock, budget_refund, budget_resume, budget_spend
+from .governance_rules import HoldReason, KindPreference, preference_bars
 from .review_input import day_bounds, local_today, review_input_build, time_zone_of
 from .review_llm import llm_reviewer
 from .review_models import ReviewAggregate, ReviewReport
@@ -42,6 +48,17 @@ ACTOR = Actor.platform("rsi_review")
 def proposals_per_day(tenant: Tenant) -> int:
     own = getattr(tenant, "review_proposals_per_day", None)
     return int(own if own is not None else settings.FACADE_REVIEW_PROPOSALS_PER_DAY)
+
+
+def owner_preferences(agent: AgentProfile, now: dt.datetime) -> dict[str, KindPreference]:
+    """What the owner's recent decisions of the review's own proposals say, per kind (the bars
+    of governance_rules.preference_bars)."""
+    since = now - dt.timedelta(days=settings.FACADE_PREFERENCE_WINDOW_DAYS)
+    return preference_bars(
+        preference_decisions(agent=agent, origin=Origin.REVIEW_REPORT, since=since),
+        min_net=settings.FACADE_PREFERENCE_MIN_NET_REJECTIONS,
+        sessions_per_rejection=settings.FACADE_PREFERENCE_SESSIONS_PER_REJECTION,
+    )
 
 
 def _cited(claims: list[Any], kind: str) -> set[Any]:
@@ -150,8 +167,13 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
             if isinstance(claim, dict):  # who wrote it, whatever it says of itself
                 claim["reviewer"] = OFFLINE_REVIEWER if index < offline_count else "llm"
         start, end = day_bounds(agent.tenant, day)
+        clock = now or timezone.now()
+        preferences = {k: p for k, p in owner_preferences(agent, clock).items() if p.min_sessions}
         result = gate(
-            claims, _known(agent, start, end, claims, review_input.figures), cap=proposals_per_day(agent.tenant)
+            claims,
+            _known(agent, start, end, claims, review_input.figures),
+            cap=proposals_per_day(agent.tenant),
+            min_sessions={kind: p.min_sessions for kind, p in preferences.items()},
         )
 
         dropped = [
@@ -176,9 +198,18 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
             )
 
         made = {p["key"]: p for p in report.proposals}
+        # The escalation budget, locked after the reviewers spoke (a slow model holds no other
+        # review of this agent up): a paused agent whose inbox was cleared resumes; each new
+        # proposal takes a token, and none left pauses it.
+        budget = budget_lock(agent=agent, now=clock)
+        budget_resume(budget=budget, agent=agent, report=report, now=clock, actor=ACTOR)
+        paused_held = 0
         for proposal in result.proposals:
             key = proposal_key(proposal)
             if key in made:
+                continue
+            if not budget_spend(budget=budget, agent=agent, report=report, now=clock, actor=ACTOR):
+                paused_held += 1
                 continue
             try:
                 change = proposal_create(
@@ -193,6 +224,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
                     caused_by=started.seq,
                 )
             except ProposalError as exc:
+                budget_refund(budget=budget, now=clock)
                 dropped.append(
                     {"reason": f"proposal_refused:{exc.code}", "kind": proposal["kind"], "reviewer": OFFLINE_REVIEWER}
                 )
@@ -220,7 +252,24 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         report.input_digest = review_input.digest()
         report.wins, report.misses, report.gaps = sorted_claims["win"], sorted_claims["miss"], sorted_claims["gap"]
         report.proposals = list(made.values())
-        report.held_back = result.held_back
+        held = {
+            HoldReason.DAILY_CAP.value: result.held_back,
+            HoldReason.OWNER_PREFERENCE.value: sum(result.held_by_preference.values()),
+            HoldReason.PAUSED.value: paused_held,
+        }
+        report.held_back = sum(held.values())
+        report.held_back_reasons = held
+        report.preferences = [
+            {
+                "kind": kind,
+                "approvals": p.approvals,
+                "rejections": p.rejections,
+                "min_sessions": p.min_sessions,
+                "held_back": result.held_by_preference.get(kind, 0),
+            }
+            for kind, p in preferences.items()
+        ]
+        report.paused = budget.paused
         report.dropped_claims = dropped
         report.overrides = result.overrides
         report.reviewer = reviewer
@@ -259,6 +308,10 @@ def report_view(report: ReviewReport) -> dict[str, Any]:
         "gaps": report.gaps,
         "proposals": [{k: p[k] for k in ("change_id", "kind", "summary")} for p in report.proposals],
         "heldBack": report.held_back,
+        "heldBackReasons": report.held_back_reasons,
+        "paused": report.paused,
+        "pausedReason": "escalation_budget_spent" if report.paused else None,
+        "preferences": report.preferences,
         "droppedClaims": len(report.dropped_claims),
         "droppedReasons": report.dropped_claims,
         "overrides": report.overrides,

@@ -37,6 +37,9 @@ class ReviewFinished(EventPayload):
     held_back: int
     dropped_claims: int
     overrides: int
+    # daily_cap | owner_preference | paused → count (held_back is their sum)
+    held_back_reasons: dict[str, int] = {}
+    paused: bool = False  # proposing is paused: the escalation budget ran out
 
 
 class ReviewClaimDropped(EventPayload):
@@ -115,6 +118,8 @@ def review_finished(*, report: ReviewReport, agent_slug: str, actor: Actor) -> A
         held_back=report.held_back,
         dropped_claims=len(report.dropped_claims),
         overrides=report.overrides,
+        held_back_reasons={str(k): int(v) for k, v in report.held_back_reasons.items()},
+        paused=report.paused,
     )
     return _append(REVIEW_FINISHED, report, payload, actor)
 

@@ -1,7 +1,8 @@
 """The latest daily review as the owner inbox shows it (a section above the cards): wins, misses
 and gaps in the reader's language, each with its evidence opened the way a card opens it — a
 conversation as its summary (approvals.cards), a figure as its value — never a customer's words;
-then the dropped-claims and held-back counts."""
+then the dropped-claims and held-back counts: by the daily cap, by the owner's preference (per
+kind), and whether proposing is paused (the escalation budget) and why."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 
 from django.utils.translation import gettext
 
-from approvals.cards import Evidence
+from approvals.cards import KIND_WORDS, Evidence
 from approvals.cards import _session_evidence as session_evidence
 from facade.tenancy.models import AgentProfile
 
+from .governance import escalation_capacity, escalation_refill_per_day
+from .governance_rules import HoldReason
 from .review import latest_report
 from .review_models import ReviewReport
 
@@ -35,8 +38,11 @@ class ReviewView:
     misses: list[ClaimView]
     gaps: list[ClaimView]
     proposals: int
-    held_back: int
+    held_back: int  # by the daily cap
     dropped: int
+    paused: str = ""  # why proposing is paused, in the reader's language; "" when it is not
+    # "held back: N because you rejected this kind K times", one line per kind
+    preferences: list[str] = field(default_factory=list)
 
     @property
     def groups(self) -> list[tuple[str, list[ClaimView]]]:
@@ -87,6 +93,39 @@ def _claims(
     return views
 
 
+def _paused(report: ReviewReport, held: int) -> str:
+    if not report.paused:
+        return ""
+    text = gettext(
+        "Proposing is paused: this agent's proposals used up its escalation budget (%(capacity)s proposals, "
+        "%(per_day)s more a day). Held back for that: %(n)s. Once you have decided every pending proposal below, "
+        "the next review proposes again."
+    )
+    return text % {"capacity": escalation_capacity(), "per_day": escalation_refill_per_day(), "n": held}
+
+
+def _preferences(report: ReviewReport) -> list[str]:
+    lines = []
+    for item in report.preferences:
+        if not item.get("held_back"):
+            continue
+        text = gettext(
+            "Held back: %(n)s (%(kind)s) because you rejected this kind of proposal %(k)s times "
+            "(and approved it %(a)s times) lately."
+        )
+        kind = KIND_WORDS.get(item["kind"])
+        lines.append(
+            text
+            % {
+                "n": item["held_back"],
+                "kind": str(kind) if kind is not None else item["kind"],
+                "k": item["rejections"],
+                "a": item["approvals"],
+            }
+        )
+    return lines
+
+
 def inbox_review(agent: AgentProfile) -> ReviewView | None:
     report = latest_report(agent)
     if report is None:
@@ -94,12 +133,16 @@ def inbox_review(agent: AgentProfile) -> ReviewView | None:
     rows = list(report.aggregates.values_list("key", "value", "label"))
     figures = {key: value for key, value, _label in rows}
     labels = {key: label for key, _value, label in rows if label}
+    reasons = report.held_back_reasons or {}
     return ReviewView(
         report=report,
         wins=_claims(report, report.wins, figures, labels),
         misses=_claims(report, report.misses, figures, labels),
         gaps=_claims(report, report.gaps, figures, labels),
         proposals=len(report.proposals),
-        held_back=report.held_back,
+        # A report from before the reasons were counted held back by the daily cap only.
+        held_back=int(reasons.get(HoldReason.DAILY_CAP, 0)) if reasons else report.held_back,
         dropped=len(report.dropped_claims),
+        paused=_paused(report, int(reasons.get(HoldReason.PAUSED, 0))),
+        preferences=_preferences(report),
     )

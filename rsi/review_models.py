@@ -35,7 +35,13 @@ class ReviewReport(models.Model):
     gaps = models.JSONField(default=list, blank=True)
     # [{"change_id", "kind", "summary", "key"}]: the change proposals this report made
     proposals = models.JSONField(default=list, blank=True)
-    held_back = models.PositiveIntegerField(default=0)
+    held_back = models.PositiveIntegerField(default=0)  # all held back, whatever the reason
+    # HoldReason → count: the daily cap, the owner's preference, proposing paused
+    held_back_reasons = models.JSONField(default=dict, blank=True)
+    # [{"kind", "approvals", "rejections", "min_sessions", "held_back"}]: the kinds the owner's
+    # recent decisions put a bar on when this report ran
+    preferences = models.JSONField(default=list, blank=True)
+    paused = models.BooleanField(default=False)  # proposing was paused (the escalation budget ran out)
     # [{"reason", "kind", "reviewer"}]
     dropped_claims = models.JSONField(default=list, blank=True)
     overrides = models.PositiveIntegerField(default=0)

@@ -123,7 +123,8 @@ def offline_review(figures: Figures) -> list[dict[str, Any]]:
                     "kind": "knowledge_draft",
                     "payload": {"title": topic.label[:300], "text": DRAFT_PLACEHOLDER},
                     "summary": f"Answer “{topic.label[:120]}” (a draft from the daily review: write the answer)",
-                    "sessions_affected": len(figures.sessions.get(topic.aggregate_key, ())) or topic.askers,
+                    # The pointers are a few sessions only: the customers who asked count them all.
+                    "sessions_affected": max(len(figures.sessions.get(topic.aggregate_key, ())), topic.askers),
                     "topic": topic.aggregate_key,
                 },
             }
@@ -203,7 +204,9 @@ class GateResult:
     kept: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
     proposals: list[dict[str, Any]] = field(default_factory=list)  # ranked, at most `cap`
-    held_back: int = 0
+    held_back: int = 0  # beyond the daily cap
+    # kind → how many proposals of it were held back because the owner keeps rejecting the kind
+    held_by_preference: dict[str, int] = field(default_factory=dict)
     overrides: int = 0
 
 
@@ -224,12 +227,15 @@ def _resolves(pointer: object, known: Known) -> dict[str, Any] | None:
     return None
 
 
-def gate(claims: list[object], known: Known, *, cap: int) -> GateResult:
+def gate(claims: list[object], known: Known, *, cap: int, min_sessions: Mapping[str, int] | None = None) -> GateResult:
     """Every claim passes here, whoever wrote it.  Fails closed: a claim is kept only when it is
     well formed, has evidence, every pointer resolves to this agent and day and its cited figure
     equals the stored aggregate.  A proposal's `requires`/`level`/`confirm` is removed and
-    recorded as an override (the owner always decides).  Proposals are ranked by sessions
-    affected; beyond `cap` they are held back (counted)."""
+    recorded as an override (the owner always decides).  A proposal of a kind the owner keeps
+    rejecting (`min_sessions`: kind → the sessions it must affect, from
+    governance_rules.preference_bars) that affects fewer is held back, counted per kind; the
+    others are ranked by sessions affected and beyond `cap` held back (counted).  A held-back
+    proposal's claim is kept: the report still says what was seen."""
     result = GateResult()
     candidates: list[dict[str, Any]] = []
     for index, raw in enumerate(claims):
@@ -288,7 +294,15 @@ def gate(claims: list[object], known: Known, *, cap: int) -> GateResult:
             claim["proposal"] = clean
             candidates.append(claim)
         result.kept.append(claim)
-    ranked = sorted(candidates, key=lambda c: -c["proposal"]["sessions_affected"])
+    bars = min_sessions or {}
+    wanted = []
+    for candidate in candidates:
+        proposal = candidate["proposal"]
+        if proposal["sessions_affected"] < bars.get(proposal["kind"], 0):
+            result.held_by_preference[proposal["kind"]] = result.held_by_preference.get(proposal["kind"], 0) + 1
+        else:
+            wanted.append(candidate)
+    ranked = sorted(wanted, key=lambda c: -c["proposal"]["sessions_affected"])
     result.proposals = [c["proposal"] for c in ranked[: max(0, cap)]]
     result.held_back = max(0, len(ranked) - max(0, cap))
     return result

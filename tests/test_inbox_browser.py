@@ -2,8 +2,10 @@
 SMTP server (aiosmtpd) receiving the server's e-mail: the owner signs in, approves an L2 boundary
 wording change from the inbox — the customer's next turn uses the new wording — and approves an
 L3 pricing change by typing the code that arrived at the SMTP server (a wrong code first shows the
-remaining attempts), and sees the contract version go up.  Then the inbox at 360 px, in Chinese
-and by keyboard alone; and the same card in the owner chat, brought up by typing "approve chg_…"."""
+remaining attempts), and sees the contract version go up; the reason typed into the card goes with
+the decision (a preference signal) and the decided card shows it.  Then the inbox at 360 px, in
+Chinese and by keyboard alone (with a reason in Chinese); and the same card in the owner chat,
+brought up by typing "approve chg_…"."""
 
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ def code_in(mail: Inbox) -> str:
 
 @pytest.mark.browser
 def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop: dict[str, Any]) -> None:
-    from approvals.models import ChangeProposal
+    from approvals.models import ChangeProposal, PreferenceSignal
 
     site = shop["site"]
     wording = propose("boundary_wording", {"language": "en", "text": WORDING["en"]}, "Say that Ana sets the prices")
@@ -156,6 +158,10 @@ def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop
         card = card_of(owner, pricing)
         expect(card).to_contain_text("Level 3")
         expect(card.locator("table.rows")).to_contain_text("42.00 EUR")
+        # The owner's reason, typed before the click, travels through the code step to the decide.
+        reason_box = card.get_by_label(re.compile(r"^Your reason \(optional"))
+        expect(reason_box).to_have_attribute("maxlength", "200")
+        reason_box.fill("Butter costs more this year")
         card.get_by_role("button", name="Approve").click()
         code_box = card.get_by_label("Code from the e-mail")
         expect(code_box).to_be_focused()
@@ -182,6 +188,17 @@ def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop
         expect(card.locator(".outcome.published")).to_have_text(f"Published as contract version {middle + 1}.")
         expect(owner.locator(".contract")).to_have_text(f"Live contract: version {middle + 1}")
         assert live_version() == middle + 1 > middle > before  # the wording published one, the prices another
+        expect(card.locator(".decision-reason")).to_have_text("Butter costs more this year")
+        expect(card.locator("dt", has_text="Reason given")).to_be_visible()
+        expect(card.get_by_label(re.compile(r"^Your reason"))).to_have_count(0)  # decided: no field
+        signal = PreferenceSignal.objects.get(proposal_id=pricing.pk)
+        assert (signal.decision, signal.reason, signal.origin) == (
+            "approve",
+            "Butter costs more this year",
+            "owner_dialogue",
+        )
+        # The wording was approved without a reason: its signal has none.
+        assert PreferenceSignal.objects.get(proposal_id=wording.pk).reason == ""
         shoot(owner, "inbox-en-published")
 
         # An applied change offers its roll-back: a new change, waiting like the one it undoes.
@@ -213,7 +230,7 @@ def test_the_owner_approves_wording_and_prices_from_the_inbox(browser: Any, shop
 
 @pytest.mark.browser
 def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str, Any]) -> None:
-    from approvals.models import ChangeProposal
+    from approvals.models import ChangeProposal, PreferenceSignal
 
     site = shop["site"]
     evidence = [{"type": "session", "id": a_customer_conversation()}]
@@ -243,6 +260,12 @@ def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str,
         expect(card.locator(".evidence details")).to_have_attribute("open", "")
         expect(card.locator(".evidence details")).to_contain_text("对方的消息：1 条")
         assert CUSTOMER_SAID not in page.content()
+        # A reason in Chinese, typed by keyboard into the card's field.
+        reason_box = card.get_by_label(re.compile(r"^您的理由（可选"))
+        reason_box.focus()
+        page.keyboard.type("这样说更清楚")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "inbox-zh-360-reason")
         # By keyboard: Tab from the top of the page reaches the card's Approve button; Enter decides.
         page.locator("body").focus()
         approve = card.get_by_role("button", name="批准")
@@ -257,6 +280,9 @@ def test_the_inbox_at_360px_in_chinese_by_keyboard(browser: Any, shop: dict[str,
         expect(card.locator(".card-status")).to_have_text(re.compile(r"^已批准"))
         expect(card.locator("h3")).to_be_focused()  # the focus stays on the card it was in
         assert ChangeProposal.objects.get(pk=wording.pk).status == "applied"
+        expect(card.locator("dt", has_text="给出的理由")).to_be_visible()
+        expect(card.locator(".decision-reason")).to_have_text("这样说更清楚")
+        assert PreferenceSignal.objects.get(proposal_id=wording.pk).reason == "这样说更清楚"
         assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
         shoot(page, "inbox-zh-360-decided")
     finally:
@@ -349,3 +375,91 @@ def test_a_stale_change_is_re_based_and_a_contract_that_does_not_compile_shows_w
         shoot(page, "inbox-en-stale-and-failed")
     finally:
         watched.close()
+
+
+@pytest.mark.browser
+def test_the_review_says_proposing_is_paused_and_what_the_owner_keeps_rejecting(
+    browser: Any, shop: dict[str, Any]
+) -> None:
+    """Issue 13's governance by exception in the inbox's review section, in English and in Chinese
+    at 360 px: three rejected drafts hold back the same kind of gap, and an agent with no token
+    left says its proposing is paused."""
+    from types import SimpleNamespace
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+    from test_review import customer_turn
+
+    from approvals.services import proposal_authorize, proposal_decide
+    from facade.tenancy.models import AgentProfile
+    from rsi.governance_models import EscalationBudget
+    from rsi.review import review_run
+    from rsi.review_input import local_today
+
+    agent = AgentProfile.objects.select_related("tenant").get(slug="demo-shop")
+    owner = get_user_model().objects.get(email="owner@demo.test")
+    for title in ("Gift wrapping", "Parking", "Opening hours"):
+        draft = proposal_create_for_review(agent, title)
+        granted = proposal_authorize(agent=agent, proposal_id=draft.pk, owner=owner, decision="reject")
+        proposal_decide(
+            agent=agent,
+            proposal_id=draft.pk,
+            owner=owner,
+            token=granted.token,  # type: ignore[union-attr]  # L1: a token, never a challenge
+            decision="reject",
+            expected_version=1,
+            reason="We answer these by phone",
+        )
+    EscalationBudget.objects.create(agent=agent, tenant=agent.tenant, tokens=0.0, refilled_at=timezone.now())
+    world = SimpleNamespace(tenant=agent.tenant, agent=agent)
+    for words, askers in (("gift wrapping for parcels", 3), ("repair warranty terms", 15)):
+        for _ in range(askers):
+            customer_turn(world, words, miss=True)
+    report = review_run(agent_id=agent.pk, day=local_today(agent.tenant))
+    assert report.paused and report.held_back_reasons == {"daily_cap": 0, "owner_preference": 1, "paused": 1}
+
+    site = shop["site"]
+    watched = Watched(browser, site)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"], "/owner/demo-shop/inbox")
+        review = page.locator("section.review")
+        expect(review.locator(".review-paused")).to_contain_text("Proposing is paused")
+        expect(review.locator(".review-paused")).to_contain_text("Held back for that: 1.")
+        expect(review.locator(".review-preference")).to_have_text(
+            "Held back: 1 (Knowledge entry) because you rejected this kind of proposal 3 times (and approved it 0 "
+            "times) lately."
+        )
+        assert "We answer these by phone" not in review.inner_text()  # the owner's reasons stay on their cards
+        shoot(page, "inbox-en-review-paused")
+    finally:
+        watched.close()
+    narrow = Watched(browser, site, phone=True, viewport=NARROW)
+    try:
+        page = narrow.context.new_page()
+        sign_in(page, site, shop["owner_password"])
+        page.locator("#language").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        page.goto(f"{site}/owner/demo-shop/inbox")
+        review = page.locator("section.review")
+        expect(review.locator(".review-paused")).to_contain_text("提议已暂停")
+        expect(review.locator(".review-preference")).to_contain_text("因为您最近拒绝了这类提议 3 次")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        shoot(page, "inbox-zh-360-review-paused")
+    finally:
+        narrow.close()
+
+
+def proposal_create_for_review(agent: Any, title: str) -> Any:
+    """A draft the daily review proposed (its answer written, so it could be approved too)."""
+    from approvals.services import proposal_create
+    from facade.tenancy.schemas import Actor
+
+    return proposal_create(
+        agent=agent,
+        kind="knowledge_draft",
+        payload={"title": title, "text": "An answer."},
+        summary=f"Answer “{title}”",
+        origin="review_report",
+        actor=Actor.platform("rsi_review"),
+    )

@@ -100,6 +100,7 @@ class ChangeOut(BaseModel):
     evidence: list[Pointer]
     authorization_id: str
     decided_at: datetime | None
+    decision_reason: str = Field(description="the owner's reason given with the decision, or empty")
     assurance: str = Field(description="click | email_otp | owner_session (the owner's own L2 change)")
     target: dict[str, Any] = Field(description='L2/L3: where it writes, {"field": …, "path": […]}')
     base_contract_version: int | None = Field(description="the live contract version it was made against")
@@ -130,6 +131,7 @@ def proposal_view(proposal: ChangeProposal) -> dict[str, Any]:
         "evidence": proposal.evidence,
         "authorization_id": proposal.authorization_id,
         "decided_at": proposal.decided_at.isoformat() if proposal.decided_at else None,
+        "decision_reason": proposal.decision_reason,
         "assurance": proposal.assurance,
         "target": proposal.target,
         "base_contract_version": proposal.base_contract_version,
@@ -279,6 +281,12 @@ class DecideIn(BaseModel):
     token: str
     decision: str = Field(description="approve | reject")
     expected_version: int = Field(ge=1)
+    reason: str | None = Field(
+        default=None,
+        max_length=200,
+        description="optional: the owner's short reason (one line, at most 200 characters); kept with the "
+        "decision and, for a proposal a model made, with its preference signal",
+    )
 
 
 class DecidedOut(BaseModel):
@@ -405,7 +413,7 @@ class ChangeDecideView(APIView):
         request=DecideIn,
         responses={
             200: DecidedOut,
-            400: error_response("`invalid_decision`, `invalid_input`"),
+            400: error_response("`invalid_decision`, `invalid_input`, `invalid_reason` (over 200 characters)"),
             403: error_response(
                 "`invalid_token`, `assurance_required`, `forbidden` (CSRF); L3: `reauthentication_required`, "
                 "`totp_enrolment_required`, `same_approver`"
@@ -437,6 +445,7 @@ class ChangeDecideView(APIView):
             token=body.get("token"),
             decision=body.get("decision"),
             expected_version=expected,
+            reason=body.get("reason"),
         )
         if proposal.status == ProposalStatus.PENDING:
             # Two-owner rule: this approval is recorded; another owner's decides the change.

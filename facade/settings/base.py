@@ -158,6 +158,19 @@ FACADE_UNANSWERED_MIN_ASKERS = max(1, env_int("FACADE_UNANSWERED_MIN_ASKERS", 3)
 # `review_proposals_per_day`, when it has one, wins.
 FACADE_REVIEW_PROPOSALS_PER_DAY = max(0, env_int("FACADE_REVIEW_PROPOSALS_PER_DAY", 5))
 
+# The escalation budget (a token bucket per agent): each proposal its daily review sends to the
+# owner's inbox takes a token; tokens come back at this many a day, up to the capacity.  A review
+# that finds none left pauses the agent's proposing until the owner has cleared the inbox.
+FACADE_REVIEW_ESCALATION_CAPACITY = max(0, env_int("FACADE_REVIEW_ESCALATION_CAPACITY", 15))
+FACADE_REVIEW_ESCALATION_REFILL_PER_DAY = max(0, env_int("FACADE_REVIEW_ESCALATION_REFILL_PER_DAY", 5))
+
+# The owner's preferences: the review reads the decisions of its proposals over this many days; a
+# kind rejected at least FACADE_PREFERENCE_MIN_NET_REJECTIONS times more often than approved needs
+# FACADE_PREFERENCE_SESSIONS_PER_REJECTION sessions affected per net rejection to be proposed.
+FACADE_PREFERENCE_WINDOW_DAYS = max(1, env_int("FACADE_PREFERENCE_WINDOW_DAYS", 30))
+FACADE_PREFERENCE_MIN_NET_REJECTIONS = max(1, env_int("FACADE_PREFERENCE_MIN_NET_REJECTIONS", 2))
+FACADE_PREFERENCE_SESSIONS_PER_REJECTION = max(1, env_int("FACADE_PREFERENCE_SESSIONS_PER_REJECTION", 5))
+
 # The ledger's signing key lives outside the database: from the environment, or generated once
 # into var/.  Checkpoints are written outside the database as well.
 FACADE_LEDGER_SIGNING_KEY = env_str("FACADE_LEDGER_SIGNING_KEY", "")

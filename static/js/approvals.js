@@ -1,7 +1,7 @@
 // The change cards (templates/approvals/_card.html), on the inbox page and in the owner chat.
 // Approve / Reject: authorize; L1/L2 answer with a one-time token, which decides at once; L3
 // e-mails a code, typed into the card's code field, verified for a token, which decides.  Every
-// decide sends the card's version (compare-and-swap).  After each step the card is reloaded from
+// decide sends the card's version (compare-and-swap) and the owner's optional reason.  After each step the card is reloaded from
 // the server (…/inbox/<id>/card), so it always shows what the server holds.  The code is only
 // ever sent to verify; it is never stored or shown.
 (function () {
@@ -71,8 +71,10 @@
   }
 
   async function decide(card, token, decision) {
-    var result = await post(card.dataset.api + "/decide",
-      {token: token, decision: decision, expected_version: Number(card.dataset.version)});
+    var body = {token: token, decision: decision, expected_version: Number(card.dataset.version)};
+    var reason = card.querySelector('input[name="reason"]');   // optional, the owner's own words
+    if (reason && reason.value.trim()) { body.reason = reason.value.trim(); }
+    var result = await post(card.dataset.api + "/decide", body);
     var live = document.querySelector(".ib .contract");
     if (live && result.contract_version) { live.textContent = fill(T.live_contract, {version: result.contract_version}); }
     // An applied roll-back changes the card of the change it undid too (now rolled back).
