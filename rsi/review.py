@@ -108,6 +108,7 @@ def still_waiting(agent: AgentProfile, proposal: dict[str, Any]) -> str | None:
             origin=Origin.REVIEW_REPORT,
             kind="knowledge_draft",
             status=ProposalStatus.PENDING,
+            expires_at__gt=timezone.now(),  # one about to expire unseen does not hold the topic back
             payload__title=proposal["payload"]["title"],
         )
         .order_by("created_at")

@@ -265,3 +265,17 @@ def test_the_same_seed_plays_the_same_conversations(world_a: Any, world_b: Any) 
         created = Message.objects.filter(session_id__in=played.session_ids).values_list("created_at", flat=True)
         assert {c.astimezone(zoneinfo.ZoneInfo(str(world.tenant.time_zone))).date() for c in created} == {day}
     assert texts[0] == texts[1]
+
+
+def test_a_waiting_draft_past_its_expiry_no_longer_holds_the_topic_back(world_a: Any, settings: Any) -> None:
+    agent = world_a.agent
+    first_day = local_today(world_a.tenant) - dt.timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS + 2)
+    later_days = [first_day + dt.timedelta(days=1), first_day + dt.timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS + 1)]
+    for day in (first_day, *later_days):
+        day_play(agent=agent, day=day, customers=3, seed=SEED)
+        night_review(agent=agent, day=day)
+    first, second, third = (ReviewReport.objects.get(agent=agent, day=d) for d in (first_day, *later_days))
+    draft = first.proposals[0]["change_id"]
+    assert second.proposals == [] and second.gaps[0]["change_id"] == draft  # still waiting: linked
+    # Fourteen nights after it was proposed, the first draft has expired unseen: the topic is proposed afresh.
+    assert len(third.proposals) == 1 and third.gaps[0]["change_id"] == third.proposals[0]["change_id"] != draft

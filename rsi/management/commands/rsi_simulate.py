@@ -81,8 +81,8 @@ class Command(BaseCommand):
     def _day(self, day: DayPlayed) -> None:
         when = f"{day.day.isoformat()} {day.day:%a}" + (" (today)" if day.partial else "")
         if day.skipped:
-            report = f" (review {day.report.pk})" if day.report else ""
-            self.stdout.write(f"{when}: skipped — {day.skipped}{report}; reviews are one per day")
+            which = f" (review {day.report.pk})" if day.report else ""
+            self.stdout.write(f"{when}: skipped — {day.skipped}{which}; reviews are one per day")
             return
         self.stdout.write(
             f"{when}: {day.sessions} customers, {day.messages} messages; “{GAP_QUESTION}” asked by "
