@@ -270,7 +270,10 @@ def test_the_same_seed_plays_the_same_conversations(world_a: Any, world_b: Any) 
 def test_a_waiting_draft_past_its_expiry_no_longer_holds_the_topic_back(world_a: Any, settings: Any) -> None:
     agent = world_a.agent
     first_day = local_today(world_a.tenant) - dt.timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS + 2)
-    later_days = [first_day + dt.timedelta(days=1), first_day + dt.timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS + 1)]
+    later_days = [
+        first_day + dt.timedelta(days=1),
+        first_day + dt.timedelta(days=settings.FACADE_PROPOSAL_EXPIRY_DAYS + 1),
+    ]
     for day in (first_day, *later_days):
         day_play(agent=agent, day=day, customers=3, seed=SEED)
         night_review(agent=agent, day=day)
