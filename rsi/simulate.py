@@ -118,8 +118,6 @@ def simulation_check(*, agent: AgentProfile, days: int, customers: int, remote_m
             "Unset it to play on the offline model, or pass --remote-model to allow the calls",
             HTTPStatus.BAD_REQUEST,
         )
-    if agent.tenant.time_zone is None and not settings.TIME_ZONE:
-        raise ApplicationError("no_time_zone", "the tenant has no time zone", HTTPStatus.BAD_REQUEST)
 
 
 def day_script(day: dt.date, customers: int, seed: int) -> list[tuple[str, tuple[str, ...]]]:

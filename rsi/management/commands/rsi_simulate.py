@@ -86,18 +86,18 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             f"{when}: {day.sessions} customers, {day.messages} messages; “{GAP_QUESTION}” asked by "
-            f"{day.gap_askers}, answered from knowledge {day.gap_answered} times; {day.misses} questions nothing "
-            f"answered, {day.answered} replies citing knowledge, {day.blocked} replies blocked by the commitment "
-            f"guard, {day.requests} requests registered"
+            f"{day.gap_askers}, answered from knowledge {day.gap_answered} times; unanswered questions: {day.misses}, "
+            f"replies citing knowledge: {day.answered}, replies blocked by the commitment guard: {day.blocked}, "
+            f"requests registered: {day.requests}"
         )
         report = day.report
         if report is None:
             return
         made = {p["change_id"] for p in report.proposals}
         self.stdout.write(
-            f"  review {report.pk}{' (partial: today so far)' if report.partial else ''}: {len(report.gaps)} gaps, "
-            f"{len(report.misses)} misses, {len(report.wins)} wins, {len(report.proposals)} proposals, "
-            f"{report.held_back} held back, {len(report.dropped_claims)} claims dropped"
+            f"  review {report.pk}{' (partial: today so far)' if report.partial else ''} — gaps: {len(report.gaps)}, "
+            f"misses: {len(report.misses)}, wins: {len(report.wins)}, proposals: {len(report.proposals)}, "
+            f"held back: {report.held_back}, claims dropped: {len(report.dropped_claims)}"
         )
         for proposal in report.proposals:
             self.stdout.write(f"    proposed {proposal['change_id']} ({proposal['kind']}): {proposal['summary']}")
