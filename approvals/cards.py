@@ -10,6 +10,7 @@ dialogue depends on approvals, not the other way round."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from knowledge.web import Segment, text_diff
 from . import targets
 from .contract import live_terms
 from .models import ChangeProposal, ProposalStatus
-from .schemas import Kind
+from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
 
 LEVEL_WORDS: dict[int, Promise] = {
     1: _("Level 1 — knowledge: what your agent may tell customers. Approving adds it to the knowledge base."),
@@ -139,6 +140,9 @@ class CardView:
     needs_totp: bool = False  # L3 in a tenant that requires the authenticator code too
     signatures: str = ""  # L3 under the two-owner rule: the approvals recorded so far
     data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
+    # A pending knowledge draft or lesson: its title and text in the card's editor (the text empty
+    # while it is the review's placeholder), and the payload the script sends back with the edit.
+    draft: dict[str, Any] | None = None
 
 
 def _text_of(value: Any) -> str:
@@ -400,4 +404,13 @@ def card_view(proposal: ChangeProposal) -> CardView:
                 "needed": TWO_OWNERS,
             }
     view.data = {"id": proposal.pk, "version": proposal.version, "level": proposal.level, "status": status}
+    if view.can_decide and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
+        text = str(proposal.payload.get("text", ""))
+        unwritten = text.strip() == REVIEW_DRAFT_PLACEHOLDER
+        view.draft = {
+            "title": str(proposal.payload.get("title", "")),
+            "text": "" if unwritten else text,
+            "unwritten": unwritten,
+            "payload": json.dumps(proposal.payload, ensure_ascii=False),
+        }
     return view

@@ -68,9 +68,9 @@ def approvals_texts() -> dict[str, str]:
         "version_mismatch": gettext("This change was edited meanwhile. Read it again, then decide."),
         "not_pending": gettext("This change has already been decided."),
         "draft_unwritten": gettext(
-            "This draft has no answer yet: write the answer (PATCH the proposal, or answer the topic on the "
-            "Unanswered questions page and reject this draft)."
+            "This draft has no answer yet: write the answer in “Write the answer” above, save it, then approve."
         ),
+        "saved": gettext("Saved. Read it again, then decide."),
         "invalid_token": gettext("The confirmation expired or was already used. Please decide again."),
         "assurance_required": gettext("This change needs the code we e-mail you."),
         "totp_required": gettext("This change also needs the code from your authenticator app."),

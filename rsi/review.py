@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals.models import ChangeProposal, ProposalStatus
 from approvals.rules import Origin
 from approvals.selectors import preference_decisions
 from approvals.services import ProposalError, proposal_create
@@ -109,6 +110,28 @@ def proposal_key(proposal: dict[str, Any]) -> str:
         or hashlib.sha256(json.dumps(proposal.get("payload"), sort_keys=True, default=str).encode()).hexdigest()[:16]
     )
     return f"{proposal['kind']}:{what}"
+
+
+def still_waiting(agent: AgentProfile, proposal: dict[str, Any]) -> str | None:
+    """The id of an earlier review's draft for the same topic that still waits for the owner's
+    decision: a topic customers keep asking is a gap every night, but one pending draft of it is
+    enough (the gap links to it) — a week of the same question would otherwise fill the inbox
+    with copies of one draft."""
+    if proposal["kind"] != "knowledge_draft":
+        return None
+    return (
+        ChangeProposal.objects.filter(
+            agent=agent,
+            origin=Origin.REVIEW_REPORT,
+            kind="knowledge_draft",
+            status=ProposalStatus.PENDING,
+            expires_at__gt=timezone.now(),  # one about to expire unseen does not hold the topic back
+            payload__title=proposal["payload"]["title"],
+        )
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -> ReviewReport:
@@ -204,9 +227,14 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         budget = budget_lock(agent=agent, now=clock)
         budget_resume(budget=budget, agent=agent, report=report, now=clock, actor=ACTOR)
         paused_held = 0
+        waiting: dict[str, str] = {}
         for proposal in result.proposals:
             key = proposal_key(proposal)
             if key in made:
+                continue
+            earlier = still_waiting(agent, proposal)
+            if earlier is not None:
+                waiting[key] = earlier
                 continue
             if not budget_spend(budget=budget, agent=agent, report=report, now=clock, actor=ACTOR):
                 paused_held += 1
@@ -240,7 +268,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
                 actor=ACTOR,
             )
 
-        by_topic = {p["key"]: p["change_id"] for p in made.values()}
+        by_topic = {**waiting, **{p["key"]: p["change_id"] for p in made.values()}}
         sorted_claims: dict[str, list[dict[str, Any]]] = {"win": [], "miss": [], "gap": []}
         for claim in result.kept:
             shown = _shown_claim(claim)

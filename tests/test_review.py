@@ -16,6 +16,7 @@ from django.db import connection
 from django.test import Client
 
 from approvals.models import ChangeProposal
+from approvals.services import proposal_authorize, proposal_decide
 from facade.dialogue.models import Message, Rating, Run
 from facade.dialogue.services import session_open
 from facade.tenancy.rules import Audience
@@ -149,13 +150,28 @@ def test_running_twice_gives_one_report_and_a_finished_day_is_final(world_a: Any
     assert first.pk == second.pk and not second.partial and second.runs == 1
     assert ReviewReport.objects.filter(agent=world_a.agent).count() == 1
     assert ChangeProposal.objects.filter(origin="review_report").count() == 1
-    # Today's partial report is updated in place, and makes no proposal twice.
+    # Today the same topic again: while yesterday's draft waits, today's gap links to it.
     gap_day(world_a)
     today = local_today(world_a.tenant)
+    waiting = review_run(agent_id=world_a.agent.pk, day=today)
+    assert waiting.proposals == [] and waiting.gaps[0]["change_id"] == first.proposals[0]["change_id"]
+    # Once the owner rejected it, the topic is proposed again — and today's partial report is
+    # updated in place and makes no proposal twice.
+    draft = first.proposals[0]["change_id"]
+    token = proposal_authorize(agent=world_a.agent, proposal_id=draft, owner=world_a.owner, decision="reject")
+    proposal_decide(
+        agent=world_a.agent,
+        proposal_id=draft,
+        owner=world_a.owner,
+        token=token.token or "",
+        decision="reject",
+        expected_version=1,
+    )
     partial = review_run(agent_id=world_a.agent.pk, day=today)
+    assert partial.pk == waiting.pk and len(partial.proposals) == 1
     customer_turn(world_a, "anything else")
     again = review_run(agent_id=world_a.agent.pk, day=today)
-    assert again.pk == partial.pk and again.runs == 2 and again.partial
+    assert again.pk == partial.pk and again.runs == 3 and again.partial
     assert again.review_input["figures"]["sessions.total"] == partial.review_input["figures"]["sessions.total"] + 1
     assert again.input_digest != partial.input_digest
     assert ChangeProposal.objects.filter(origin="review_report").count() == 2

@@ -16,9 +16,9 @@
     var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";
   }
-  async function post(url, body) {
+  async function post(url, body, method) {
     var res = await fetch(url, {
-      method: "POST", credentials: "same-origin",
+      method: method || "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf()},
       body: JSON.stringify(body || {})
     });
@@ -168,7 +168,23 @@
       run(card, function () { return rollback(card); });
     }
   });
+  // A knowledge draft's editor: the owner's title and text replace the draft's (PATCH, with the
+  // card's version), and the card comes back as the server holds it, ready to approve.
+  async function save(card, form) {
+    var payload = JSON.parse(form.dataset.payload || "{}");
+    payload.title = form.elements.namedItem("title").value;
+    payload.text = form.elements.namedItem("text").value;
+    await post(card.dataset.api, {payload: payload, expected_version: Number(card.dataset.version)}, "PATCH");
+    return refresh(card, T.saved);
+  }
   document.addEventListener("submit", function (event) {
+    var draft = event.target.closest(".change-card form.draft-form");
+    if (draft) {
+      event.preventDefault();
+      var owner = draft.closest(".change-card");
+      run(owner, function () { return save(owner, draft); });
+      return;
+    }
     var form = event.target.closest(".change-card form.code-form");
     if (!form) { return; }
     event.preventDefault();
