@@ -14,7 +14,7 @@ from ledger.models import LedgerEvent
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import ChangeProposal
+from .models import ChangeProposal, ProposalReplay
 
 APP = "approvals"
 ENTITY = "change_proposal"
@@ -78,6 +78,20 @@ class ProposalRolledBack(ProposalDescribed):
 
 class DecideRefused(ProposalDescribed):
     reason: str  # stale_base
+
+
+class ProposalReplayed(EventPayload):
+    """Counts only: no pointer, no text (the pointers stay in the replay's row)."""
+
+    agent: str
+    proposal: str
+    version: int  # the proposal version replayed
+    replay: int  # the ProposalReplay row
+    status: str  # done | failed | skipped
+    model: str
+    days: int
+    timed_out: bool
+    counts: dict[str, int]
 
 
 PROPOSAL_CREATED = register(
@@ -157,6 +171,13 @@ PROPOSAL_DECIDE_REFUSED = register(
     entity_type=ENTITY,
     payload=DecideRefused,
     description="A decision was refused because the live state moved on since the proposal was made (`stale_base`).",
+)
+PROPOSAL_REPLAYED = register(
+    "proposal.replayed",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalReplayed,
+    description="A proposal version was replayed on the past days' customer turns, before and after; counts only.",
 )
 
 
@@ -328,3 +349,26 @@ def proposal_rolled_back(*, proposal: ChangeProposal, by: ChangeProposal, actor:
 def proposal_decide_refused(*, proposal: ChangeProposal, reason: str, actor: Actor) -> AppendedEvent:
     payload = DecideRefused.model_validate({**_described(proposal), "reason": reason})
     return _append(PROPOSAL_DECIDE_REFUSED, proposal, actor, payload)
+
+
+def proposal_replayed(*, replay: ProposalReplay, actor: Actor) -> AppendedEvent:
+    proposal = replay.proposal
+    payload = ProposalReplayed(
+        agent=proposal.agent.slug,
+        proposal=proposal.pk,
+        version=replay.proposal_version,
+        replay=replay.pk,
+        status=replay.status,
+        model=replay.model,
+        days=replay.days,
+        timed_out=replay.timed_out,
+        counts={str(k): int(v) for k, v in (replay.counts or {}).items()},
+    )
+    return append(
+        PROPOSAL_REPLAYED,
+        chain_id=proposal.tenant_id,
+        entity_id=proposal.pk,
+        version=replay.proposal_version,
+        actor=actor,
+        payload=payload,
+    )
