@@ -17,7 +17,7 @@ from django.apps import apps
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.functional import Promise
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from facade.tenancy.models import DEFAULT_WORDING
@@ -475,23 +475,18 @@ def _replay_done(replay: ProposalReplay, heading: str) -> ReplayView:
         % {"before": c.get("blocked_before", 0), "after": c.get("blocked_after", 0)},
     ]
     lost, blocked = c.get("elsewhere_lost_citation", 0), c.get("elsewhere_now_blocked", 0)
+    # Two messages, not ngettext: the catalogue holds no plural forms (Chinese has one).
     if lost:
         view.warnings.append(
-            ngettext(
-                "%(n)s answer elsewhere would lose its citation.",
-                "%(n)s answers elsewhere would lose their citation.",
-                lost,
-            )
-            % {"n": lost}
+            gettext("1 answer elsewhere would lose its citation.")
+            if lost == 1
+            else gettext("%(n)s answers elsewhere would lose their citation.") % {"n": lost}
         )
     if blocked:
         view.warnings.append(
-            ngettext(
-                "%(n)s answer elsewhere would now be blocked by the guard.",
-                "%(n)s answers elsewhere would now be blocked by the guard.",
-                blocked,
-            )
-            % {"n": blocked}
+            gettext("1 answer elsewhere would now be blocked by the guard.")
+            if blocked == 1
+            else gettext("%(n)s answers elsewhere would now be blocked by the guard.") % {"n": blocked}
         )
     if not view.warnings:
         view.fine = gettext("No answer elsewhere gets worse.")
