@@ -129,7 +129,7 @@ class ReplayView:
     lines: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     fine: str = ""
-    note: str = ""
+    notes: list[str] = field(default_factory=list)
     pointers: list[ReplayPointers] = field(default_factory=list)
 
 
@@ -441,20 +441,20 @@ def replay_view(proposal: ChangeProposal) -> ReplayView:
         return ReplayView(
             state="running",
             heading=gettext("Replay on past conversations"),
-            note=gettext("Replaying this change on the past conversations it concerns…"),
+            notes=[gettext("Replaying this change on the past conversations it concerns…")],
         )
     heading = gettext("Replay on the past %(days)s days") % {"days": replay.days}
     if replay.status == ReplayStatus.SKIPPED:
         return ReplayView(
             state="skipped",
             heading=heading,
-            note=gettext("The replay runs once you have written the answer into this draft."),
+            notes=[gettext("The replay runs once you have written the answer into this draft.")],
         )
     if replay.status == ReplayStatus.FAILED:
         return ReplayView(
             state="failed",
             heading=heading,
-            note=gettext("The replay could not be completed. You can decide without it."),
+            notes=[gettext("The replay could not be completed. You can decide without it.")],
         )
     return _replay_done(replay, heading)
 
@@ -494,7 +494,7 @@ def _replay_done(replay: ProposalReplay, heading: str) -> ReplayView:
         gettext("Replayed %(n)s customer turns with %(model)s on %(date)s.")
         % {
             "n": c.get("replayed", 0),
-            "model": replay.model,
+            "model": gettext("the built-in offline model") if replay.model == "offline" else replay.model,
             "date": date_format(timezone.localtime(replay.computed_at or replay.started_at), "Y-m-d H:i"),
         }
     ]
@@ -503,7 +503,7 @@ def _replay_done(replay: ProposalReplay, heading: str) -> ReplayView:
     if replay.timed_out:
         notes.append(gettext("It stopped at its time limit: the counts cover the turns replayed."))
     notes.append(gettext("Counts only: what customers wrote is not shown. The decision stays yours."))
-    view.note = " ".join(notes)
+    view.notes = notes
     pointers = replay.pointers or {}
     for key, label in POINTER_WORDS.items():
         items = [p for p in pointers.get(key, []) if isinstance(p, dict)]
