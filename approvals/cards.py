@@ -460,15 +460,25 @@ def replay_view(proposal: ChangeProposal) -> ReplayView:
 
 
 def _replay_done(replay: ProposalReplay, heading: str) -> ReplayView:
+    """Counts in words: for a knowledge draft the questions it would answer; for wording and the
+    order of questions the customer turns whose replies it changes."""
     c = {k: int(v) for k, v in (replay.counts or {}).items()}
     view = ReplayView(state="done", heading=heading)
-    view.lines = [
-        gettext("Questions it concerns: %(n)s. Answered with a citation: %(before)s before, %(after)s after.")
-        % {
+    if replay.proposal.kind == Kind.KNOWLEDGE_DRAFT:
+        concerned = gettext(
+            "Questions it concerns: %(n)s. Answered with a citation: %(before)s before, %(after)s after."
+        ) % {
             "n": c.get("affected", 0),
             "before": c.get("affected_cited_before", 0),
             "after": c.get("affected_cited_after", 0),
-        },
+        }
+    else:
+        concerned = gettext("Customer turns it concerns: %(n)s. Their replies would change: %(changed)s.") % {
+            "n": c.get("affected", 0),
+            "changed": c.get("affected_changed", 0),
+        }
+    view.lines = [
+        concerned,
         gettext("Answers elsewhere that would change: %(n)s of %(of)s replayed.")
         % {"n": c.get("elsewhere_changed", 0), "of": c.get("elsewhere", 0)},
         gettext("Replies the guard would block: %(before)s before, %(after)s after.")

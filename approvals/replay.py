@@ -67,7 +67,11 @@ REPLAY_EXPIRES = 15 * 60  # seconds: a task not started by then is dropped (the 
 
 
 class Rollback(Exception):
-    """Raised at the end of the hypothetical pass: nothing of it may be committed."""
+    """Raised at the end of a hypothetical turn: nothing of it may be committed."""
+
+    def __init__(self, outcome: replay_rules.TurnOutcome) -> None:
+        super().__init__("rolled back")
+        self.outcome = outcome
 
 
 @dataclass(frozen=True)
@@ -274,23 +278,34 @@ def _replay(proposal: ChangeProposal, agent: AgentProfile, provider: Provider) -
             break
         before[turn.message_id] = _simulate(agent, before_provider, turn, live, before_probe)
     after: dict[int, replay_rules.TurnOutcome] = {}
-    try:
-        with transaction.atomic():
-            if proposal.kind == Kind.KNOWLEDGE_DRAFT:
-                _knowledge_hypothetical(proposal, agent)
-            for turn in turns:
-                if turn.message_id not in before or time.monotonic() > deadline:
-                    break
-                after[turn.message_id] = _simulate(agent, after_provider, turn, after_terms, after_probe)
-            raise Rollback
-    except Rollback:
-        pass
+    for turn in turns:
+        if turn.message_id not in before or time.monotonic() > deadline:
+            break
+        after[turn.message_id] = _hypothetically(proposal, agent, after_provider, turn, after_terms, after_probe)
     pairs = [
         replay_rules.TurnPair(t.message_id, t.session_id, before[t.message_id], after[t.message_id], t.concerned)
         for t in turns
         if t.message_id in after
     ]
     return replay_rules.tally(proposal.kind, pairs), len(pairs) < len(turns)
+
+
+def _hypothetically(
+    proposal: ChangeProposal, agent: AgentProfile, provider: Provider, turn: Turn, terms: ContractTerms, probe: str
+) -> replay_rules.TurnOutcome:
+    """One turn against the state with the proposal applied.  A contract change is all in
+    `terms`; a knowledge draft is inserted for this one turn inside a transaction that is always
+    rolled back — one turn at a time, so that (on SQLite: the database's write lock; on
+    PostgreSQL: the served row of an entry the draft replaces) is held for one turn, never for
+    the whole pass."""
+    if proposal.kind != Kind.KNOWLEDGE_DRAFT:
+        return _simulate(agent, provider, turn, terms, probe)
+    try:
+        with transaction.atomic():
+            _knowledge_hypothetical(proposal, agent)
+            raise Rollback(_simulate(agent, provider, turn, terms, probe))
+    except Rollback as rolled_back:
+        return rolled_back.outcome
 
 
 def _terms_after(proposal: ChangeProposal, live: ContractTerms) -> ContractTerms:
@@ -319,8 +334,8 @@ def _probes(proposal: ChangeProposal) -> tuple[str, str]:
 
 
 def _knowledge_hypothetical(proposal: ChangeProposal, agent: AgentProfile) -> None:
-    """The draft as an approved, served version, inside the caller's transaction, which is rolled
-    back: the rows exist only for this connection's searches and are never committed (no ledger
+    """The draft as an approved, served version, inside the caller's transaction, which is always
+    rolled back: the rows exist only for this connection's searches and are never committed (no ledger
     event, no knowledge service: nothing of it takes effect)."""
     entry_model = apps.get_model("knowledge", "KnowledgeEntry")
     version_model = apps.get_model("knowledge", "EntryVersion")

@@ -93,6 +93,7 @@ class Counts:
     affected: int = 0
     affected_cited_before: int = 0
     affected_cited_after: int = 0
+    affected_changed: int = 0  # affected turns whose reply would differ
     elsewhere: int = 0
     elsewhere_changed: int = 0
     elsewhere_lost_citation: int = 0
@@ -112,6 +113,7 @@ class Counts:
             "affected": self.affected,
             "affected_cited_before": self.affected_cited_before,
             "affected_cited_after": self.affected_cited_after,
+            "affected_changed": self.affected_changed,
             "elsewhere": self.elsewhere,
             "elsewhere_changed": self.elsewhere_changed,
             "elsewhere_worse": self.elsewhere_worse,
@@ -145,6 +147,7 @@ def tally(kind: str, pairs: Iterable[TurnPair]) -> Counts:
             if pair.after.cited:
                 counts.affected_cited_after += 1
                 counts.point("affected_cited_after", pair)
+            counts.affected_changed += change_of(pair.before, pair.after) != Change.SAME
             continue
         counts.elsewhere += 1
         change = change_of(pair.before, pair.after)

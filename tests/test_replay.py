@@ -186,7 +186,11 @@ def test_a_wording_proposal_counts_where_the_sentence_is_said_and_what_the_guard
 
     assert first is not None and second is not None
     assert (first.counts["affected"], first.counts["elsewhere"], first.counts["elsewhere_changed"]) == (2, 1, 0)
-    assert (first.counts["blocked_after"], first.counts["elsewhere_worse"]) == (0, 0)
+    assert (first.counts["blocked_after"], first.counts["elsewhere_worse"], first.counts["affected_changed"]) == (
+        0,
+        0,
+        2,
+    )
     # A promise in the new sentence: the guard would block every reply that says it.
     assert (second.counts["affected"], second.counts["blocked_before"], second.counts["blocked_after"]) == (2, 0, 2)
     assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 2}
@@ -228,6 +232,61 @@ def test_a_review_draft_waits_for_its_answer_and_each_version_is_replayed(
     # A kind that changes nothing customers are told is not replayed.
     lesson = propose(world_a, "lesson", {"kind": "preference", "title": "Tone", "text": "Be brief."})
     assert proposal_replay_run(proposal_id=lesson.pk) is None
+
+
+@pytest.mark.django_db
+def test_an_order_of_questions_concerns_the_conversations_that_went_into_a_request(world_a: Any) -> None:
+    teach(world_a, "Opening hours", "We open at nine every weekday.")
+    customer = Customer.objects.create(tenant=world_a.tenant)
+    session = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer)
+    for text in ("I want to order a birthday cake", "A chocolate cake for ten", "Friday", "ana@example.com", "yes"):
+        turn_handle(session=session, text=text, provider=OfflineProvider(world_a.agent))
+    assert CustomerRequest.objects.filter(session=session).count() == 1
+    ask(world_a, "When do you open?")
+    proposal = propose(world_a, "clarification_order", {"fields": ["contact", "need", "when"]})
+    before = snapshot(world_a)
+
+    replay = proposal_replay_run(proposal_id=proposal.pk)
+
+    assert replay is not None and replay.status == "done"
+    counts = replay.counts
+    assert (counts["affected"], counts["elsewhere"], counts["elsewhere_changed"], counts["blocked_after"]) == (
+        5,
+        1,
+        0,
+        0,
+    )
+    assert {p["session"] for p in replay.pointers["affected"]} == {str(session.pk)}
+    assert counts["affected_changed"] >= 1  # the contact is asked first now
+    assert "Customer turns it concerns: 5. Their replies would change:" in card_html(world_a, proposal)
+    # The replayed "yes" registered nothing: a writing tool is not run in a replay.
+    assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 1}
+
+
+class Broken(OfflineProvider):
+    name = "broken"
+
+    def complete(self, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the model's client")
+
+
+@pytest.mark.django_db
+def test_a_replay_out_of_time_or_broken_says_so_and_the_owner_still_decides(world_a: Any, settings: Any) -> None:
+    for _ in range(2):
+        ask(world_a, SHIPPING)
+    draft = {"title": "Parcels abroad", "text": "We ship parcels abroad."}
+    settings.FACADE_REPLAY_SECONDS = 0
+    late = proposal_replay_run(proposal_id=propose(world_a, "knowledge_draft", draft).pk)
+    assert late is not None and (late.status, late.timed_out, late.counts["replayed"]) == ("done", True, 0)
+    assert "It stopped at its time limit: the counts cover the turns replayed." in card_html(world_a, late.proposal)
+    settings.FACADE_REPLAY_SECONDS = 300
+    proposal = propose(world_a, "knowledge_draft", draft)
+    broken = proposal_replay_run(proposal_id=proposal.pk, provider=Broken(world_a.agent))
+    assert broken is not None and (broken.status, broken.error, broken.counts) == ("failed", "RuntimeError", {})
+    html = card_html(world_a, proposal)
+    assert "The replay could not be completed. You can decide without it." in html and 'data-action="approve"' in html
+    event = LedgerEvent.objects.filter(chain_id=world_a.tenant.pk).order_by("-seq").first()
+    assert event is not None and event.event_type == "proposal.replayed" and event.payload["status"] == "failed"
 
 
 @pytest.mark.slow

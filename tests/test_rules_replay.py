@@ -52,6 +52,7 @@ def test_a_knowledge_draft_counts_the_unanswered_questions_it_concerns_as_affect
     figures = counts.figures()
     assert (figures["replayed"], figures["failed"]) == (6, 1)
     assert (figures["affected"], figures["affected_cited_before"], figures["affected_cited_after"]) == (2, 0, 1)
+    assert figures["affected_changed"] == 1
     assert (figures["elsewhere"], figures["elsewhere_changed"], figures["elsewhere_worse"]) == (3, 2, 2)
     assert (figures["elsewhere_lost_citation"], figures["elsewhere_now_blocked"]) == (1, 1)
     assert (figures["blocked_before"], figures["blocked_after"]) == (0, 1)
