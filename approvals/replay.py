@@ -129,7 +129,8 @@ def proposal_replay_run(*, proposal_id: str, provider: Provider | None = None) -
             return _finish(replay, status=ReplayStatus.SKIPPED, model=_model_name(provider))
         counts, timed_out = _replay(proposal, agent, provider)
     except Exception as exc:  # noqa: BLE001 - a replay that breaks says so on its card, and nothing else moves
-        logger.exception("proposal replay %s failed", replay.pk)
+        # The class only: a message could quote what a customer wrote.
+        logger.error("proposal replay %s failed: %s", replay.pk, type(exc).__name__)
         return _finish(replay, status=ReplayStatus.FAILED, model=_model_name(provider), error=type(exc).__name__)
     return _finish(
         replay,

@@ -263,6 +263,58 @@ def test_an_order_of_questions_concerns_the_conversations_that_went_into_a_reque
     assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 1}
 
 
+def searching_model(request: Any) -> Any:
+    """A remote model that searches the customer's question, then quotes what it found."""
+    from llm_server import completion, tool_call
+
+    messages = request["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        found = json.loads(last["content"]).get("results") or []
+        if not found:
+            return 200, {}, completion(text="I don't know that yet.")
+        first = found[0]
+        return 200, {}, completion(text=f"[{first['cite']}] {first['title']}: {first['snippet']}")
+    return 200, {}, completion(text=None, tool_calls=[tool_call("c1", "search_knowledge", {"query": last["content"]})])
+
+
+@pytest.mark.django_db
+def test_a_remote_model_replays_through_the_configured_provider(world_a: Any, settings: Any) -> None:
+    from llm_server import LLMServer
+
+    from facade.dialogue.runtime import providers
+
+    teach(world_a, "Opening hours", "We open at nine every weekday.")
+    for _ in range(2):
+        ask(world_a, SHIPPING)  # asked while the offline model served
+    proposal = propose(world_a, "knowledge_draft", {"title": "Parcels abroad", "text": "We ship parcels abroad."})
+    before = snapshot(world_a)
+    with LLMServer(responder=searching_model) as server:
+        settings.FACADE_LLM_PROVIDER = "openai"
+        settings.FACADE_LLM_BASE_URL = server.url
+        settings.FACADE_LLM_MODEL = "replay-model"
+        settings.FACADE_LLM_MAX_RETRIES = 0
+        providers._shared_openai.cache_clear()
+        try:
+            replay = proposal_replay_run(proposal_id=proposal.pk)
+        finally:
+            providers._shared_openai.cache_clear()
+        asked = len(server.requests)
+    assert replay is not None and (replay.status, replay.model) == ("done", "openai:replay-model")
+    assert (
+        replay.counts["affected"],
+        replay.counts["affected_cited_before"],
+        replay.counts["affected_cited_after"],
+    ) == (
+        2,
+        0,
+        2,
+    )
+    assert asked == 8  # two turns, before and after, a search and an answer each
+    # No model call of the replay is counted against the tenant's daily budget; nothing else moved.
+    assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 1}
+
+
 class Broken(OfflineProvider):
     name = "broken"
 
