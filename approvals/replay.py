@@ -36,6 +36,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from facade.dialogue.runtime.builtin_tools import knowledge_found
@@ -61,8 +62,10 @@ NOT_RUN = json.dumps({"outcome": "refused", "error": "not_run_in_replay", "detai
 # A hypothetical knowledge version is numbered far above any real one, so that its row never
 # waits on (or holds up) a real new version of the same entry.
 HYPOTHETICAL_NUMBER = 1_000_000
-# A replay left `running` this long after its start (a worker that died) may be taken over.
+# A replay left `running` this long after its start (a worker that died) may be taken over: 30
+# minutes, or twice FACADE_REPLAY_SECONDS when that is longer (`stale_after`).
 STALE_AFTER = timedelta(minutes=30)
+SWEEP_LIMIT = 50  # replays the sweep sends at most per run
 REPLAY_EXPIRES = 15 * 60  # seconds: a task not started by then is dropped (the next edit sends another)
 
 
@@ -109,6 +112,37 @@ def _send(proposal_id: str) -> None:
         logger.warning("proposal replay not sent for %s", proposal_id, exc_info=True)
 
 
+def stale_after() -> timedelta:
+    return max(STALE_AFTER, timedelta(seconds=2 * settings.FACADE_REPLAY_SECONDS))
+
+
+def replays_due(*, now: Any = None) -> list[str]:
+    """Pending proposals of a replayed kind whose current version has no finished replay: never
+    sent (the broker was down at the commit) or left running past `stale_after` (a worker that
+    died).  Oldest first, at most SWEEP_LIMIT."""
+    now = now or timezone.now()
+    versions = ProposalReplay.objects.filter(proposal=OuterRef("pk"), proposal_version=OuterRef("version"))
+    alive = versions.exclude(status=ReplayStatus.RUNNING, started_at__lt=now - stale_after())
+    due = (
+        ChangeProposal.objects.filter(
+            status=ProposalStatus.PENDING, kind__in=list(replay_rules.REPLAYED_KINDS), expires_at__gt=now
+        )
+        .exclude(Exists(alive))
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+    )
+    return list(due[:SWEEP_LIMIT])
+
+
+def replays_sweep(*, now: Any = None) -> int:
+    """Send the replays `replays_due` finds (the beat's `approvals.tasks.proposal_replays_sweep`);
+    a replay sent twice runs once (`_claim`)."""
+    due = replays_due(now=now)
+    for proposal_id in due:
+        _send(proposal_id)
+    return len(due)
+
+
 # --- the service --------------------------------------------------------------------------------
 
 
@@ -144,7 +178,7 @@ def proposal_replay_run(*, proposal_id: str, provider: Provider | None = None) -
 def _claim(proposal: ChangeProposal) -> tuple[ProposalReplay, bool]:
     """The replay row of the proposal's current version and whether this caller runs it: a new
     row is created `running` and is ours; a row left running by a worker that died is taken
-    over after STALE_AFTER; any other row (finished, or running now) is someone else's."""
+    over after `stale_after`; any other row (finished, or running now) is someone else's."""
     with transaction.atomic():
         replay, created = ProposalReplay.objects.select_for_update().get_or_create(
             proposal=proposal,
@@ -153,7 +187,7 @@ def _claim(proposal: ChangeProposal) -> tuple[ProposalReplay, bool]:
         )
         if created:
             return replay, True
-        if replay.status == ReplayStatus.RUNNING and replay.started_at < timezone.now() - STALE_AFTER:
+        if replay.status == ReplayStatus.RUNNING and replay.started_at < timezone.now() - stale_after():
             replay.started_at = timezone.now()
             replay.save(update_fields=["started_at"])
             return replay, True

@@ -18,3 +18,11 @@ def proposal_replay_task(proposal_id: str) -> str:
 
     replay = proposal_replay_run(proposal_id=proposal_id)
     return replay.status if replay is not None else "not_replayed"
+
+
+@shared_task(name="approvals.tasks.proposal_replays_sweep")
+def proposal_replays_sweep_task() -> int:
+    """Send the replays that were never sent or whose worker died (approvals/replay.py)."""
+    from .replay import replays_sweep
+
+    return replays_sweep()

@@ -315,6 +315,28 @@ def test_a_remote_model_replays_through_the_configured_provider(world_a: Any, se
     assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 1}
 
 
+@pytest.mark.django_db
+def test_the_sweep_finds_the_replays_never_sent_or_left_running(world_a: Any) -> None:
+    import datetime as dt
+
+    from approvals.replay import replays_due
+
+    never = propose(world_a, "wording", {"language": "en", "situation": "greeting", "text": "Welcome!"})
+    finished = propose(world_a, "wording", {"language": "en", "situation": "handoff", "text": "A person follows."})
+    proposal_replay_run(proposal_id=finished.pk)
+    died = propose(world_a, "wording", {"language": "zh-hans", "situation": "greeting", "text": "欢迎！"})
+    running = propose(world_a, "wording", {"language": "zh-hans", "situation": "handoff", "text": "稍后有人联系您。"})
+    for proposal, age in ((died, dt.timedelta(hours=1)), (running, dt.timedelta(minutes=1))):
+        row = ProposalReplay.objects.create(proposal=proposal, proposal_version=proposal.version)
+        ProposalReplay.objects.filter(pk=row.pk).update(started_at=dt.datetime.now(dt.UTC) - age)
+    propose(world_a, "lesson", {"kind": "preference", "title": "Tone", "text": "Be brief."})  # not replayed
+    assert replays_due() == [never.pk, died.pk]
+    # The one left running by a dead worker is taken over and finished.
+    taken = proposal_replay_run(proposal_id=died.pk)
+    assert taken is not None and taken.status == "done"
+    assert replays_due() == [never.pk]
+
+
 class Broken(OfflineProvider):
     name = "broken"
 
