@@ -24,9 +24,9 @@ from django.utils.translation import gettext_lazy as _
 from facade.tenancy.models import DEFAULT_WORDING
 from knowledge.web import Segment, text_diff
 
-from . import targets
+from . import replay_rules, targets
 from .contract import live_terms
-from .models import ChangeProposal, ProposalStatus
+from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
 
 LEVEL_WORDS: dict[int, Promise] = {
@@ -114,6 +114,27 @@ class Evidence:
 
 
 @dataclass
+class ReplayPointers:
+    label: str
+    items: list[dict[str, Any]]  # {"message": id, "session": uuid}: ids only
+
+
+@dataclass
+class ReplayView:
+    """The replay preview of the proposal's current version (approvals/replay.py): counts and
+    pointers, never a customer's words.  `state` is running (also before the worker started),
+    done, failed or skipped."""
+
+    state: str
+    heading: str
+    lines: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    fine: str = ""
+    notes: list[str] = field(default_factory=list)
+    pointers: list[ReplayPointers] = field(default_factory=list)
+
+
+@dataclass
 class CardView:
     proposal: ChangeProposal
     kind: str
@@ -139,6 +160,7 @@ class CardView:
     can_roll_back: bool = False
     needs_totp: bool = False  # L3 in a tenant that requires the authenticator code too
     signatures: str = ""  # L3 under the two-owner rule: the approvals recorded so far
+    replay: ReplayView | None = None  # the replay preview, for the kinds that are replayed
     data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
     # A pending knowledge draft or lesson: its title and text in the card's editor (the text empty
     # while it is the review's placeholder), and the payload the script sends back with the edit.
@@ -403,6 +425,8 @@ def card_view(proposal: ChangeProposal) -> CardView:
                 "n": approvals_of(proposal),
                 "needed": TWO_OWNERS,
             }
+    if status == ProposalStatus.PENDING and replay_rules.replayed(proposal.kind):
+        view.replay = replay_view(proposal)
     view.data = {"id": proposal.pk, "version": proposal.version, "level": proposal.level, "status": status}
     if view.can_decide and proposal.kind in (Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         text = str(proposal.payload.get("text", ""))
@@ -413,4 +437,99 @@ def card_view(proposal: ChangeProposal) -> CardView:
             "unwritten": unwritten,
             "payload": json.dumps(proposal.payload, ensure_ascii=False),
         }
+    return view
+
+
+POINTER_WORDS: dict[str, Promise] = {
+    "affected_cited_after": _("Questions it would answer with a citation"),
+    "elsewhere_worse": _("Answers elsewhere that would get worse"),
+    "elsewhere_changed": _("Answers elsewhere that would change"),
+    "blocked_after": _("Replies the guard would block"),
+}
+
+
+def replay_view(proposal: ChangeProposal) -> ReplayView:
+    replay = ProposalReplay.objects.filter(proposal=proposal, proposal_version=proposal.version).first()
+    if replay is None or replay.status == ReplayStatus.RUNNING:
+        return ReplayView(
+            state="running",
+            heading=gettext("Replay on past conversations"),
+            notes=[gettext("Replaying this change on the past conversations it concerns…")],
+        )
+    heading = gettext("Replay on the past %(days)s days") % {"days": replay.days}
+    if replay.status == ReplayStatus.SKIPPED:
+        return ReplayView(
+            state="skipped",
+            heading=heading,
+            notes=[gettext("The replay runs once you have written the answer into this draft.")],
+        )
+    if replay.status == ReplayStatus.FAILED:
+        return ReplayView(
+            state="failed",
+            heading=heading,
+            notes=[gettext("The replay could not be completed. You can decide without it.")],
+        )
+    return _replay_done(replay, heading)
+
+
+def _replay_done(replay: ProposalReplay, heading: str) -> ReplayView:
+    """Counts in words: for a knowledge draft the questions it would answer; for wording and the
+    order of questions the customer turns whose replies it changes."""
+    c = {k: int(v) for k, v in (replay.counts or {}).items()}
+    view = ReplayView(state="done", heading=heading)
+    if replay.proposal.kind == Kind.KNOWLEDGE_DRAFT:
+        concerned = gettext(
+            "Questions it concerns: %(n)s. Answered with a citation: %(before)s before, %(after)s after."
+        ) % {
+            "n": c.get("affected", 0),
+            "before": c.get("affected_cited_before", 0),
+            "after": c.get("affected_cited_after", 0),
+        }
+    else:
+        concerned = gettext("Customer turns it concerns: %(n)s. Their replies would change: %(changed)s.") % {
+            "n": c.get("affected", 0),
+            "changed": c.get("affected_changed", 0),
+        }
+    view.lines = [
+        concerned,
+        gettext("Answers elsewhere that would change: %(n)s of %(of)s replayed.")
+        % {"n": c.get("elsewhere_changed", 0), "of": c.get("elsewhere", 0)},
+        gettext("Replies the guard would block: %(before)s before, %(after)s after.")
+        % {"before": c.get("blocked_before", 0), "after": c.get("blocked_after", 0)},
+    ]
+    lost, blocked = c.get("elsewhere_lost_citation", 0), c.get("elsewhere_now_blocked", 0)
+    # Two messages, not ngettext: the catalogue holds no plural forms (Chinese has one).
+    if lost:
+        view.warnings.append(
+            gettext("1 answer elsewhere would lose its citation.")
+            if lost == 1
+            else gettext("%(n)s answers elsewhere would lose their citation.") % {"n": lost}
+        )
+    if blocked:
+        view.warnings.append(
+            gettext("1 answer elsewhere would now be blocked by the guard.")
+            if blocked == 1
+            else gettext("%(n)s answers elsewhere would now be blocked by the guard.") % {"n": blocked}
+        )
+    if not view.warnings:
+        view.fine = gettext("No answer elsewhere gets worse.")
+    notes = [
+        gettext("Replayed %(n)s customer turns with %(model)s on %(date)s.")
+        % {
+            "n": c.get("replayed", 0),
+            "model": gettext("the built-in offline model") if replay.model == "offline" else replay.model,
+            "date": date_format(timezone.localtime(replay.computed_at or replay.started_at), "Y-m-d H:i"),
+        }
+    ]
+    if c.get("failed"):
+        notes.append(gettext("The model failed on %(n)s of them; they are not counted.") % {"n": c["failed"]})
+    if replay.timed_out:
+        notes.append(gettext("It stopped at its time limit: the counts cover the turns replayed."))
+    notes.append(gettext("Counts only: what customers wrote is not shown. The decision stays yours."))
+    view.notes = notes
+    pointers = replay.pointers or {}
+    for key, label in POINTER_WORDS.items():
+        items = [p for p in pointers.get(key, []) if isinstance(p, dict)]
+        if items:
+            view.pointers.append(ReplayPointers(str(label), items))
     return view

@@ -14,7 +14,7 @@ from ledger.models import LedgerEvent
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import ChangeProposal, PreferenceSignal
+from .models import ChangeProposal, PreferenceSignal, ProposalReplay
 
 APP = "approvals"
 ENTITY = "change_proposal"
@@ -101,6 +101,20 @@ class PreferenceSignalRecorded(EventPayload):
     # is never erased, keeps only its length and fingerprint.
     reason_length: int
     reason_sha256: str  # "" when no reason was given
+
+
+class ProposalReplayed(EventPayload):
+    """Counts only: no pointer, no text (the pointers stay in the replay's row)."""
+
+    agent: str
+    proposal: str
+    version: int  # the proposal version replayed
+    replay: int  # the ProposalReplay row
+    status: str  # done | failed | skipped
+    model: str
+    days: int
+    timed_out: bool
+    counts: dict[str, int]
 
 
 PROPOSAL_CREATED = register(
@@ -196,6 +210,14 @@ PREFERENCE_SIGNAL_RECORDED = register(
     payload=PreferenceSignalRecorded,
     description="An owner's decision of a proposal a model made (approve, reject, or left to expire) was recorded "
     "as a preference signal the daily review reads (the reason's length and fingerprint only).",
+)
+
+PROPOSAL_REPLAYED = register(
+    "proposal.replayed",
+    app=APP,
+    entity_type=ENTITY,
+    payload=ProposalReplayed,
+    description="A proposal version was replayed on the past days' customer turns, before and after; counts only.",
 )
 
 
@@ -407,4 +429,27 @@ def preference_signal_recorded(
         actor=actor,
         payload=payload,
         caused_by=caused_by,
+    )
+
+
+def proposal_replayed(*, replay: ProposalReplay, actor: Actor) -> AppendedEvent:
+    proposal = replay.proposal
+    payload = ProposalReplayed(
+        agent=proposal.agent.slug,
+        proposal=proposal.pk,
+        version=replay.proposal_version,
+        replay=replay.pk,
+        status=replay.status,
+        model=replay.model,
+        days=replay.days,
+        timed_out=replay.timed_out,
+        counts={str(k): int(v) for k, v in (replay.counts or {}).items()},
+    )
+    return append(
+        PROPOSAL_REPLAYED,
+        chain_id=proposal.tenant_id,
+        entity_id=proposal.pk,
+        version=replay.proposal_version,
+        actor=actor,
+        payload=payload,
     )

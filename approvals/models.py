@@ -105,3 +105,35 @@ class PreferenceSignal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} of a {self.kind} ({self.proposal_id})"
+
+
+class ReplayStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # nothing to replay yet (a review's draft before the owner wrote its answer)
+
+
+class ProposalReplay(models.Model):
+    """The replay preview of one version of a proposal (approvals/replay.py): counts and
+    pointers (message and session ids) only, never a customer's words."""
+
+    proposal = models.ForeignKey(ChangeProposal, on_delete=models.CASCADE, related_name="replays")
+    proposal_version = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=ReplayStatus.choices, default=ReplayStatus.RUNNING)
+    counts = models.JSONField(default=dict, blank=True)  # replay_rules.Counts.figures()
+    pointers = models.JSONField(default=dict, blank=True)  # {count: [{"message": id, "session": uuid}]}
+    model = models.CharField(max_length=120, blank=True, default="")  # the provider (and model) replayed with
+    days = models.PositiveSmallIntegerField(default=14)
+    timed_out = models.BooleanField(default=False)  # stopped at FACADE_REPLAY_SECONDS: counts cover what ran
+    error = models.CharField(max_length=64, blank=True, default="")
+    started_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "proposal_version"], name="approvals_replay_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"replay of {self.proposal_id} v{self.proposal_version} ({self.status})"

@@ -40,6 +40,7 @@ from .authority import Challenge, IssuedToken, challenge_start, token_consume, t
 from .authority_models import Assurance, Decision, DecisionChallenge
 from .contract import ContractInvalid, contract_compile, live_content
 from .models import DECISION_REASON_MAX, ChangeProposal, PreferenceSignal, ProposalStatus
+from .replay import replay_send_on_commit
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind, Pointer, PointerType, Strict, payload_parse
 from .step_up import decide_gate
 
@@ -244,6 +245,7 @@ def _create(
             proposal.version += 1
             proposal.save(update_fields=["status", "decided_by", "decided_at", "assurance", "version"])
             events.proposal_decided(proposal=proposal, decision=Decision.APPROVE, actor=actor)
+        replay_send_on_commit(proposal)  # a pending one that changes what customers are told
     if proposal.status == ProposalStatus.APPROVED:
         return _apply_contract(proposal, actor=actor)
     return proposal
@@ -283,6 +285,7 @@ def proposal_edit(
         proposal.version += 1
         proposal.save(update_fields=["payload", "diff", "target", "base", "version"])
         events.proposal_edited(proposal=proposal, actor=actor)
+        replay_send_on_commit(proposal)  # the new version is replayed again
     return proposal
 
 
@@ -595,6 +598,7 @@ def proposal_rebase(*, agent: AgentProfile, proposal_id: str, expected_version: 
         proposal.version += 1
         proposal.save(update_fields=["diff", "base", "base_contract_version", "version"])
         events.proposal_rebased(proposal=proposal, actor=actor)
+        replay_send_on_commit(proposal)  # the new version is replayed against the live state as it is now
     return proposal
 
 

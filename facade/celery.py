@@ -27,6 +27,12 @@ app.conf.beat_schedule = {
         "schedule": 60 * 60,
         "options": {"expires": 50 * 60},
     },
+    # A proposal's replay preview whose dispatch was lost, or whose worker died, is sent again.
+    "proposal-replays-sweep": {
+        "task": "approvals.tasks.proposal_replays_sweep",
+        "schedule": 10 * 60,
+        "options": {"expires": 9 * 60},
+    },
     # The nightly review (03:30) and morning observe (05:00) in each tenant's own time zone:
     # the tick claims what is due (rsi/schedule.py), so it runs often and does little.
     "rsi-tick": {

@@ -463,3 +463,99 @@ def proposal_create_for_review(agent: Any, title: str) -> Any:
         origin="review_report",
         actor=Actor.platform("rsi_review"),
     )
+
+
+ABROAD = "Do you deliver parcels abroad? ZQXNEVERSHOWN7731"
+
+
+def customer_asks(text: str) -> None:
+    """A real customer turn of the demo shop through the run loop (the offline model)."""
+    from facade.dialogue.runtime.loop import turn_handle
+    from facade.dialogue.services import session_open
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=agent.tenant))
+    turn_handle(session=session, text=text)
+
+
+@pytest.mark.browser
+def test_the_replay_preview_on_the_cards_at_360px_in_english_and_chinese(browser: Any, shop: dict[str, Any]) -> None:
+    """Issue 13's replay preview: a draft that answers a repeatedly missed question, replayed while
+    the owner looks at it ("replaying…", then the counts), and a draft that would take other
+    answers' citations, whose card warns — counts and ids only, never the customer's words."""
+    from approvals.replay import proposal_replay_run
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.schemas import Actor
+    from knowledge.schemas import SourceIn
+    from knowledge.services import entry_propose
+
+    site = shop["site"]
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    for title, body in (
+        ("Chocolate cake", "Our chocolate cake is baked fresh every morning."),
+        ("Lemon cake", "Our lemon cake is baked fresh every morning."),
+        ("Cake flavours", "We bake chocolate and lemon cake."),
+    ):
+        entry_propose(
+            agent=agent,
+            title=title,
+            body=body,
+            actor=Actor.platform("tests"),
+            source=SourceIn(type="owner_dialogue", ref=f"test:{title}", version="1"),
+        )
+    for text in (ABROAD, ABROAD, "What cake do you bake?", "What cake do you bake?"):
+        customer_asks(text)
+    answering = propose(
+        "knowledge_draft",
+        {"title": "Deliver parcels abroad", "text": "We deliver parcels to every country of the EU."},
+        "Answer: parcels abroad",
+    )
+    stealing = propose(
+        "knowledge_draft", {"title": "Cake bake", "text": "Cake: we bake every cake to order."}, "Cakes to order"
+    )
+    replayed = proposal_replay_run(proposal_id=stealing.pk)
+    assert replayed is not None and replayed.counts["elsewhere_lost_citation"] >= 1
+    watched = Watched(browser, site, phone=True, viewport=NARROW)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, shop["owner_password"], "/owner/demo-shop/inbox")
+        waiting = card_of(page, answering).locator(".replay")
+        expect(waiting).to_have_attribute("data-state", "running")
+        expect(waiting).to_contain_text("Replaying this change on the past conversations it concerns…")
+        warned = card_of(page, stealing)
+        expect(warned.locator(".replay-warning")).to_have_text(
+            re.compile(r"^⚠ \d+ answers? elsewhere would lose (its|their) citation\.$")
+        )
+        expect(warned.get_by_role("button", name="Approve")).to_be_visible()  # the owner still decides
+        shoot(page, "inbox-replay-en-360")
+
+        # The replay finishes while the page is open: the card's replay section follows by itself.
+        done = proposal_replay_run(proposal_id=answering.pk)
+        assert done is not None and done.counts["affected_cited_after"] == 2
+        section = card_of(page, answering).locator(".replay")
+        expect(section).to_have_attribute("data-state", "done", timeout=15_000)
+        expect(section).to_contain_text("Questions it concerns: 2. Answered with a citation: 0 before, 2 after.")
+        expect(section.locator(".replay-fine")).to_have_text("No answer elsewhere gets worse.")
+        section.locator(".replay-pointers summary").click()
+        expect(section.locator(".replay-pointers")).to_contain_text("message #")
+        card_of(page, answering).scroll_into_view_if_needed()
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        assert "zqxnevershown7731" not in page.content().lower()
+        shoot(page, "inbox-replay-en-360-done")
+
+        page.locator("#language").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        page.goto(f"{site}/owner/demo-shop/inbox")
+        expect(card_of(page, answering).locator(".replay")).to_contain_text(
+            "相关问题：2 个。带引用作答：之前 0 个，之后 2 个。"
+        )
+        expect(card_of(page, stealing).locator(".replay-warning")).to_contain_text("个其他问题的回答将失去其引用。")
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        assert "zqxnevershown7731" not in page.content().lower()
+        card_of(page, stealing).scroll_into_view_if_needed()
+        shoot(page, "inbox-replay-zh-360")
+    finally:
+        watched.close()

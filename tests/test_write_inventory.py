@@ -28,6 +28,7 @@ SERVICE_MODULES = (
     "rsi.review",
     "rsi.observe",
     "rsi.governance",
+    "approvals.replay",
 )
 
 

@@ -17,3 +17,11 @@ FACADE_OTP_EMAIL_TIMEOUT = env_int("FACADE_OTP_EMAIL_TIMEOUT", 10)
 FACADE_STEP_UP_FRESH_SECONDS = env_int("FACADE_STEP_UP_FRESH_SECONDS", 900)
 # Authorisation attempts (authorize + verify + decide, any level) per owner: COUNT/SECONDS.
 FACADE_RATE_AUTHORITY = env_str("FACADE_RATE_AUTHORITY", "30/900")
+# The replay preview of a proposal (approvals/replay.py): how far back it looks, how many customer
+# turns it replays at most (the ones the proposal concerns, and a sample of the others), how long
+# one replay may take, and how many recent turns it scans to pick them.
+FACADE_REPLAY_DAYS = env_int("FACADE_REPLAY_DAYS", 14)
+FACADE_REPLAY_AFFECTED_MAX = env_int("FACADE_REPLAY_AFFECTED_MAX", 100)
+FACADE_REPLAY_ELSEWHERE_MAX = env_int("FACADE_REPLAY_ELSEWHERE_MAX", 200)
+FACADE_REPLAY_SCAN_MAX = env_int("FACADE_REPLAY_SCAN_MAX", 2000)
+FACADE_REPLAY_SECONDS = env_int("FACADE_REPLAY_SECONDS", 300)

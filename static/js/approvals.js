@@ -193,6 +193,22 @@
     run(card, function () { return verify(card, code); });
   });
 
+  // A replay still running (its section says "replaying…"): only that section is fetched again
+  // every few seconds until it is done, so nothing the owner is typing into the card is lost.
+  var polls = 0;
+  var poller = setInterval(function () {
+    var running = document.querySelectorAll("article.change-card .replay[data-state='running']");
+    if (!running.length) { return; }
+    if (++polls > 200) { clearInterval(poller); return; }
+    running.forEach(function (section) {
+      var card = section.closest("article.change-card");
+      fragment(card.dataset.card).then(function (fresh) {
+        var next = fresh.querySelector(".replay");
+        if (next && section.isConnected) { section.replaceWith(next); }
+      }).catch(function () {});
+    });
+  }, 3000);
+
   // The owner chat puts a card into a reply: a placeholder is replaced by the server's card.
   window.FacadeApprovals = {
     show: function (holder, url) {

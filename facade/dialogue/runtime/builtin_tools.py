@@ -62,18 +62,31 @@ RESULTS = 3
 def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     """Customers and peers get approved knowledge valid now; owners also see pending material,
     except customer candidates, whose text is customer text and never reaches the owner face."""
-    results = knowledge_search(agent=ctx.agent, query=args.query, audience=ctx.audience, limit=RESULTS + 2)
-    hidden = 0
-    if ctx.audience == Audience.OWNER:
-        kept = [r for r in results if r.source.get("type") != SourceType.CUSTOMER]
-        hidden, results = len(results) - len(kept), kept
-    results = results[:RESULTS]
+    content = knowledge_found(agent=ctx.agent, audience=ctx.audience, query=args.query, citations=ctx.citations)
     # A preview's questions are the owner's own: never an unanswered customer question.  Small talk
     # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.
-    if not results and ctx.audience != Audience.OWNER and not ctx.session.preview and not _small_talk(args.query, ctx):
+    if (
+        not content["results"]
+        and ctx.audience != Audience.OWNER
+        and not ctx.session.preview
+        and not _small_talk(args.query, ctx)
+    ):
         knowledge_miss_record(
             agent=ctx.agent, session_id=ctx.session.pk, query=args.query, asker=ctx.session.principal_id
         )
+    return ToolResult(Outcome.OK, content)
+
+
+def knowledge_found(*, agent: Any, audience: Audience, query: str, citations: list[dict[str, Any]]) -> dict[str, Any]:
+    """What `search_knowledge` answers the model, read only (the proposal replay runs it without
+    recording a miss): the results, each approved one numbered by its place among `citations`,
+    which it extends."""
+    results = knowledge_search(agent=agent, query=query, audience=audience, limit=RESULTS + 2)
+    hidden = 0
+    if audience == Audience.OWNER:
+        kept = [r for r in results if r.source.get("type") != SourceType.CUSTOMER]
+        hidden, results = len(results) - len(kept), kept
+    results = results[:RESULTS]
     found = [
         {
             "entry_id": r.entry_id,
@@ -88,16 +101,16 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     for item in found:
         if item["status"] != Status.APPROVED:
             continue
-        known = next((n for n, c in enumerate(ctx.citations, 1) if c["version_id"] == item["version_id"]), None)
+        known = next((n for n, c in enumerate(citations, 1) if c["version_id"] == item["version_id"]), None)
         if known is None:
             # The snippet is kept for the quoting check (runtime/quoting.py): what the reply may quote.
-            ctx.citations.append({k: item[k] for k in ("entry_id", "version", "version_id", "title", "snippet")})
-            known = len(ctx.citations)
+            citations.append({k: item[k] for k in ("entry_id", "version", "version_id", "title", "snippet")})
+            known = len(citations)
         item["cite"] = known  # the number a reply cites it by: its place among the run's citations
     content: dict[str, Any] = {"results": found}
     if hidden:
         content["customer_candidates_hidden"] = hidden
-    return ToolResult(Outcome.OK, content)
+    return content
 
 
 def _small_talk(query: str, ctx: ToolContext) -> bool:

@@ -345,6 +345,23 @@ def run_turn(
     )
 
 
+def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
+    """Why an outgoing customer or peer reply is stopped ("" when it is sent): the commitment
+    guard, then the grounding check, then a quote applied to the customer.  Quoting is not
+    committing: an attributed quote of an approved entry the run's search returned (`citations`)
+    is left out of the checks; everything else in the reply is read as before."""
+    checked = unquoted(text, citations)
+    verdict = guard_check(checked)
+    if verdict.blocked:
+        return verdict.category.value if verdict.category else "unknown"
+    if unsourced_figures(checked, given):
+        # A price or time the model was not given, whatever the wording (grounding.py).
+        return UNSOURCED_FIGURE
+    if checked != text and applies_to_customer(checked):
+        return APPLIED_QUOTE  # "…from €35 [1]. That's what you'll pay."
+    return ""
+
+
 def _finish(
     *,
     run: Run,
@@ -366,17 +383,7 @@ def _finish(
         needs_input = False
     guarded = ""
     if audience in (Audience.CUSTOMER, Audience.PEER):
-        # Quoting is not committing: an attributed quote of an approved entry the run's search
-        # returned is left out of the checks; everything else in the reply is read as before.
-        checked = unquoted(text, ctx.citations)
-        verdict = guard_check(checked)
-        if verdict.blocked:
-            guarded = verdict.category.value if verdict.category else "unknown"
-        elif unsourced_figures(checked, given):
-            # A price or time the model was not given, whatever the wording (grounding.py).
-            guarded = UNSOURCED_FIGURE
-        elif checked != text and applies_to_customer(checked):
-            guarded = APPLIED_QUOTE  # "…from €35 [1]. That's what you'll pay."
+        guarded = reply_blocked(text, ctx.citations, given)
         if guarded:
             text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
             needs_input = True

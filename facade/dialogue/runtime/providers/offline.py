@@ -148,9 +148,11 @@ def _text(message: dict[str, Any]) -> str:
 class OfflineProvider(Provider):
     name = "offline"
 
-    def __init__(self, agent: AgentProfile) -> None:
+    def __init__(self, agent: AgentProfile, terms: ContractTerms | None = None) -> None:
+        """`terms`: the contract to speak by instead of the live one (the proposal replay's
+        hypothetical contract, approvals/replay.py)."""
         self.agent = agent
-        self._terms: ContractTerms | None = None
+        self._terms: ContractTerms | None = terms
 
     @property
     def terms(self) -> ContractTerms:
