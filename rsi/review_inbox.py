@@ -5,6 +5,7 @@ then the dropped-claims and held-back counts."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from approvals.cards import Evidence
 from approvals.cards import _session_evidence as session_evidence
 from facade.tenancy.models import AgentProfile
 
+from .metrics_web import TITLES, shown, shown_change
 from .review import latest_report
 from .review_models import ReviewReport
 
@@ -37,6 +39,7 @@ class ReviewView:
     proposals: int
     held_back: int
     dropped: int
+    weeks: list[dict[str, str]] = field(default_factory=list)  # Monday's report: the week over week
 
     @property
     def groups(self) -> list[tuple[str, list[ClaimView]]]:
@@ -87,8 +90,56 @@ def _claims(
     return views
 
 
-def inbox_review(agent: AgentProfile) -> ReviewView | None:
-    report = latest_report(agent)
+def _direction_words() -> dict[str, str]:
+    return {
+        "up": gettext("up"),
+        "down": gettext("down"),
+        "same": gettext("unchanged"),
+        "unknown": gettext("no data to compare"),
+    }
+
+
+def weekly_rows(comparison: dict[str, Any] | None) -> list[dict[str, str]]:
+    """Monday's week over week (rsi.weekly.WeeklyComparison, as stored) in the reader's words."""
+    if not comparison:
+        return []
+    words = _direction_words()
+    rows = []
+    for metric in comparison.get("metrics", []):
+        name, kind = metric["metric"], metric["kind"]
+        better = metric.get("better")
+        direction = words.get(metric["direction"], metric["direction"])
+        if better is not None:
+            direction += " · " + (gettext("better") if better else gettext("worse"))
+        rows.append(
+            {
+                "title": str(TITLES.get(name, name)),
+                "this_week": shown(metric["this_week"], kind),
+                "last_week": shown(metric["last_week"], kind),
+                "change": shown_change(metric["change"], kind),
+                "direction": direction,
+                "this_counts": "%s / %s" % tuple(metric["this_counts"]),
+                "last_counts": "%s / %s" % tuple(metric["last_counts"]),
+            }
+        )
+    return rows
+
+
+def _report(agent: AgentProfile, day: str) -> ReviewReport | None:
+    """The finished report of `day` (YYYY-MM-DD) when given and there is one, else the latest."""
+    try:
+        wanted = dt.date.fromisoformat(day) if day else None
+    except ValueError:
+        wanted = None
+    if wanted is not None:
+        found = ReviewReport.objects.filter(agent=agent, day=wanted, status=ReviewReport.Status.FINISHED).first()
+        if found is not None:
+            return found
+    return latest_report(agent)
+
+
+def inbox_review(agent: AgentProfile, *, day: str = "") -> ReviewView | None:
+    report = _report(agent, day)
     if report is None:
         return None
     rows = list(report.aggregates.values_list("key", "value", "label"))
@@ -102,4 +153,5 @@ def inbox_review(agent: AgentProfile) -> ReviewView | None:
         proposals=len(report.proposals),
         held_back=report.held_back,
         dropped=len(report.dropped_claims),
+        weeks=weekly_rows(report.week_over_week),
     )
