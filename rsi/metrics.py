@@ -73,6 +73,8 @@ COUNTS = (
     "requests",
     "review_decided",
     "review_adopted",
+    "review_claims",
+    "review_dropped",
     "ratings",
     "rating_stars",
 )

@@ -91,8 +91,8 @@ def _message(progress: Progress, agent: AgentProfile) -> str:
         counts = progress.counts
         text = (
             gettext(
-                "Finished: %(wins)s wins, %(misses)s misses, %(gaps)s gaps; %(proposals)s proposals wait for your "
-                "decision."
+                "Finished. Wins: %(wins)s, misses: %(misses)s, gaps: %(gaps)s; proposals waiting for your decision: "
+                "%(proposals)s."
             )
             % counts
         )
