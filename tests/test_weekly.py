@@ -12,13 +12,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import Client
+from test_metrics import SHANGHAI, opened, rated, turn
 
 from conftest import TenantWorld
 from rsi.metrics import DayRow
 from rsi.review import review_run
 from rsi.review_models import ReviewReport
 from rsi.weekly import Direction, direction_of, is_weekly_day, weekly_comparison
-from test_metrics import SHANGHAI, opened, rated, turn
 
 SUNDAY = dt.date(2026, 11, 29)
 MONDAY_MORNING = dt.datetime(2026, 11, 30, 3, 45, tzinfo=ZoneInfo(SHANGHAI))
