@@ -97,7 +97,8 @@ def _message(progress: Progress, agent: AgentProfile) -> str:
             % counts
         )
         if progress.partial:
-            text += " " + gettext("The day is not over: this report is partial and the next run updates it.")
+            partial = gettext("%(finished)s The day is not over: this report is partial and the next run updates it.")
+            text = partial % {"finished": text}
         return text
     if progress.phase == Phase.FAILED:
         return gettext(

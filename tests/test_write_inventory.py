@@ -27,6 +27,7 @@ SERVICE_MODULES = (
     "rsi.schedule",
     "rsi.review",
     "rsi.observe",
+    "rsi.review_trigger",
 )
 
 
