@@ -7,9 +7,10 @@ status endpoint reads it.  Cosmetic by design: a step that cannot be recorded is
 from __future__ import annotations
 
 import logging
-from typing import Protocol
 
 from django.core.cache import cache
+
+from .schedule_models import RsiRun
 
 logger = logging.getLogger(__name__)
 
@@ -19,24 +20,19 @@ STEPS = ("input", "reviewers", "gate", "proposals")
 STEP_SECONDS = 2 * 60 * 60
 
 
-class RunLike(Protocol):
-    pk: int
-    queued_at: object
-
-
-def _key(run: RunLike) -> str:
+def _key(run: RsiRun) -> str:
     # The queue time makes each request of the same day's run a key of its own.
     return f"rsi:run-step:{run.pk}:{run.queued_at}"
 
 
-def step_record(run: RunLike, step: str) -> None:
+def step_record(run: RsiRun, step: str) -> None:
     try:
         cache.set(_key(run), step, timeout=STEP_SECONDS)
     except Exception:  # noqa: BLE001 - progress is shown, never needed
         logger.warning("could not record step %s of rsi run %s", step, run.pk, exc_info=True)
 
 
-def step_read(run: RunLike) -> str:
+def step_read(run: RsiRun) -> str:
     try:
         step = cache.get(_key(run))
     except Exception:  # noqa: BLE001
@@ -45,7 +41,7 @@ def step_read(run: RunLike) -> str:
     return step if step in STEPS else ""
 
 
-def step_clear(run: RunLike) -> None:
+def step_clear(run: RsiRun) -> None:
     try:
         cache.delete(_key(run))
     except Exception:  # noqa: BLE001

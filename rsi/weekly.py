@@ -110,5 +110,6 @@ def weekly_report(agent: AgentProfile, day: dt.date, *, own_claims: int, own_dro
     first = day - dt.timedelta(days=13)
     counted = day_counts(agent, first, day)
     counted.setdefault(day, {}).update(review_claims=own_claims, review_dropped=own_dropped)
-    rows = [DayRow(day=d, **counted.get(d, {})) for d in (first + dt.timedelta(days=i) for i in range(14))]
+    days = (first + dt.timedelta(days=i) for i in range(14))
+    rows = [DayRow.model_validate({"day": d, **counted.get(d, {})}) for d in days]
     return weekly_comparison(rows, day).model_dump(mode="json")
