@@ -43,18 +43,19 @@ class Phase(StrEnum):
     FAILED = "failed"
 
 
-def phase_of(run_status: str | None, report_finished: bool) -> Phase:
-    """Where a day's review stands, from its run's status (None: no run) and whether its report
-    is finished.  A report left unfinished with no run behind it (a run that failed before the
-    schedule's row existed, or one under way through the API) is not shown as running: nothing
-    would ever move it on."""
+def phase_of(run_status: str | None, report_finished: bool, *, report_final: bool = False) -> Phase:
+    """Where a day's review stands, from its run's status (None: no run), whether its report is
+    finished and whether that report is final (a past day reviewed whole: an earlier failure of
+    the run no longer matters).  A report left unfinished with no run behind it (a run that failed
+    before the schedule's row existed, or one under way through the API) is not shown as running:
+    nothing would ever move it on."""
     if run_status == RunStatus.QUEUED:
         return Phase.QUEUED
     if run_status == RunStatus.RUNNING:
         return Phase.RUNNING
-    if run_status == RunStatus.FAILED:
+    if run_status == RunStatus.FAILED and not report_final:
         return Phase.FAILED
-    return Phase.FINISHED if report_finished else Phase.NONE
+    return Phase.FINISHED if report_finished or report_final else Phase.NONE
 
 
 @dataclass(frozen=True)
@@ -125,13 +126,14 @@ def review_progress(agent: AgentProfile, day: dt.date) -> Progress:
     run = RsiRun.objects.filter(agent=agent, kind=RunKind.REVIEW, day=day).first()
     report = ReviewReport.objects.filter(agent=agent, day=day).first()
     finished = report is not None and report.status == ReviewReport.Status.FINISHED
-    phase = phase_of(run.status if run else None, finished)
+    final = bool(finished and report and not report.partial)
+    phase = phase_of(run.status if run else None, finished, report_final=final)
     return Progress(
         day=day,
         phase=phase,
         step=step_read(run) if run is not None and phase == Phase.RUNNING else "",
         partial=report.partial if finished and report else day == local_today(agent.tenant),
-        final=bool(finished and report and not report.partial),
+        final=final,
         queued_at=run.queued_at if run else None,
         finished_at=(report.finished_at if report else None) if phase == Phase.FINISHED else None,
         error=run.error if run and phase == Phase.FAILED else "",

@@ -22,7 +22,7 @@ STEP_SECONDS = 2 * 60 * 60
 
 def _key(run: RsiRun) -> str:
     # The queue time makes each request of the same day's run a key of its own.
-    return f"rsi:run-step:{run.pk}:{run.queued_at}"
+    return f"rsi:run-step:{run.pk}:{int(run.queued_at.timestamp() * 1_000_000)}"
 
 
 def step_record(run: RsiRun, step: str) -> None:

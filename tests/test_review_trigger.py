@@ -42,21 +42,27 @@ OWNER = Actor.human(1)
 
 
 @pytest.mark.parametrize(
-    ("run_status", "report_finished", "phase"),
+    ("run_status", "report_finished", "report_final", "phase"),
     [
-        (None, False, Phase.NONE),
-        (None, True, Phase.FINISHED),  # reviewed through the API or the command
-        ("queued", False, Phase.QUEUED),
-        ("queued", True, Phase.QUEUED),  # today's report, asked for again
-        ("running", True, Phase.RUNNING),
-        ("done", True, Phase.FINISHED),
-        ("done", False, Phase.NONE),
-        ("failed", False, Phase.FAILED),
-        ("failed", True, Phase.FAILED),  # a re-run of today that failed: say so, not the old report
+        (None, False, False, Phase.NONE),
+        (None, True, False, Phase.FINISHED),  # today's, reviewed through the API or the command
+        (None, True, True, Phase.FINISHED),
+        ("queued", False, False, Phase.QUEUED),
+        ("queued", True, False, Phase.QUEUED),  # today's report, asked for again
+        ("queued", True, True, Phase.QUEUED),  # the tick re-sent a run whose report the API completed
+        ("running", True, False, Phase.RUNNING),
+        ("done", True, False, Phase.FINISHED),
+        ("done", True, True, Phase.FINISHED),
+        ("done", False, False, Phase.NONE),
+        ("failed", False, False, Phase.FAILED),
+        ("failed", True, False, Phase.FAILED),  # a re-run of today that failed: say so, not the old report
+        ("failed", True, True, Phase.FINISHED),  # failed once, reviewed whole since (the API, the command)
     ],
 )
-def test_where_a_days_review_stands(run_status: str | None, report_finished: bool, phase: Phase) -> None:
-    assert phase_of(run_status, report_finished) == phase
+def test_where_a_days_review_stands(
+    run_status: str | None, report_finished: bool, report_final: bool, phase: Phase
+) -> None:
+    assert phase_of(run_status, report_finished, report_final=report_final) == phase
 
 
 # --- the service ------------------------------------------------------------------------------
