@@ -179,3 +179,27 @@ def test_without_javascript_the_page_refreshes_itself_until_the_review_is_done(
         shoot(page, "review-finished-nojs-en-375")
     finally:
         watched.close()
+
+
+def test_mondays_week_over_week_reads_on_a_phone_in_chinese(browser: Any, site: str, world: TenantWorld) -> None:
+    from test_weekly import MONDAY_MORNING, SUNDAY, two_weeks
+
+    from rsi.review import review_run
+
+    two_weeks(world)
+    review_run(agent_id=world.agent.pk, day=SUNDAY, now=MONDAY_MORNING)
+    watched = Watched(browser, site, phone=True)
+    try:
+        page = watched.context.new_page()
+        sign_in(page, site, "zh-hans")
+        page.goto(f"{site}/owner/{world.agent.slug}/inbox?review={SUNDAY.isoformat()}")
+        expect(page.locator("#review-h")).to_contain_text(SUNDAY.isoformat())
+        table = page.get_by_role("table", name="周环比")
+        expect(table).to_be_visible()
+        expect(table.locator("tbody tr")).to_have_count(7)
+        expect(table.get_by_role("row").filter(has_text="满意度")).to_contain_text("上升 · 变好")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        table.scroll_into_view_if_needed()
+        shoot(page, "review-weekly-zh-hans-375")
+    finally:
+        watched.close()
