@@ -109,9 +109,10 @@ def owner_inbox(request: HttpRequest, slug: str) -> HttpResponse:
     # The latest daily review sits above the cards; rsi builds on approvals, so it is imported here.
     from rsi.review_inbox import inbox_review
 
+    # `?review=YYYY-MM-DD` shows that day's report (the link at the end of a review's progress).
     context: dict[str, Any] = {
         "agent": agent,
-        "review": inbox_review(agent),
+        "review": inbox_review(agent, day=request.GET.get("review", "")),
         "pending": [card_view(p) for p in pending_proposals(agent=agent)],
         "decided": [card_view(p) for p in recently_decided(agent=agent)],
         "contract_version": _live_contract(agent),

@@ -122,6 +122,8 @@ urlpatterns = [
     path("owner/<slug:slug>/", include("approvals.urls")),
     # owner-feeds, owner-feeds-add, owner-feeds-run, owner-feed-toggle, owner-candidate-propose
     path("owner/<slug:slug>/", include("rsi.observe_urls")),
+    # owner-review-run, owner-review, owner-review-status
+    path("owner/<slug:slug>/", include("rsi.review_urls")),
     path("owner/<slug:slug>/contract", contract_web.owner_contract, name="owner-contract"),
     path("owner/<slug:slug>/contract/change", contract_web.owner_contract_change, name="owner-contract-change"),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),

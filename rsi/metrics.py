@@ -73,6 +73,8 @@ COUNTS = (
     "requests",
     "review_decided",
     "review_adopted",
+    "review_claims",
+    "review_dropped",
     "ratings",
     "rating_stars",
 )
@@ -86,6 +88,17 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("request_conversion", "rate"),
     ("satisfaction", "stars"),
 )
+# The counts under each metric: (numerator, denominator) field names of Counts (satisfaction: the
+# stars summed over the ratings).
+PARTS: dict[str, tuple[str, str]] = {
+    "review_adoption": ("review_adopted", "review_decided"),
+    "hallucinated_claims": ("review_dropped", "review_claims"),
+    "over_commitment": ("blocked_replies", "replies"),
+    "knowledge_hit": ("knowledge_answered", "knowledge_questions"),
+    "clarification_completion": ("flows_confirmed", "flows_started"),
+    "request_conversion": ("requests", "sessions"),
+    "satisfaction": ("rating_stars", "ratings"),
+}
 
 
 def _ratio(part: int, whole: int) -> float | None:

@@ -10,11 +10,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 
 from facade.tenancy.policy import AgentPolicy, NotFound
 
-from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, Counts, agent_metrics
+from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, agent_metrics
+from .review_web import overview_review
 
 # What each chart is called and what it counts (the same words label the chart and its table).
 TITLES: dict[str, Any] = {
@@ -46,16 +48,6 @@ MEANINGS: dict[str, Any] = {
     "request_conversion": _("Requests registered, per conversation."),
     "satisfaction": _("Mean customer rating (1–5 stars) and how many ratings."),
 }
-# The count under each metric, shown in its table: (numerator, denominator) field names.
-PARTS: dict[str, tuple[str, str]] = {
-    "review_adoption": ("review_adopted", "review_decided"),
-    "hallucinated_claims": ("review_dropped", "review_claims"),
-    "over_commitment": ("blocked_replies", "replies"),
-    "knowledge_hit": ("knowledge_answered", "knowledge_questions"),
-    "clarification_completion": ("flows_confirmed", "flows_started"),
-    "request_conversion": ("requests", "sessions"),
-    "satisfaction": ("rating_stars", "ratings"),
-}
 
 
 def shown(value: float | None, kind: str) -> str:
@@ -79,6 +71,7 @@ def _parts(row: Counts, metric: str) -> str:
 
 @require_safe
 @login_required
+@ensure_csrf_cookie
 def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         agent = AgentPolicy.get_owned(request.user, slug)
@@ -130,6 +123,7 @@ def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
     }
     context = {
         "agent": agent,
+        "review": overview_review(agent),
         "metrics": data,
         "charts": charts,
         "weeks": weeks,

@@ -17,6 +17,7 @@ import datetime as dt
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -41,6 +42,7 @@ from .review_input import day_bounds, local_today, review_input_build, time_zone
 from .review_llm import llm_reviewer
 from .review_models import ReviewAggregate, ReviewReport
 from .review_rules import Figures, Known, gate, offline_review
+from .weekly import is_weekly_day, weekly_report
 
 OFFLINE_REVIEWER = "offline-rules-v1"
 ACTOR = Actor.platform("rsi_review")
@@ -134,10 +136,21 @@ def still_waiting(agent: AgentProfile, proposal: dict[str, Any]) -> str | None:
     )
 
 
-def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -> ReviewReport:
+def _no_progress(step: str) -> None:
+    return None
+
+
+def review_run(
+    *,
+    agent_id: int,
+    day: dt.date,
+    now: dt.datetime | None = None,
+    progress: Callable[[str], None] = _no_progress,
+) -> ReviewReport:
     """Review agent `agent_id`'s local `day` (the tenant's time zone).  Running it again gives the
     same report: a finished past day is returned as it is; today's (partial) report is updated in
-    place.  A future day is refused."""
+    place.  A future day is refused.  `progress` is told each step as it begins (rsi.run_progress
+    .STEPS); the report of a complete Sunday also carries the week over week (rsi/weekly.py)."""
     agent = AgentProfile.objects.select_related("tenant").get(pk=agent_id)
     today = local_today(agent.tenant, now)
     if day > today:
@@ -156,6 +169,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         report.status = ReviewReport.Status.RUNNING
         started = events.review_started(report=report, agent_slug=agent.slug, actor=ACTOR)
 
+        progress("input")
         built = review_input_build(agent=agent, day=day, partial=partial)
         review_input = built.review_input
         report.aggregates.all().delete()
@@ -176,6 +190,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
             topics=built.shown,
             clarification_order=tuple(str(f) for f in (agent.clarification_order or [])),
         )
+        progress("reviewers")
         claims: list[Any] = list(offline_review(figures))
         offline_count = len(claims)
         reviewer, model, unreadable = OFFLINE_REVIEWER, "", 0
@@ -189,6 +204,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         for index, claim in enumerate(claims):
             if isinstance(claim, dict):  # who wrote it, whatever it says of itself
                 claim["reviewer"] = OFFLINE_REVIEWER if index < offline_count else "llm"
+        progress("gate")
         start, end = day_bounds(agent.tenant, day)
         clock = now or timezone.now()
         preferences = {k: p for k, p in owner_preferences(agent, clock).items() if p.min_sessions}
@@ -220,6 +236,7 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
                 actor=ACTOR,
             )
 
+        progress("proposals")
         made = {p["key"]: p for p in report.proposals}
         # The escalation budget, locked after the reviewers spoke (a slow model holds no other
         # review of this agent up): a paused agent whose inbox was cleared resumes; each new
@@ -302,6 +319,10 @@ def review_run(*, agent_id: int, day: dt.date, now: dt.datetime | None = None) -
         report.overrides = result.overrides
         report.reviewer = reviewer
         report.model = model  # empty when only the offline reviewer's rules spoke
+        report.week_over_week = None
+        if is_weekly_day(day, partial=partial):
+            kept = len(report.wins) + len(report.misses) + len(report.gaps)
+            report.week_over_week = weekly_report(agent, day, own_claims=kept + len(dropped), own_dropped=len(dropped))
         report.status = ReviewReport.Status.FINISHED
         report.finished_at = timezone.now()
         report.save()
@@ -345,4 +366,6 @@ def report_view(report: ReviewReport) -> dict[str, Any]:
         "overrides": report.overrides,
         "input": report.review_input,
         "finishedAt": report.finished_at.isoformat() if report.finished_at else None,
+        # Monday's report (a complete Sunday's): rsi.weekly.WeeklyComparison; null on other days
+        "weekOverWeek": report.week_over_week,
     }

@@ -10,6 +10,7 @@ from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
 from .review_models import ReviewReport
+from .schedule_models import RsiRun
 
 APP = "rsi"
 ENTITY = "review_report"
@@ -60,6 +61,22 @@ class ReviewProposalMade(EventPayload):
     evidence: int  # how many pointers it carries
 
 
+class ReviewRequested(EventPayload):
+    agent: str
+    run: int  # the RsiRun claimed (or claimed again) for the day
+    day: str
+    partial: bool  # the day is still under way: its report will be partial
+    rerun: bool  # the day's run existed (done, or failed) and was queued again
+
+
+class ReviewRunFailed(EventPayload):
+    agent: str
+    run: int
+    day: str
+    attempts: int
+    error: str  # the exception's class, never its text
+
+
 def _type(name: str, payload: type[EventPayload], description: str) -> EventType:
     return register(name, app=APP, entity_type=ENTITY, payload=payload, description=description)
 
@@ -80,6 +97,24 @@ REVIEW_PROPOSAL_MADE = _type(
     "review.proposal_made",
     ReviewProposalMade,
     "A daily review turned a claim into a pending change proposal (origin review_report) for the owner's decision.",
+)
+
+RUN_ENTITY = "rsi_run"
+REVIEW_REQUESTED = register(
+    "review.requested",
+    app=APP,
+    entity_type=RUN_ENTITY,
+    payload=ReviewRequested,
+    description="An owner asked for the daily review of a day from the owner overview; its run was queued "
+    "(a click while that day's run waits or runs queues nothing and writes nothing).",
+)
+REVIEW_RUN_FAILED = register(
+    "review.run_failed",
+    app=APP,
+    entity_type=RUN_ENTITY,
+    payload=ReviewRunFailed,
+    description="A review run (scheduled or requested) ended in an error; nothing of it was stored and it may "
+    "be run again.",
 )
 
 
@@ -152,3 +187,29 @@ def review_proposal_made(
         evidence=evidence,
     )
     return _append(REVIEW_PROPOSAL_MADE, report, payload, actor)
+
+
+def _append_run(
+    event_type: EventType, run: RsiRun, tenant_id: int, payload: EventPayload, actor: Actor
+) -> AppendedEvent:
+    return ledger_append(
+        chain_id=tenant_id,
+        event_type=event_type.name,
+        entity_type=RUN_ENTITY,
+        entity_id=str(run.pk),
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def review_requested(*, run: RsiRun, tenant_id: int, agent_slug: str, rerun: bool, actor: Actor) -> AppendedEvent:
+    payload = ReviewRequested(agent=agent_slug, run=run.pk, day=run.day.isoformat(), partial=run.partial, rerun=rerun)
+    return _append_run(REVIEW_REQUESTED, run, tenant_id, payload, actor)
+
+
+def review_run_failed(*, run: RsiRun, tenant_id: int, agent_slug: str, error: str, actor: Actor) -> AppendedEvent:
+    payload = ReviewRunFailed(
+        agent=agent_slug, run=run.pk, day=run.day.isoformat(), attempts=run.attempts, error=error[:200]
+    )
+    return _append_run(REVIEW_RUN_FAILED, run, tenant_id, payload, actor)

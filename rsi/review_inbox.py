@@ -6,6 +6,7 @@ kind), and whether proposing is paused (the escalation budget) and why."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from facade.tenancy.models import AgentProfile
 
 from .governance import escalation_capacity, escalation_refill_per_day
 from .governance_rules import HoldReason
+from .metrics_web import TITLES, shown, shown_change
 from .review import latest_report
 from .review_models import ReviewReport
 
@@ -43,6 +45,7 @@ class ReviewView:
     paused: str = ""  # why proposing is paused, in the reader's language; "" when it is not
     # "held back: N because you rejected this kind K times", one line per kind
     preferences: list[str] = field(default_factory=list)
+    weeks: list[dict[str, str]] = field(default_factory=list)  # Monday's report: the week over week
 
     @property
     def groups(self) -> list[tuple[str, list[ClaimView]]]:
@@ -126,8 +129,56 @@ def _preferences(report: ReviewReport) -> list[str]:
     return lines
 
 
-def inbox_review(agent: AgentProfile) -> ReviewView | None:
-    report = latest_report(agent)
+def _direction_words() -> dict[str, str]:
+    return {
+        "up": gettext("up"),
+        "down": gettext("down"),
+        "same": gettext("unchanged"),
+        "unknown": gettext("no data to compare"),
+    }
+
+
+def weekly_rows(comparison: dict[str, Any] | None) -> list[dict[str, str]]:
+    """Monday's week over week (rsi.weekly.WeeklyComparison, as stored) in the reader's words."""
+    if not comparison:
+        return []
+    words = _direction_words()
+    rows = []
+    for metric in comparison.get("metrics", []):
+        name, kind = metric["metric"], metric["kind"]
+        better = metric.get("better")
+        direction = words.get(metric["direction"], metric["direction"])
+        if better is not None:
+            direction += " · " + (gettext("better") if better else gettext("worse"))
+        rows.append(
+            {
+                "title": str(TITLES.get(name, name)),
+                "this_week": shown(metric["this_week"], kind),
+                "last_week": shown(metric["last_week"], kind),
+                "change": shown_change(metric["change"], kind),
+                "direction": direction,
+                "this_counts": "%s / %s" % tuple(metric["this_counts"]),
+                "last_counts": "%s / %s" % tuple(metric["last_counts"]),
+            }
+        )
+    return rows
+
+
+def _report(agent: AgentProfile, day: str) -> ReviewReport | None:
+    """The finished report of `day` (YYYY-MM-DD) when given and there is one, else the latest."""
+    try:
+        wanted = dt.date.fromisoformat(day) if day else None
+    except ValueError:
+        wanted = None
+    if wanted is not None:
+        found = ReviewReport.objects.filter(agent=agent, day=wanted, status=ReviewReport.Status.FINISHED).first()
+        if found is not None:
+            return found
+    return latest_report(agent)
+
+
+def inbox_review(agent: AgentProfile, *, day: str = "") -> ReviewView | None:
+    report = _report(agent, day)
     if report is None:
         return None
     rows = list(report.aggregates.values_list("key", "value", "label"))
@@ -145,4 +196,5 @@ def inbox_review(agent: AgentProfile) -> ReviewView | None:
         dropped=len(report.dropped_claims),
         paused=_paused(report, int(reasons.get(HoldReason.PAUSED, 0))),
         preferences=_preferences(report),
+        weeks=weekly_rows(report.week_over_week),
     )

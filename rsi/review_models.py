@@ -45,6 +45,9 @@ class ReviewReport(models.Model):
     # [{"reason", "kind", "reviewer"}]
     dropped_claims = models.JSONField(default=list, blank=True)
     overrides = models.PositiveIntegerField(default=0)
+    # Monday's report (the one of a Sunday, complete): rsi.weekly.WeeklyComparison — the seven days
+    # ending that Sunday against the seven before, counts and rates only.  None on other days.
+    week_over_week = models.JSONField(null=True, blank=True)
     reviewer = models.CharField(max_length=64, blank=True, default="")
     model = models.CharField(max_length=128, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)

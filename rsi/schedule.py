@@ -13,14 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
 
+from .run_progress import step_clear, step_record
 from .schedule_models import RsiRun, RunStatus
 from .schedule_rules import RunKind, due_days, local_now
 
@@ -39,7 +40,9 @@ def tick(*, now: dt.datetime | None = None) -> list[RsiRun]:
         zone = agent.tenant.time_zone
         first = local_now(agent.created_at, zone).date()
         for kind in RunKind:
-            last = RsiRun.objects.filter(agent=agent, kind=kind).aggregate(last=Max("day"))["last"]
+            # A partial run (an owner reviewed a day still under way) does not count as the day's
+            # run: the day is claimed again once it is over.
+            last = RsiRun.objects.filter(agent=agent, kind=kind, partial=False).aggregate(last=Max("day"))["last"]
             for day in due_days(kind, now, zone, last_done=last, first_possible=first):
                 run = run_claim(agent=agent, kind=kind, day=day, now=now)
                 if run is not None:
@@ -49,13 +52,18 @@ def tick(*, now: dt.datetime | None = None) -> list[RsiRun]:
 
 
 def run_claim(*, agent: AgentProfile, kind: RunKind, day: dt.date, now: dt.datetime) -> RsiRun | None:
-    """Insert the run's row (None when it exists already) and send its task once that commits."""
+    """Insert the run's row (None when it exists already) and send its task once that commits.
+    A partial run of the day (an owner's, while the day was under way) that has ended is claimed
+    again, now for the whole day; one still queued or running is left to a later tick."""
     with transaction.atomic():
         run, created = RsiRun.objects.get_or_create(
             agent=agent, kind=kind.value, day=day, defaults={"queued_at": now, "status": RunStatus.QUEUED}
         )
         if not created:
-            return None
+            whole = RsiRun.objects.filter(pk=run.pk, partial=True, status__in=(RunStatus.DONE, RunStatus.FAILED))
+            if not whole.update(partial=False, status=RunStatus.QUEUED, queued_at=now, attempts=0, error=""):
+                return None
+            run.refresh_from_db()
         transaction.on_commit(functools.partial(_send, run.pk))
     return run
 
@@ -71,6 +79,11 @@ def _resend_expired(now: dt.datetime) -> list[RsiRun]:
                 transaction.on_commit(functools.partial(_send, run.pk))
                 resent.append(run)
     return resent
+
+
+def run_send(run_id: int) -> None:
+    """Send a claimed run's task (its id only, with the expiry); called after the claim commits."""
+    _send(run_id)
 
 
 def _send(run_id: int) -> None:
@@ -91,24 +104,50 @@ def run_execute(run_id: int) -> str:
         run.attempts += 1
         run.save(update_fields=["status", "attempts"])
     try:
-        _service(RunKind(run.kind))(agent_id=run.agent_id, day=run.day)
+        partial = _service(run)
     except Exception as exc:
         logger.exception("rsi %s run %s failed", run.kind, run.pk)
-        _finish(run, RunStatus.FAILED, type(exc).__name__)
+        _failed(run, type(exc).__name__)
         return "failed"
-    _finish(run, RunStatus.DONE, "")
+    finally:
+        step_clear(run)
+    RsiRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.DONE, error="", finished_at=timezone.now(), partial=partial
+    )
     return "done"
 
 
-def _service(kind: RunKind) -> Any:
-    if kind == RunKind.REVIEW:
+def _service(run: RsiRun) -> bool:
+    """Run the run's service; whether what it made is partial (a review of a day under way)."""
+    if run.kind == RunKind.REVIEW:
         from .review import review_run
 
-        return review_run
+        report = review_run(agent_id=run.agent_id, day=run.day, progress=functools.partial(step_record, run))
+        return report.partial
     from .observe import observe_run
 
-    return observe_run
+    observe_run(agent_id=run.agent_id, day=run.day)
+    return False
 
 
-def _finish(run: RsiRun, status: RunStatus, error: str) -> None:
-    RsiRun.objects.filter(pk=run.pk).update(status=status, error=error[:200], finished_at=timezone.now())
+def _failed(run: RsiRun, error: str) -> None:
+    """Mark the run failed, with a review's `review.run_failed` in the same transaction; should
+    that not be written (the database is what failed), the run is marked failed all the same so
+    that it can be run again."""
+    failed = RsiRun.objects.filter(pk=run.pk)
+    try:
+        with transaction.atomic():
+            failed.update(status=RunStatus.FAILED, error=error[:200], finished_at=timezone.now())
+            if run.kind == RunKind.REVIEW:
+                from . import review_events
+
+                review_events.review_run_failed(
+                    run=run,
+                    tenant_id=run.agent.tenant_id,
+                    agent_slug=run.agent.slug,
+                    error=error,
+                    actor=Actor.platform("rsi_schedule"),
+                )
+    except Exception:
+        logger.exception("rsi run %s: its failure could not be recorded in the ledger", run.pk)
+        failed.update(status=RunStatus.FAILED, error=error[:200], finished_at=timezone.now())

@@ -24,6 +24,9 @@ class RsiRun(models.Model):
     queued_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=200, blank=True, default="")  # an exception's class, never text
+    # A review run of a day that was still under way (an owner's "Run today's review"): its report
+    # is partial, so the nightly tick claims the day again once it is over (rsi.schedule.tick).
+    partial = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "kind", "day"], name="rsi_run_once")]

@@ -29,6 +29,7 @@ SERVICE_MODULES = (
     "rsi.observe",
     "rsi.governance",
     "approvals.replay",
+    "rsi.review_trigger",
 )
 
 

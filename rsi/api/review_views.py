@@ -19,6 +19,7 @@ from facade.errors import ApplicationError
 from facade.tenancy.policy import AgentPolicy
 
 from ..review import report_get, report_view, review_run
+from ..weekly import WeeklyComparison
 
 
 class ReviewIn(BaseModel):
@@ -40,6 +41,11 @@ class ReportOut(BaseModel):
     heldBack: int
     droppedClaims: int
     input: dict[str, Any] = Field(description="the ReviewInput: figures, ratios, pointers and shown topics")
+    weekOverWeek: WeeklyComparison | None = Field(
+        description="Monday's report (the review of a complete Sunday in the tenant's time zone): each metric of "
+        "the seven days ending that Sunday against the seven before — values, change, direction and counts; "
+        "null on other days"
+    )
 
 
 _ERRORS = {
