@@ -17,7 +17,8 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db import connections
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
 from pydantic import BaseModel, ConfigDict
 
 from facade.tenancy.models import AgentProfile, Tenant
@@ -28,6 +29,10 @@ from . import schedule_rules
 from .review_rules import ShownTopic, TopicCount, topic_aggregate_key, topics_for_review
 
 SESSIONS_PER_FIGURE = 3  # how many session ids a figure points at
+# The most-asked topics a review names (each asked by FACADE_UNANSWERED_MIN_ASKERS customers or
+# more); the day's other topics are counted in `topics.other`.  It bounds what a review reads
+# and the memory of building its input, whatever the day's traffic (bench/review.py).
+TOPICS_READ = 50
 # The figures every review has, zero or not, so a claim may cite a zero.
 BASE_KEYS = (
     "sessions.total",
@@ -105,8 +110,28 @@ class Built:
     shown: list[ShownTopic]
 
 
-def _ids(qs: QuerySet[Any], field: str = "session_id") -> list[str]:
-    return [str(v) for v in qs.order_by(field).values_list(field, flat=True).distinct()[:SESSIONS_PER_FIGURE]]
+def _grouped(qs: QuerySet[Any], key: Any, field: str = "session_id") -> dict[Any, tuple[int, list[str]]]:
+    """Per value of `key` (an expression over `qs`'s rows): how many rows, and the first few
+    distinct session ids (`field`) in id order — one statement, whatever the day's size: the
+    rows are counted and ranked in the database and only a few ids per key come back."""
+    inner = qs.order_by().annotate(_key=key, _session=F(field)).values_list("_key", "_session")
+    sql, params = inner.query.sql_with_params()
+    grouped = (
+        f"SELECT k, sum(n)::bigint, array_agg(s ORDER BY s) FILTER (WHERE rank <= {SESSIONS_PER_FIGURE}) FROM ("
+        "SELECT k, s, count(*) AS n, row_number() OVER (PARTITION BY k ORDER BY s) AS rank "
+        f"FROM ({sql}) AS t (k, s) WHERE s IS NOT NULL GROUP BY k, s) AS g GROUP BY k"
+    )
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(grouped, params)
+        return {k: (int(n), [str(v) for v in ids or ()]) for k, n, ids in cursor.fetchall()}
+
+
+def _figure(
+    figures: dict[str, int], pointers: dict[str, list[str]], prefix: str, rows: dict[Any, tuple[int, list[str]]]
+) -> None:
+    for value, (n, ids) in sorted(rows.items(), key=lambda item: str(item[0])):
+        key = f"{prefix}{value}" if prefix.endswith(".") else prefix
+        figures[key], pointers[key] = n, ids
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -114,6 +139,8 @@ def _ratio(part: int, whole: int) -> float:
 
 
 def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
+    """About twenty statements whatever the day's size (each counts in the database and returns a
+    few rows), so the time grows with the day's rows and the memory does not (bench/review.py)."""
     tenant = agent.tenant
     start, end = day_bounds(tenant, day)
     session_model = apps.get_model("dialogue", "DialogueSession")
@@ -125,61 +152,35 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
 
     figures: dict[str, int] = dict.fromkeys(BASE_KEYS, 0)
     pointers: dict[str, list[str]] = {}
+    everything = Value("all")
 
     sessions = session_model.objects.filter(
         agent=agent, audience__in=("customer", "peer"), preview=False, created_at__gte=start, created_at__lt=end
     )
-    counts = sessions.aggregate(
-        total=Count("id"),
-        expired=Count("id", filter=Q(status="expired")),
-        closed=Count("id", filter=Q(status="closed")),
-    )
-    for name in ("total", "expired", "closed"):
-        figures[f"sessions.{name}"] = counts[name]
-    pointers["sessions.total"] = _ids(sessions, "id")
-    pointers["sessions.expired"] = _ids(sessions.filter(status="expired"), "id")
-    pointers["sessions.closed"] = _ids(sessions.filter(status="closed"), "id")
+    _figure(figures, pointers, "sessions.total", _grouped(sessions, everything, "id"))
+    by_status = _grouped(sessions.filter(status__in=("expired", "closed")), F("status"), "id")
+    _figure(figures, pointers, "sessions.", by_status)
     session_ids = sessions.values("id")
 
     runs = run_model.objects.filter(tenant_id=agent.tenant_id, session_id__in=session_ids)
-    figures["runs.total"] = runs.count()
-    pointers["runs.total"] = _ids(runs)
-    for row in runs.values("status").annotate(n=Count("id")).order_by("status"):
-        key = f"runs.{row['status']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(runs.filter(status=row["status"]))
-    figures["runs.needs_input"] = runs.filter(needs_input=True).count()
-    pointers["runs.needs_input"] = _ids(runs.filter(needs_input=True))
+    _figure(figures, pointers, "runs.total", _grouped(runs, everything))
+    _figure(figures, pointers, "runs.", _grouped(runs, F("status")))
+    _figure(figures, pointers, "runs.needs_input", _grouped(runs.filter(needs_input=True), everything))
     stopped = runs.exclude(status="completed").exclude(stop_reason="")
-    for row in stopped.values("stop_reason").annotate(n=Count("id")).order_by("stop_reason"):
-        key = f"stop.{row['stop_reason']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(stopped.filter(stop_reason=row["stop_reason"]))
-    guarded = runs.exclude(guard_category="")
-    for row in guarded.values("guard_category").annotate(n=Count("id")).order_by("guard_category"):
-        key = f"guard.{row['guard_category']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(guarded.filter(guard_category=row["guard_category"]))
+    _figure(figures, pointers, "stop.", _grouped(stopped, F("stop_reason")))
+    _figure(figures, pointers, "guard.", _grouped(runs.exclude(guard_category=""), F("guard_category")))
 
     tool_spans = span_model.objects.filter(tenant_id=agent.tenant_id, kind="tool", run__in=runs.values("id"))
-    errors = tool_spans.exclude(outcome="ok")
-    for row in errors.values("outcome").annotate(n=Count("id")).order_by("outcome"):
-        key = f"errors.{row['outcome']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(errors.filter(outcome=row["outcome"]), "run__session_id")
-    submits = tool_spans.filter(name="submit_request")
-    figures["requests.submit_calls"] = submits.count()
-    pointers["requests.submit_calls"] = _ids(submits, "run__session_id")
+    _figure(figures, pointers, "errors.", _grouped(tool_spans.exclude(outcome="ok"), F("outcome"), "run__session_id"))
+    submits = _grouped(tool_spans.filter(name="submit_request"), everything, "run__session_id")
+    _figure(figures, pointers, "requests.submit_calls", submits)
     requests = request_model.objects.filter(agent=agent, kind="request", session_id__in=session_ids)
-    figures["requests.created"] = requests.count()
-    pointers["requests.created"] = _ids(requests)
+    _figure(figures, pointers, "requests.created", _grouped(requests, everything))
 
     ratings = rating_model.objects.filter(session_id__in=session_ids)
-    rated = ratings.aggregate(n=Count("id"), stars_sum=Sum("stars"), low=Count("id", filter=Q(stars__lte=2)))
-    figures["ratings.count"], figures["ratings.stars_sum"] = rated["n"], rated["stars_sum"] or 0
-    figures["ratings.low"] = rated["low"]
-    pointers["ratings.count"] = _ids(ratings)
-    pointers["ratings.low"] = _ids(ratings.filter(stars__lte=2))
+    figures["ratings.stars_sum"] = ratings.aggregate(stars_sum=Sum("stars"))["stars_sum"] or 0
+    _figure(figures, pointers, "ratings.count", _grouped(ratings, everything))
+    _figure(figures, pointers, "ratings.low", _grouped(ratings.filter(stars__lte=2), everything))
 
     trust = trust_model.objects.filter(
         tenant_id=agent.tenant_id,
@@ -193,32 +194,35 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     hits = KnowledgeHit.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    figures["knowledge.hits"] = hits.count()
-    pointers["knowledge.hits"] = _ids(hits)
+    _figure(figures, pointers, "knowledge.hits", _grouped(hits, everything))
     misses = KnowledgeMiss.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    figures["knowledge.misses"] = misses.count()
-    pointers["knowledge.misses"] = _ids(misses)
+    _figure(figures, pointers, "knowledge.misses", _grouped(misses, everything))
 
-    grouped = (
-        misses.exclude(topic_key=EMPTY_TOPIC)
-        .values("topic_key")
-        .annotate(n=Count("id"), askers=Count("asker", distinct=True))
-        .order_by("-n", "topic_key")
-    )
+    # Only the most-asked topics that k customers asked are read (TOPICS_READ); every other topic
+    # is counted in the database.  Only the shown topics' keys are read again, for their pointers.
     k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
+    named = misses.exclude(topic_key=EMPTY_TOPIC)
+    grouped = (
+        named.values("topic_key")
+        .annotate(n=Count("id"), askers=Count("asker", distinct=True))
+        .filter(askers__gte=k)
+        .order_by("-askers", "-n", "topic_key")[:TOPICS_READ]
+    )
     topic_counts = [TopicCount(g["topic_key"], topic_label(g["topic_key"]), g["n"], g["askers"], ()) for g in grouped]
-    # Only the shown topics' keys are read again, for their session pointers.
-    shown, other, other_misses = topics_for_review(topic_counts, min_askers=k)
+    shown, _other, _other_misses = topics_for_review(topic_counts, min_askers=k)
+    every = named.aggregate(topics=Count("topic_key", distinct=True), misses=Count("id"))
     by_hash = {topic_aggregate_key(t.key): t.key for t in topic_counts}
+    topic_pointers = _grouped(named.filter(topic_key__in=[by_hash[t.aggregate_key] for t in shown]), F("topic_key"))
     shown_with_sessions: list[ShownTopic] = []
     for topic in shown:
-        ids = tuple(_ids(misses.filter(topic_key=by_hash[topic.aggregate_key])))
-        shown_with_sessions.append(ShownTopic(topic.aggregate_key, topic.label, topic.misses, topic.askers, ids))
+        ids = topic_pointers.get(by_hash[topic.aggregate_key], (0, []))[1]
+        shown_with_sessions.append(ShownTopic(topic.aggregate_key, topic.label, topic.misses, topic.askers, tuple(ids)))
         figures[topic.aggregate_key] = topic.misses
-        pointers[topic.aggregate_key] = list(ids)
-    figures["topics.other"], figures["topics.other_misses"] = other, other_misses
+        pointers[topic.aggregate_key] = ids
+    figures["topics.other"] = every["topics"] - len(shown)
+    figures["topics.other_misses"] = every["misses"] - sum(t.misses for t in shown)
 
     total_runs = figures["runs.total"]
     ratios = {
