@@ -18,7 +18,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.db import connections
-from django.db.models import Count, F, Q, QuerySet, Sum, Value
+from django.db.models import Count, Q, QuerySet, Sum
 from pydantic import BaseModel, ConfigDict
 
 from facade.tenancy.models import AgentProfile, Tenant
@@ -110,27 +110,29 @@ class Built:
     shown: list[ShownTopic]
 
 
-def _grouped(qs: QuerySet[Any], key: Any, field: str = "session_id") -> dict[Any, tuple[int, list[str]]]:
-    """Per value of `key` (an expression over `qs`'s rows): how many rows, and the first few
-    distinct session ids (`field`) in id order — one statement, whatever the day's size: the
-    rows are counted and ranked in the database and only a few ids per key come back."""
-    inner = qs.order_by().annotate(_key=key, _session=F(field)).values_list("_key", "_session")
-    sql, params = inner.query.sql_with_params()
-    grouped = (
+def _counted(
+    qs: QuerySet[Any], columns: tuple[str, ...], families: tuple[tuple[str, str], ...], field: str = "session_id"
+) -> dict[str, tuple[int, list[str]]]:
+    """Figures over `qs`'s rows in one statement, whatever the day's size: each family is an SQL
+    key over `columns` (a figure's name, e.g. `'runs.' || status`) and the condition of the rows
+    it counts.  Returns per key how many rows, and the first few distinct session ids (`field`) in
+    id order: the rows are read once, counted and ranked in the database, and only a few ids per
+    key come back."""
+    sql, params = qs.order_by().values_list(*columns, field).query.sql_with_params()
+    branches = " UNION ALL ".join(f"SELECT {key} AS k, s FROM base WHERE {where}" for key, where in families)
+    statement = (
+        f"WITH base ({', '.join((*columns, 's'))}) AS MATERIALIZED ({sql}) "
         f"SELECT k, sum(n)::bigint, array_agg(s ORDER BY s) FILTER (WHERE rank <= {SESSIONS_PER_FIGURE}) FROM ("
         "SELECT k, s, count(*) AS n, row_number() OVER (PARTITION BY k ORDER BY s) AS rank "
-        f"FROM ({sql}) AS t (k, s) WHERE s IS NOT NULL GROUP BY k, s) AS g GROUP BY k"
+        f"FROM ({branches}) AS t WHERE s IS NOT NULL GROUP BY k, s) AS g GROUP BY k ORDER BY k"
     )
     with connections[qs.db].cursor() as cursor:
-        cursor.execute(grouped, params)
+        cursor.execute(statement, params)
         return {k: (int(n), [str(v) for v in ids or ()]) for k, n, ids in cursor.fetchall()}
 
 
-def _figure(
-    figures: dict[str, int], pointers: dict[str, list[str]], prefix: str, rows: dict[Any, tuple[int, list[str]]]
-) -> None:
-    for value, (n, ids) in sorted(rows.items(), key=lambda item: str(item[0])):
-        key = f"{prefix}{value}" if prefix.endswith(".") else prefix
+def _figures(figures: dict[str, int], pointers: dict[str, list[str]], rows: dict[str, tuple[int, list[str]]]) -> None:
+    for key, (n, ids) in rows.items():
         figures[key], pointers[key] = n, ids
 
 
@@ -139,7 +141,7 @@ def _ratio(part: int, whole: int) -> float:
 
 
 def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
-    """About twenty statements whatever the day's size (each counts in the database and returns a
+    """About a dozen statements whatever the day's size (each counts in the database and returns a
     few rows), so the time grows with the day's rows and the memory does not (bench/review.py)."""
     tenant = agent.tenant
     start, end = day_bounds(tenant, day)
@@ -152,35 +154,39 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
 
     figures: dict[str, int] = dict.fromkeys(BASE_KEYS, 0)
     pointers: dict[str, list[str]] = {}
-    everything = Value("all")
 
     sessions = session_model.objects.filter(
         agent=agent, audience__in=("customer", "peer"), preview=False, created_at__gte=start, created_at__lt=end
     )
-    _figure(figures, pointers, "sessions.total", _grouped(sessions, everything, "id"))
-    by_status = _grouped(sessions.filter(status__in=("expired", "closed")), F("status"), "id")
-    _figure(figures, pointers, "sessions.", by_status)
+    session_families = (("'sessions.total'", "true"), ("'sessions.' || status", "status IN ('expired', 'closed')"))
+    _figures(figures, pointers, _counted(sessions, ("status",), session_families, "id"))
     session_ids = sessions.values("id")
 
     runs = run_model.objects.filter(tenant_id=agent.tenant_id, session_id__in=session_ids)
-    _figure(figures, pointers, "runs.total", _grouped(runs, everything))
-    _figure(figures, pointers, "runs.", _grouped(runs, F("status")))
-    _figure(figures, pointers, "runs.needs_input", _grouped(runs.filter(needs_input=True), everything))
-    stopped = runs.exclude(status="completed").exclude(stop_reason="")
-    _figure(figures, pointers, "stop.", _grouped(stopped, F("stop_reason")))
-    _figure(figures, pointers, "guard.", _grouped(runs.exclude(guard_category=""), F("guard_category")))
+    run_families = (
+        ("'runs.total'", "true"),
+        ("'runs.' || status", "true"),
+        ("'runs.needs_input'", "needs_input"),
+        ("'stop.' || stop_reason", "status <> 'completed' AND stop_reason <> ''"),
+        ("'guard.' || guard_category", "guard_category <> ''"),
+    )
+    _figures(
+        figures, pointers, _counted(runs, ("status", "stop_reason", "guard_category", "needs_input"), run_families)
+    )
 
     tool_spans = span_model.objects.filter(tenant_id=agent.tenant_id, kind="tool", run__in=runs.values("id"))
-    _figure(figures, pointers, "errors.", _grouped(tool_spans.exclude(outcome="ok"), F("outcome"), "run__session_id"))
-    submits = _grouped(tool_spans.filter(name="submit_request"), everything, "run__session_id")
-    _figure(figures, pointers, "requests.submit_calls", submits)
+    span_families = (
+        ("'errors.' || outcome", "outcome <> 'ok'"),
+        ("'requests.submit_calls'", "name = 'submit_request'"),
+    )
+    _figures(figures, pointers, _counted(tool_spans, ("name", "outcome"), span_families, "run__session_id"))
     requests = request_model.objects.filter(agent=agent, kind="request", session_id__in=session_ids)
-    _figure(figures, pointers, "requests.created", _grouped(requests, everything))
+    _figures(figures, pointers, _counted(requests, (), (("'requests.created'", "true"),)))
 
     ratings = rating_model.objects.filter(session_id__in=session_ids)
     figures["ratings.stars_sum"] = ratings.aggregate(stars_sum=Sum("stars"))["stars_sum"] or 0
-    _figure(figures, pointers, "ratings.count", _grouped(ratings, everything))
-    _figure(figures, pointers, "ratings.low", _grouped(ratings.filter(stars__lte=2), everything))
+    rating_families = (("'ratings.count'", "true"), ("'ratings.low'", "stars <= 2"))
+    _figures(figures, pointers, _counted(ratings, ("stars",), rating_families))
 
     trust = trust_model.objects.filter(
         tenant_id=agent.tenant_id,
@@ -194,11 +200,11 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     hits = KnowledgeHit.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    _figure(figures, pointers, "knowledge.hits", _grouped(hits, everything))
+    _figures(figures, pointers, _counted(hits, (), (("'knowledge.hits'", "true"),)))
     misses = KnowledgeMiss.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    _figure(figures, pointers, "knowledge.misses", _grouped(misses, everything))
+    _figures(figures, pointers, _counted(misses, (), (("'knowledge.misses'", "true"),)))
 
     # Only the most-asked topics that k customers asked are read (TOPICS_READ); every other topic
     # is counted in the database.  Only the shown topics' keys are read again, for their pointers.
@@ -214,7 +220,8 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     shown, _other, _other_misses = topics_for_review(topic_counts, min_askers=k)
     every = named.aggregate(topics=Count("topic_key", distinct=True), misses=Count("id"))
     by_hash = {topic_aggregate_key(t.key): t.key for t in topic_counts}
-    topic_pointers = _grouped(named.filter(topic_key__in=[by_hash[t.aggregate_key] for t in shown]), F("topic_key"))
+    shown_keys = named.filter(topic_key__in=[by_hash[t.aggregate_key] for t in shown])
+    topic_pointers = _counted(shown_keys, ("topic_key",), (("topic_key", "true"),))
     shown_with_sessions: list[ShownTopic] = []
     for topic in shown:
         ids = topic_pointers.get(by_hash[topic.aggregate_key], (0, []))[1]
