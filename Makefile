@@ -44,3 +44,4 @@ bench: install
 	$(BIN)/python bench/chat.py
 	$(BIN)/python bench/abuse.py
 	$(BIN)/python bench/approvals.py
+	$(BIN)/python bench/review.py

@@ -130,6 +130,10 @@ class KnowledgeHit(models.Model):
     version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        # The daily review counts an agent's hits of one day (rsi/review_input.py).
+        indexes = [models.Index(fields=["agent", "created_at"], name="knowledge_hit_time")]
+
     def __str__(self) -> str:
         return f"hit on version {self.version_id} of agent {self.agent_id}"
 

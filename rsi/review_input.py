@@ -17,6 +17,8 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import Count, Q, QuerySet, Sum
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +30,10 @@ from . import schedule_rules
 from .review_rules import ShownTopic, TopicCount, topic_aggregate_key, topics_for_review
 
 SESSIONS_PER_FIGURE = 3  # how many session ids a figure points at
+# The most-asked topics a review names (each asked by FACADE_UNANSWERED_MIN_ASKERS customers or
+# more); the day's other topics are counted in `topics.other`.  It bounds what a review reads
+# and the memory of building its input, whatever the day's traffic (bench/review.py).
+TOPICS_READ = 50
 # The figures every review has, zero or not, so a claim may cite a zero.
 BASE_KEYS = (
     "sessions.total",
@@ -105,8 +111,33 @@ class Built:
     shown: list[ShownTopic]
 
 
-def _ids(qs: QuerySet[Any], field: str = "session_id") -> list[str]:
-    return [str(v) for v in qs.order_by(field).values_list(field, flat=True).distinct()[:SESSIONS_PER_FIGURE]]
+def _counted(
+    qs: QuerySet[Any], columns: tuple[str, ...], families: tuple[tuple[str, str], ...], field: str = "session_id"
+) -> dict[str, tuple[int, list[str]]]:
+    """Figures over `qs`'s rows in one statement, whatever the day's size: each family is an SQL
+    key over `columns` (a figure's name, e.g. `'runs.' || status`) and the condition of the rows
+    it counts.  Returns per key how many rows, and the first few distinct session ids (`field`) in
+    id order: the rows are read once, counted and ranked in the database, and only a few ids per
+    key come back."""
+    try:
+        sql, params = qs.order_by().values_list(*columns, field).query.sql_with_params()
+    except EmptyResultSet:  # a filter that can match nothing (e.g. `__in` an empty list)
+        return {}
+    branches = " UNION ALL ".join(f"SELECT {key} AS k, s FROM base WHERE {where}" for key, where in families)
+    statement = (
+        f"WITH base ({', '.join((*columns, 's'))}) AS MATERIALIZED ({sql}) "
+        f"SELECT k, sum(n)::bigint, array_agg(s ORDER BY s) FILTER (WHERE rank <= {SESSIONS_PER_FIGURE}) FROM ("
+        "SELECT k, s, count(*) AS n, row_number() OVER (PARTITION BY k ORDER BY s) AS rank "
+        f"FROM ({branches}) AS t WHERE s IS NOT NULL GROUP BY k, s) AS g GROUP BY k ORDER BY k"
+    )
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(statement, params)
+        return {k: (int(n), [str(v) for v in ids or ()]) for k, n, ids in cursor.fetchall()}
+
+
+def _figures(figures: dict[str, int], pointers: dict[str, list[str]], rows: dict[str, tuple[int, list[str]]]) -> None:
+    for key, (n, ids) in rows.items():
+        figures[key], pointers[key] = n, ids
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -114,6 +145,8 @@ def _ratio(part: int, whole: int) -> float:
 
 
 def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
+    """About a dozen statements whatever the day's size (each counts in the database and returns a
+    few rows), so the time grows with the day's rows and the memory does not (bench/review.py)."""
     tenant = agent.tenant
     start, end = day_bounds(tenant, day)
     session_model = apps.get_model("dialogue", "DialogueSession")
@@ -129,57 +162,35 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     sessions = session_model.objects.filter(
         agent=agent, audience__in=("customer", "peer"), preview=False, created_at__gte=start, created_at__lt=end
     )
-    counts = sessions.aggregate(
-        total=Count("id"),
-        expired=Count("id", filter=Q(status="expired")),
-        closed=Count("id", filter=Q(status="closed")),
-    )
-    for name in ("total", "expired", "closed"):
-        figures[f"sessions.{name}"] = counts[name]
-    pointers["sessions.total"] = _ids(sessions, "id")
-    pointers["sessions.expired"] = _ids(sessions.filter(status="expired"), "id")
-    pointers["sessions.closed"] = _ids(sessions.filter(status="closed"), "id")
+    session_families = (("'sessions.total'", "true"), ("'sessions.' || status", "status IN ('expired', 'closed')"))
+    _figures(figures, pointers, _counted(sessions, ("status",), session_families, "id"))
     session_ids = sessions.values("id")
 
     runs = run_model.objects.filter(tenant_id=agent.tenant_id, session_id__in=session_ids)
-    figures["runs.total"] = runs.count()
-    pointers["runs.total"] = _ids(runs)
-    for row in runs.values("status").annotate(n=Count("id")).order_by("status"):
-        key = f"runs.{row['status']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(runs.filter(status=row["status"]))
-    figures["runs.needs_input"] = runs.filter(needs_input=True).count()
-    pointers["runs.needs_input"] = _ids(runs.filter(needs_input=True))
-    stopped = runs.exclude(status="completed").exclude(stop_reason="")
-    for row in stopped.values("stop_reason").annotate(n=Count("id")).order_by("stop_reason"):
-        key = f"stop.{row['stop_reason']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(stopped.filter(stop_reason=row["stop_reason"]))
-    guarded = runs.exclude(guard_category="")
-    for row in guarded.values("guard_category").annotate(n=Count("id")).order_by("guard_category"):
-        key = f"guard.{row['guard_category']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(guarded.filter(guard_category=row["guard_category"]))
+    run_families = (
+        ("'runs.total'", "true"),
+        ("'runs.' || status", "true"),
+        ("'runs.needs_input'", "needs_input"),
+        ("'stop.' || stop_reason", "status <> 'completed' AND stop_reason <> ''"),
+        ("'guard.' || guard_category", "guard_category <> ''"),
+    )
+    _figures(
+        figures, pointers, _counted(runs, ("status", "stop_reason", "guard_category", "needs_input"), run_families)
+    )
 
     tool_spans = span_model.objects.filter(tenant_id=agent.tenant_id, kind="tool", run__in=runs.values("id"))
-    errors = tool_spans.exclude(outcome="ok")
-    for row in errors.values("outcome").annotate(n=Count("id")).order_by("outcome"):
-        key = f"errors.{row['outcome']}"
-        figures[key] = row["n"]
-        pointers[key] = _ids(errors.filter(outcome=row["outcome"]), "run__session_id")
-    submits = tool_spans.filter(name="submit_request")
-    figures["requests.submit_calls"] = submits.count()
-    pointers["requests.submit_calls"] = _ids(submits, "run__session_id")
+    span_families = (
+        ("'errors.' || outcome", "outcome <> 'ok'"),
+        ("'requests.submit_calls'", "name = 'submit_request'"),
+    )
+    _figures(figures, pointers, _counted(tool_spans, ("name", "outcome"), span_families, "run__session_id"))
     requests = request_model.objects.filter(agent=agent, kind="request", session_id__in=session_ids)
-    figures["requests.created"] = requests.count()
-    pointers["requests.created"] = _ids(requests)
+    _figures(figures, pointers, _counted(requests, (), (("'requests.created'", "true"),)))
 
     ratings = rating_model.objects.filter(session_id__in=session_ids)
-    rated = ratings.aggregate(n=Count("id"), stars_sum=Sum("stars"), low=Count("id", filter=Q(stars__lte=2)))
-    figures["ratings.count"], figures["ratings.stars_sum"] = rated["n"], rated["stars_sum"] or 0
-    figures["ratings.low"] = rated["low"]
-    pointers["ratings.count"] = _ids(ratings)
-    pointers["ratings.low"] = _ids(ratings.filter(stars__lte=2))
+    figures["ratings.stars_sum"] = ratings.aggregate(stars_sum=Sum("stars"))["stars_sum"] or 0
+    rating_families = (("'ratings.count'", "true"), ("'ratings.low'", "stars <= 2"))
+    _figures(figures, pointers, _counted(ratings, ("stars",), rating_families))
 
     trust = trust_model.objects.filter(
         tenant_id=agent.tenant_id,
@@ -193,32 +204,36 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     hits = KnowledgeHit.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    figures["knowledge.hits"] = hits.count()
-    pointers["knowledge.hits"] = _ids(hits)
+    _figures(figures, pointers, _counted(hits, (), (("'knowledge.hits'", "true"),)))
     misses = KnowledgeMiss.objects.filter(
         agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
     )
-    figures["knowledge.misses"] = misses.count()
-    pointers["knowledge.misses"] = _ids(misses)
+    _figures(figures, pointers, _counted(misses, (), (("'knowledge.misses'", "true"),)))
 
-    grouped = (
-        misses.exclude(topic_key=EMPTY_TOPIC)
-        .values("topic_key")
-        .annotate(n=Count("id"), askers=Count("asker", distinct=True))
-        .order_by("-n", "topic_key")
-    )
+    # Only the most-asked topics that k customers asked are read (TOPICS_READ); every other topic
+    # is counted in the database.  Only the shown topics' keys are read again, for their pointers.
     k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
+    named = misses.exclude(topic_key=EMPTY_TOPIC)
+    grouped = (
+        named.values("topic_key")
+        .annotate(n=Count("id"), askers=Count("asker", distinct=True))
+        .filter(askers__gte=k)
+        .order_by("-askers", "-n", "topic_key")[:TOPICS_READ]
+    )
     topic_counts = [TopicCount(g["topic_key"], topic_label(g["topic_key"]), g["n"], g["askers"], ()) for g in grouped]
-    # Only the shown topics' keys are read again, for their session pointers.
-    shown, other, other_misses = topics_for_review(topic_counts, min_askers=k)
+    shown, _other, _other_misses = topics_for_review(topic_counts, min_askers=k)
+    every = named.aggregate(topics=Count("topic_key", distinct=True), misses=Count("id"))
     by_hash = {topic_aggregate_key(t.key): t.key for t in topic_counts}
+    shown_keys = named.filter(topic_key__in=[by_hash[t.aggregate_key] for t in shown])
+    topic_pointers = _counted(shown_keys, ("topic_key",), (("topic_key", "true"),))
     shown_with_sessions: list[ShownTopic] = []
     for topic in shown:
-        ids = tuple(_ids(misses.filter(topic_key=by_hash[topic.aggregate_key])))
-        shown_with_sessions.append(ShownTopic(topic.aggregate_key, topic.label, topic.misses, topic.askers, ids))
+        ids = topic_pointers.get(by_hash[topic.aggregate_key], (0, []))[1]
+        shown_with_sessions.append(ShownTopic(topic.aggregate_key, topic.label, topic.misses, topic.askers, tuple(ids)))
         figures[topic.aggregate_key] = topic.misses
-        pointers[topic.aggregate_key] = list(ids)
-    figures["topics.other"], figures["topics.other_misses"] = other, other_misses
+        pointers[topic.aggregate_key] = ids
+    figures["topics.other"] = every["topics"] - len(shown)
+    figures["topics.other_misses"] = every["misses"] - sum(t.misses for t in shown)
 
     total_runs = figures["runs.total"]
     ratios = {

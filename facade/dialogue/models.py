@@ -42,12 +42,15 @@ class DialogueSession(models.Model):
         # finds them without reading the agent's closed sessions, which only accumulate
         # (bench/approvals.py: 100 open among 300,000 closed took a 125 ms scan without it).
         # Not on `last_activity_at`, so a turn's touch of its session stays a HOT update.
+        # The daily review reads one agent's local day (rsi/review_input.py): without
+        # `session_agent_created` every figure scanned all the agent's sessions (bench/review.py).
         indexes = [
             models.Index(
                 fields=["agent", "contract_version"],
                 name="session_open_customer",
                 condition=models.Q(status="open", audience="customer"),
-            )
+            ),
+            models.Index(fields=["agent", "created_at"], name="session_agent_created"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -226,6 +229,10 @@ class TrustChange(models.Model):
     reason = models.CharField(max_length=32)
     score = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The daily review counts a tenant's trust changes of one day (rsi/review_input.py).
+        indexes = [models.Index(fields=["tenant", "created_at"], name="trust_tenant_created")]
 
     def __str__(self) -> str:
         return f"customer {self.customer_id} trust {self.delta:+d} ({self.reason}) to {self.score}"
