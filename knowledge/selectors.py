@@ -89,6 +89,8 @@ def taboos_in_effect(agent: AgentProfile) -> tuple[Taboo, ...]:
     it, as it reads the live contract)."""
     from .models import EntryVersion, Kind
 
+    if agent.pk is None:  # an unsaved agent (a prompt tried out before it is created) has no lessons
+        return ()
     now = timezone.now()
     rows = (
         EntryVersion.objects.filter(agent=agent, served=True, status=Status.APPROVED, entry__kind=Kind.TABOO)
