@@ -93,6 +93,12 @@ class EntryVersion(models.Model):
     questions = models.JSONField(
         default=list, blank=True, help_text="other ways customers ask what this answers; searched with the text"
     )
+    taboo_phrase = models.CharField(
+        max_length=150,
+        blank=True,
+        default="",
+        help_text="a taboo's words the agent never says (its X in “Never say ‘X’”); empty for other kinds",
+    )
     search_text = models.TextField(help_text="search terms: words, and CJK character bigrams")
     served = models.BooleanField(default=False, help_text="the entry's current version: what customers may see")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -224,3 +224,27 @@ def topic_for_owner(topic_key: str) -> str:
     when nothing is left (the "(empty)" key of a question with no terms included)."""
     kept = [t for t in topic_key.split() if not _NUMBER_LIKE.search(t) and t != "(empty)"]
     return " ".join(kept)
+
+
+# A taboo's title names what is never said: "Never say ‘cheap’" / 不说‘便宜’ (the owner chat's own
+# titles, facade/dialogue/runtime/providers/offline.py), also unquoted or with other quotes
+# ("Never say cheap", "Don't say 'budget'", 不要说“便宜”).
+_TABOO_TITLE = re.compile(
+    r"^\s*(?:never|don[’']?t|do\s+not)\s+(?:ever\s+)?(?:say|use|call\s+it)\s*[:：]?\s*(?P<en>.+?)\s*[.!]?\s*$"
+    r"|^\s*(?:从不|从来不|绝不|永远不要|永远不|不要|别|不能|不)说\s*[:：]?\s*(?P<zh>.+?)\s*[。！]?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TABOO_QUOTES = "\"'“”‘’「」『』《》 "
+MAX_TABOO_PHRASE = 150
+
+
+def taboo_phrase(given: str, title: str) -> str:
+    """The words a taboo forbids: `given` when the writer named them (the owner chat's
+    `remember_lesson` does), else what its title says is never said; empty when neither shows
+    it (such a taboo is knowledge only, and forbids nothing)."""
+    phrase = " ".join(given.split())
+    if not phrase:
+        match = _TABOO_TITLE.match(title)
+        if match is not None:
+            phrase = (match.group("en") or match.group("zh") or "").strip(_TABOO_QUOTES)
+    return phrase.strip(_TABOO_QUOTES)[:MAX_TABOO_PHRASE]

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from facade.tenancy.models import AgentProfile
@@ -72,6 +72,36 @@ def knowledge_search(
         )
         for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version, *_rank in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Taboo:
+    """What an approved taboo lesson forbids the agent to say, and the entry that says so."""
+
+    entry_id: int
+    phrase: str
+
+
+def taboos_in_effect(agent: AgentProfile) -> tuple[Taboo, ...]:
+    """The phrases the agent's taboos forbid: only the served (current, approved) version of
+    each taboo entry, valid now — a pending, rejected, quarantined, rolled back or superseded
+    one forbids nothing.  One query, whatever the number of taboos (every customer turn reads
+    it, as it reads the live contract)."""
+    from .models import EntryVersion, Kind
+
+    if agent.pk is None:  # an unsaved agent (a prompt tried out before it is created) has no lessons
+        return ()
+    now = timezone.now()
+    rows = (
+        EntryVersion.objects.filter(agent=agent, served=True, status=Status.APPROVED, entry__kind=Kind.TABOO)
+        .exclude(taboo_phrase="")
+        .filter(
+            Q(valid_from__isnull=True) | Q(valid_from__lte=now), Q(valid_until__isnull=True) | Q(valid_until__gt=now)
+        )
+        .order_by("entry_id")
+        .values_list("entry_id", "taboo_phrase")
+    )
+    return tuple(Taboo(entry_id, phrase) for entry_id, phrase in rows)
 
 
 def pending_versions(agent: AgentProfile) -> Any:

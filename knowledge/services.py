@@ -109,6 +109,7 @@ def entry_propose(
     origin_key: str = "",
     entry: KnowledgeEntry | None = None,
     questions: list[str] | None = None,
+    taboo_phrase: str = "",
 ) -> EntryVersion:
     """Add knowledge, or a new version of an entry, and let the L1 rule decide whether it takes
     effect now (approved) or waits for the owner (pending).  Material without a source is
@@ -116,7 +117,11 @@ def entry_propose(
 
     `questions` are other ways customers ask what the entry answers; search matches them as it
     matches the title and body.  None keeps the questions of the entry's latest version (a
-    re-uploaded section keeps the questions the owner attached to it)."""
+    re-uploaded section keeps the questions the owner attached to it).
+
+    `taboo_phrase`: what a taboo forbids the agent to say; when the writer does not name it, the
+    title tells (rules.taboo_phrase), else the entry's latest version's is kept.  Only a taboo
+    entry's versions carry one."""
     if source is None:
         raise KnowledgeError("source_required", "knowledge needs a source (type, reference and version)")
     title, body = title.strip(), body.strip()
@@ -145,10 +150,15 @@ def entry_propose(
         entry = KnowledgeEntry.objects.select_for_update().get(pk=entry.pk)
         if entry.agent_id != agent.pk:
             raise KnowledgeError("not_found", "no such entry", 404)
-    if questions is None:
+    phrase = rules.taboo_phrase(taboo_phrase, title) if entry.kind == Kind.TABOO else ""
+    latest = None
+    if questions is None or (entry.kind == Kind.TABOO and not phrase):
         latest = entry.versions.order_by("-number").first()
+    if questions is None:
         questions = list(latest.questions) if latest is not None else []
     questions = questions_clean(questions)
+    if not phrase and latest is not None and entry.kind == Kind.TABOO:
+        phrase = latest.taboo_phrase
 
     extra_terms = list(RegulatedTerm.objects.filter(agent=agent).values_list("term", "category"))
     categories = rules.regulated_categories(f"{title}\n{body}", extra_terms)
@@ -187,6 +197,7 @@ def entry_propose(
         actor_type=actor.type,
         actor_id=actor.id,
         questions=questions,
+        taboo_phrase=phrase,
         search_text=search_text(title, body, *questions),
     )
     version.caused_by_seq = events.knowledge_version_created(version=version, actor=actor).seq

@@ -14,10 +14,12 @@ Definitions (the README repeats them):
   rolled back — over all review proposals decided that day (yes or `rejected`).  Expired ones
   were never decided and are not counted.  Healthy above 20 %.
 - over-commitment: replies (runs) whose reply the commitment guard blocked and replaced
-  (`Run.guard_category` set) over all replies.  Delivered violations are 0 by construction: the
+  (`Run.guard_category` set, a taboo's block aside) over all replies.  Delivered violations are 0 by construction: the
   guard checks every outward reply before it is stored and sent, and a blocked reply is replaced
   by the boundary text in the same step (runtime/loop.py), so no stored reply carries a blocked
   commitment; the figure is reported as that constant, not measured.
+- taboo blocks (a count, not charted): replies replaced because they said what an approved taboo
+  lesson forbids (`Run.guard_category` `taboo`): the owner's wording, not an over-commitment.
 - knowledge hit: agent replies that cite approved knowledge (non-empty `Message.citations`) over
   knowledge questions: those replies plus recorded misses (`KnowledgeMiss`, a search no approved
   knowledge answered).
@@ -52,6 +54,7 @@ from .review_models import ReviewReport
 from .schedule_rules import day_bounds
 
 MIN_DAYS, MAX_DAYS, DEFAULT_DAYS = 1, 90, 30
+TABOO = "taboo"  # the guard category of a reply an approved taboo stopped (runtime/loop.py)
 HEALTHY_ADOPTION = 0.2
 OUTWARD = ("customer", "peer")
 DELIVERED_VIOLATIONS_BASIS = (
@@ -66,6 +69,7 @@ COUNTS = (
     "sessions",
     "replies",
     "blocked_replies",
+    "taboo_blocks",
     "knowledge_answered",
     "knowledge_missed",
     "flows_started",
@@ -111,6 +115,7 @@ class Counts(BaseModel):
     sessions: int = 0
     replies: int = 0
     blocked_replies: int = 0
+    taboo_blocks: int = 0  # replies replaced because they said what an approved taboo forbids
     knowledge_answered: int = 0
     knowledge_missed: int = 0
     flows_started: int = 0
@@ -267,7 +272,8 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             "started_at",
             zone,
             replies=Count("pk"),
-            blocked_replies=Count("pk", filter=~Q(guard_category="")),
+            blocked_replies=Count("pk", filter=~Q(guard_category__in=("", TABOO))),
+            taboo_blocks=Count("pk", filter=Q(guard_category=TABOO)),
         ),
         _by_day(
             Message.objects.filter(in_session, within("created_at"), role="agent").exclude(citations=[]),

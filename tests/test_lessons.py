@@ -334,6 +334,8 @@ def test_the_offline_model_records_a_correction_as_a_taboo(text: str, title: str
         "kind": "taboo",
         "title": title,
         "text": text.removeprefix("remember: ").removeprefix("记住："),
+        # what is never said, kept on the taboo: the runtime enforces it once approved (test_taboo.py)
+        "phrase": title.removeprefix("Never say ‘").removeprefix("不说‘").removesuffix("’"),
     }
 
 

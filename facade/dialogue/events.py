@@ -91,6 +91,8 @@ class RunFinished(EventPayload):
 class GuardBlocked(EventPayload):
     category: str
     audience: str
+    # Category `taboo`: the approved taboo lesson the reply broke (its knowledge entry).
+    entry_id: int | None = None
 
 
 class ToolRefused(EventPayload):
@@ -190,7 +192,8 @@ GUARD_BLOCKED = register(
     entity_type="run",
     payload=GuardBlocked,
     description=(
-        "The commitment guard, the grounding check or the quoting rule replaced a reply with the boundary sentence."
+        "The commitment guard, the grounding check, the quoting rule or an approved taboo lesson replaced a reply "
+        "with the boundary sentence."
     ),
 )
 TOOL_REFUSED = register(
@@ -316,8 +319,10 @@ def run_finished(
     return _append(RUN_FINISHED, session.tenant_id, run.pk, _agent(agent), payload)
 
 
-def guard_blocked(*, session: DialogueSession, run: Run, category: str, audience: str) -> AppendedEvent:
-    payload = GuardBlocked(category=category, audience=audience)
+def guard_blocked(
+    *, session: DialogueSession, run: Run, category: str, audience: str, entry_id: int | None = None
+) -> AppendedEvent:
+    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id)
     return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
 
 

@@ -452,6 +452,7 @@ class RunOutcome:
     text: str  # the reply the principal gets
     citations: list[dict[str, Any]]
     metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
+    taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
 
 
 @transaction.atomic
@@ -545,7 +546,13 @@ def run_finish(
         knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=hits)
     events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(outcome.citations))
     if outcome.guard_category:
-        events.guard_blocked(session=session, run=run, category=outcome.guard_category, audience=session.audience)
+        events.guard_blocked(
+            session=session,
+            run=run,
+            category=outcome.guard_category,
+            audience=session.audience,
+            entry_id=outcome.taboo_entry,
+        )
     return reply
 
 

@@ -224,15 +224,17 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     )
 
 
-def _owner_version(ctx: ToolContext, *, title: str, text: str, kind: str) -> EntryVersion:
+def _owner_version(ctx: ToolContext, *, title: str, text: str, kind: str, phrase: str = "") -> EntryVersion:
     """A knowledge version from the owner face (source: this owner dialogue and run).  What waits
-    is filed as an L1 proposal from the owner's chat (origin owner_dialogue)."""
+    is filed as an L1 proposal from the owner's chat (origin owner_dialogue).  `phrase`: what a
+    taboo forbids (knowledge.rules.taboo_phrase reads it from the title when it is empty)."""
     with from_owner_chat(ctx.session.pk):
         return entry_propose(
             agent=ctx.agent,
             title=title,
             body=text,
             kind=kind,
+            taboo_phrase=phrase,
             actor=session_actor(ctx.session),
             source=SourceIn(
                 type=SourceType.OWNER_DIALOGUE, ref=f"session:{ctx.session.pk}", version=f"run:{ctx.run.pk}"
@@ -261,7 +263,7 @@ def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
 
     try:
         with transaction.atomic():
-            version = _owner_version(ctx, title=args.title, text=args.text, kind=args.kind)
+            version = _owner_version(ctx, title=args.title, text=args.text, kind=args.kind, phrase=args.phrase)
             proposal = ChangeProposal.objects.get(
                 agent=ctx.agent, status=ProposalStatus.PENDING, kind=ChangeKind.LESSON, payload__version_id=version.pk
             )

@@ -4,8 +4,9 @@ planning → (executing → planning)* → completed | waiting_input, or a stop:
 over_budget.  Before every model call the loop checks cancellation, `max_steps`, the turn's
 token budget and the tenant's daily model-call budget; after the model answers it checks
 every tool call through the registry.  Whatever the model wrote, an outgoing customer or peer
-reply passes the commitment guard, and a run that stops early still answers — briefly and
-honestly.  Spans and ledger events carry ids, sizes and outcomes, never message text.
+reply passes the commitment guard and the owner's approved taboos (taboo.py), and a run that
+stops early still answers — briefly and honestly.  Spans and ledger events carry ids, sizes
+and outcomes, never message text.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 from knowledge.models import EntryVersion
+from knowledge.selectors import Taboo
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
@@ -41,10 +43,12 @@ from .prompts import Prompt, conversation_language, customer_prompt, owner_promp
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
+from .taboo import taboo_hit
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
 UNSOURCED_FIGURE = "unsourced_figure"  # the category of a reply stopped by the grounding check
+TABOO = "taboo"  # the category of a reply that said what an approved taboo lesson forbids
 REPLY_TOKENS = 800
 
 # What the agent says when a run ends without a reply of the model's, and after a blocked one.
@@ -342,6 +346,7 @@ def run_turn(
         ctx=ctx,
         report=report,
         given=given,
+        taboos=prompt.taboos,
     )
 
 
@@ -377,13 +382,17 @@ def _finish(
     ctx: ToolContext,
     report: Callable[[str], None],
     given: list[str],
+    taboos: tuple[Taboo, ...] = (),
 ) -> TurnResult:
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
     guarded = ""
+    broken: Taboo | None = None
     if audience in (Audience.CUSTOMER, Audience.PEER):
-        guarded = reply_blocked(text, ctx.citations, given)
+        # The owner's approved taboos: the whole reply, quotes included — the owner never says it.
+        broken = taboo_hit(text, taboos)
+        guarded = TABOO if broken is not None else reply_blocked(text, ctx.citations, given)
         if guarded:
             text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
             needs_input = True
@@ -396,6 +405,7 @@ def _finish(
         stop_reason=stop_reason,
         needs_input=needs_input,
         guard_category=guarded,
+        taboo_entry=broken.entry_id if broken is not None else None,
         text=text,
         citations=citations,
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from approvals.contract import ContractTerms, live_terms
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
+from knowledge.selectors import Taboo, taboos_in_effect
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -41,6 +42,8 @@ def conversation_language(texts: list[str]) -> str:
 class Prompt:
     system: str
     context_hash: str
+    # The approved taboos the prompt lists, which the loop also enforces on the reply (taboo.py).
+    taboos: tuple[Taboo, ...] = ()
 
 
 def _hash(context: Mapping[str, object]) -> str:
@@ -66,9 +69,13 @@ def customer_prompt(
     tool_names: list[str],
     audience: Audience = Audience.CUSTOMER,
     terms: ContractTerms | None = None,
+    taboos: tuple[Taboo, ...] | None = None,
 ) -> Prompt:
-    """`terms`: the live contract's, when the caller has read them already."""
+    """`terms`: the live contract's, when the caller has read them already; `taboos`: the
+    agent's approved taboos, likewise."""
     terms = terms or live_terms(agent)
+    taboos = taboos_in_effect(agent) if taboos is None else taboos
+    phrases = [taboo.phrase for taboo in taboos]
     boundary = terms.boundary(language)
     order = terms.clarification_order
     # The live contract version's hash stands for everything the contract says (mission,
@@ -78,6 +85,7 @@ def customer_prompt(
         "contract": terms.content_hash,
         "boundary": boundary,
         "tools": tool_names,
+        "taboos": phrases,
     }
     who = "another business's agent (a peer)" if audience == Audience.PEER else "a customer"
     lines = [
@@ -101,9 +109,15 @@ def customer_prompt(
         ),
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
         *_own_sentences(terms.wording.get(language) or {}),
+        # The owner's approved taboos; a reply that still says one is replaced (taboo.py).
+        "The owner never says these words; never use them, not even in a quote or a denial: "
+        + ", ".join(f"“{phrase}”" for phrase in phrases)
+        + "."
+        if phrases
+        else "",
         f"Reply in {'Simplified Chinese' if language == 'zh-hans' else 'English'}.",
     ]
-    return Prompt("\n".join(line for line in lines if line), _hash(context))
+    return Prompt("\n".join(line for line in lines if line), _hash(context), taboos)
 
 
 def owner_prompt(agent: AgentProfile, language: str, tool_names: list[str], pending: int) -> Prompt:

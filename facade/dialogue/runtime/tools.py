@@ -251,6 +251,12 @@ class LessonArgs(Args):
     kind: str = Field(pattern="^(preference|wording|taboo)$")
     title: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=5000)
+    phrase: str = Field(
+        default="",
+        max_length=150,
+        description="a taboo's exact words the agent must never say (e.g. cheap); once approved, replies saying "
+        "them are stopped",
+    )
 
 
 class InboxArgs(Args):

@@ -693,8 +693,10 @@ def never_said(text: str) -> str | None:
 
 
 def _taboo(said: str, text: str, language: str) -> dict[str, str]:
-    """The `remember_lesson` arguments of a correction: a taboo named after what is not said."""
-    return {"kind": "taboo", "title": OWNER[language]["taboo_title"].format(said=said), "text": text[:5000]}
+    """The `remember_lesson` arguments of a correction: a taboo named after what is not said, which
+    it forbids once the owner approves it."""
+    title = OWNER[language]["taboo_title"].format(said=said)
+    return {"kind": "taboo", "title": title, "text": text[:5000], "phrase": said}
 
 
 _TEACH = re.compile(r"^(?:teach|learn|add)\s*[:：]\s*(.*)$|^(?:知识|学习)\s*[:：]\s*(.*)$", re.IGNORECASE | re.DOTALL)
