@@ -129,7 +129,8 @@ PROPOSAL_OVERRIDE_RECORDED = register(
     app=APP,
     entity_type=ENTITY,
     payload=OverrideRecorded,
-    description="A model claimed a level, `requires` or `confirm` for its proposal; the claim was ignored.",
+    description="A model claimed a level, `requires` or `confirm` for its proposal, or more sessions affected than its "
+    "evidence shows; the claim was ignored (the sessions cut down to what the evidence shows).",
 )
 PROPOSAL_EDITED = register(
     "proposal.edited",

@@ -227,6 +227,18 @@ def _resolves(pointer: object, known: Known) -> dict[str, Any] | None:
     return None
 
 
+def affected_bound(pointers: list[dict[str, Any] | None], figure: object, known: Known) -> int:
+    """The most sessions a claim's evidence can speak for: the largest aggregate it cites (as a
+    pointer or as its figure), else the number of distinct conversations it points at."""
+    keys = [p["key"] for p in pointers if p and p["type"] == "aggregate"]
+    if isinstance(figure, Mapping) and figure.get("key") in known.aggregates:
+        keys.append(figure["key"])
+    values = [known.aggregates[k] for k in keys if k in known.aggregates]
+    if values:
+        return max(0, max(values))
+    return len({p["id"] for p in pointers if p and p["type"] == "session"})
+
+
 def gate(claims: list[object], known: Known, *, cap: int, min_sessions: Mapping[str, int] | None = None) -> GateResult:
     """Every claim passes here, whoever wrote it.  Fails closed: a claim is kept only when it is
     well formed, has evidence, every pointer resolves to this agent and day and its cited figure
@@ -281,11 +293,19 @@ def gate(claims: list[object], known: Known, *, cap: int, min_sessions: Mapping[
                 continue
             claimed = {k: str(proposal[k]) for k in AUTHORITY_KEYS if k in proposal}
             affected = proposal.get("sessions_affected")
+            affected = affected if type(affected) is int and affected >= 0 else 0
+            # What ranks a proposal and clears the owner's preference bar is not the reviewer's to
+            # say: at most the largest figure its claim cites, or its conversations when it cites
+            # no figure.  A larger claim is cut down and recorded like an authority claim.
+            bound = affected_bound(pointers, claim.get("figure"), known)
+            if affected > bound:
+                claimed["sessions_affected"] = str(affected)
+                affected = bound
             clean = {
                 "kind": proposal["kind"],
                 "payload": proposal.get("payload"),
                 "summary": str(proposal.get("summary", ""))[:300],
-                "sessions_affected": affected if type(affected) is int and affected >= 0 else 0,
+                "sessions_affected": affected,
                 "topic": str(proposal.get("topic", "")),
                 "claimed": claimed,
                 "evidence": [p for p in pointers if p and p["type"] != "aggregate"],

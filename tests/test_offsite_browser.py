@@ -54,6 +54,8 @@ NOT_PAGES = {
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }
 PAGES_UNDER_API = {"api-docs"}
+# A segment whose page reads it: a day is a date (any past one: the page shows what that day has).
+FILLERS_BY_NAME = {"day": "2026-01-05"}
 FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
 
 
@@ -83,11 +85,13 @@ def page_path(route: str, slug: str) -> str:
 
     def fill(match: re.Match[str]) -> str:
         converter = match.group(1) or "str"
+        if match.group(2) in FILLERS_BY_NAME:
+            return FILLERS_BY_NAME[match.group(2)]
         if converter not in FILLERS:
             raise AssertionError(f"route {route!r}: say in FILLERS how to fill a <{converter}:…> segment")
         return FILLERS[converter].format(slug=slug)
 
-    return "/" + re.sub(r"<(?:(\w+):)?\w+>", fill, route)
+    return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", fill, route)
 
 
 def test_the_walk_knows_every_route() -> None:

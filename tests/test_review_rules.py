@@ -102,8 +102,42 @@ def test_a_reviewer_cannot_decide_who_approves() -> None:
     assert clean.overrides == 0 and clean.proposals[0]["claimed"] == {}
 
 
+@pytest.mark.parametrize(
+    ("over", "affected"),
+    [
+        # the figure it cites (sessions.expired = 4) bounds it
+        ({}, 4),
+        # the largest aggregate it cites, as a pointer
+        ({"evidence": [{"type": "aggregate", "key": "topic.abc"}, {"type": "session", "id": S1}], "figure": None}, 5),
+        # no figure: the conversations it points at
+        ({"evidence": [{"type": "session", "id": S1}, {"type": "session", "id": S2}], "figure": None}, 2),
+    ],
+)
+def test_a_reviewer_cannot_claim_more_sessions_than_its_evidence_shows(over: dict[str, Any], affected: int) -> None:
+    """Sessions affected rank proposals and clear the owner's preference bar: an LLM writing a
+    million is cut down to what its evidence shows, and the claim is recorded as an override."""
+    raw = claim(kind="gap", proposal=proposal(sessions_affected=1_000_000), **over)
+    if raw.get("figure") is None:
+        raw.pop("figure")
+    result = gate([raw], KNOWN, cap=5, min_sessions={"knowledge_draft": affected + 1})
+    assert result.held_by_preference == {"knowledge_draft": 1}  # the bar is not cleared by words
+    result = gate([raw], KNOWN, cap=5)
+    made = result.proposals[0]
+    assert made["sessions_affected"] == affected
+    assert made["claimed"] == {"sessions_affected": "1000000"}
+    assert result.overrides == 1
+    honest = gate([claim(kind="gap", proposal=proposal(sessions_affected=affected), **over)], KNOWN, cap=5)
+    assert honest.proposals[0]["sessions_affected"] == affected and honest.overrides == 0
+
+
 def test_proposals_beyond_the_cap_are_held_back_most_sessions_first() -> None:
-    raws = [claim(kind="gap", proposal=proposal(sessions_affected=n, topic=f"t{n}")) for n in (1, 7, 3, 9, 2, 5, 4)]
+    total = {
+        "evidence": [{"type": "aggregate", "key": "sessions.total"}],
+        "figure": {"key": "sessions.total", "value": 10},
+    }
+    raws = [
+        claim(kind="gap", proposal=proposal(sessions_affected=n, topic=f"t{n}"), **total) for n in (1, 7, 3, 9, 2, 5, 4)
+    ]
     result = gate(raws, KNOWN, cap=5)
     assert [p["sessions_affected"] for p in result.proposals] == [9, 7, 5, 4, 3]
     assert result.held_back == 2
