@@ -11,6 +11,7 @@ COPY ledger ./ledger
 COPY knowledge ./knowledge
 COPY rsi ./rsi
 COPY approvals ./approvals
+COPY audit ./audit
 COPY templates ./templates
 COPY static ./static
 # Editable, so that BASE_DIR (templates/, static/) stays /app.

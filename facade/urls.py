@@ -131,6 +131,7 @@ urlpatterns = [
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
+    path("audit/", include("audit.urls")),
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),

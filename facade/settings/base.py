@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "knowledge",
     "rsi",
     "approvals",
+    "audit",
 ]
 
 MIDDLEWARE = [

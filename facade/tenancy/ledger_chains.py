@@ -13,7 +13,7 @@ from typing import Any
 from ledger.chains import ChainDirectory, ChainRefused, NamedChain
 
 from .models import Tenant
-from .policy import LEDGER_READERS, TenantPolicy
+from .policy import NotFound, ledger_tenants
 
 
 def _chain(tenant: Tenant) -> NamedChain:
@@ -30,8 +30,11 @@ class TenantChains(ChainDirectory):
 
     def readable(self, *, user: Any, label: str | None) -> NamedChain:
         if label:
-            return _chain(TenantPolicy.get(user, label, LEDGER_READERS))
-        tenants = list(TenantPolicy.with_roles(user, LEDGER_READERS)[:2])
+            tenant = ledger_tenants(user).filter(slug=label).first()
+            if tenant is None:
+                raise NotFound(label)
+            return _chain(tenant)
+        tenants = list(ledger_tenants(user)[:2])
         if len(tenants) == 1:
             return _chain(tenants[0])
         if not tenants:

@@ -30,7 +30,15 @@ class Tenant(models.Model):
     # morning observe (05:00) run at these local times and cover local days.  Validated by
     # `tenant_time_zone_set` (rules.time_zone_problem).
     time_zone = models.CharField(max_length=64, default=default_time_zone)
+    # Auditors may read customers' own words in the auditor console (each read is recorded in
+    # the ledger); off by default: auditors see pointers, summaries and metrics.
+    auditors_read_raw_text = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        permissions = [
+            ("audit_all_tenants", "Can read every tenant's ledger in the auditor console (a platform auditor)")
+        ]
 
     def __str__(self) -> str:
         return self.slug

@@ -106,3 +106,18 @@ class TenantPolicy:
 
 
 LEDGER_READERS = (Role.OWNER.value, Role.AUDITOR.value)
+PLATFORM_AUDIT_PERMISSION = "tenancy.audit_all_tenants"
+
+
+def is_platform_auditor(user: UserLike) -> bool:
+    """A platform auditor (the permission `tenancy.audit_all_tenants`) reads every tenant's
+    ledger, and nothing else of theirs."""
+    return _active(user) and bool(cast(Any, user).has_perm(PLATFORM_AUDIT_PERMISSION))
+
+
+def ledger_tenants(user: UserLike) -> QuerySet[Tenant]:
+    """The tenants whose ledger `user` may read: as an owner or auditor of the tenant, a platform
+    operator or a platform auditor.  (The ledger API and the auditor console both ask this.)"""
+    if is_platform_auditor(user):
+        return Tenant.objects.all()
+    return TenantPolicy.with_roles(user, LEDGER_READERS)

@@ -1,0 +1,47 @@
+"""Who may read which tenant's ledger in the auditor console (`/audit/`, `/api/audit/`).
+
+Readers of a tenant's ledger: its auditors and owners (membership roles), platform operators
+(staff) and platform auditors (users holding the permission `tenancy.audit_all_tenants`, for
+every tenant).  Everything the console shows is read-only; a tenant a caller may not read raises
+the same NotFound as one that does not exist.  Every view and export is recorded in the tenant's
+own chain (`audit.events`) by the caller that served it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.db.models import QuerySet
+
+from facade.tenancy.models import Role, Tenant
+from facade.tenancy.policy import (
+    NotFound,
+    UserLike,
+    is_platform_auditor,
+    is_platform_operator,
+    ledger_tenants,
+)
+
+
+def audit_tenants(user: UserLike) -> QuerySet[Tenant]:
+    """The tenants whose ledger `user` may read in the console."""
+    return ledger_tenants(user)
+
+
+def audit_tenant(user: UserLike, slug: str) -> Tenant:
+    tenant = audit_tenants(user).filter(slug=slug).first()
+    if tenant is None:
+        raise NotFound(slug)
+    return tenant
+
+
+def is_auditor_only(user: UserLike) -> bool:
+    """Whether the signed-in user reads ledgers and owns nothing: an auditor of some tenant or a
+    platform auditor, with no owner role anywhere and not a platform operator.  Such a user may
+    change nothing anywhere (`audit.readonly`)."""
+    if not getattr(user, "is_authenticated", False) or is_platform_operator(user):
+        return False
+    roles = set(cast(Any, user).memberships.values_list("role", flat=True))
+    if Role.OWNER.value in roles:
+        return False
+    return Role.AUDITOR.value in roles or is_platform_auditor(user)
