@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
+from facade.errors import ApplicationError
 from facade.tenancy.models import Role, Tenant
 from facade.tenancy.policy import (
     NotFound,
@@ -45,3 +47,17 @@ def is_auditor_only(user: UserLike) -> bool:
     if Role.OWNER.value in roles:
         return False
     return Role.AUDITOR.value in roles or is_platform_auditor(user)
+
+
+def api_tenant(user: UserLike, slug: str | None) -> Tenant:
+    """The tenant an API caller reads (`/api/audit/…?tenant=<slug>`): the one named, else the only
+    one the caller may audit.  NotFound for a tenant out of reach (as for one that does not
+    exist); `tenant_required` when the caller audits several and named none."""
+    if slug:
+        return audit_tenant(user, slug)
+    tenants = list(audit_tenants(user).order_by("pk")[:2])
+    if len(tenants) == 1:
+        return tenants[0]
+    if not tenants:
+        raise NotFound("no ledger")
+    raise ApplicationError("tenant_required", gettext("You read several tenants' ledgers: add ?tenant=<slug>."))

@@ -105,6 +105,7 @@ api = [
     path("api/agents/<slug:slug>/feeds", observe.FeedListView.as_view(), name="observe-feeds"),
     path("api/agents/<slug:slug>/digests/<str:day>", observe.DigestView.as_view(), name="observe-digest"),
     path("api/agents/<slug:slug>/metrics", rsi_metrics.MetricsView.as_view(), name="agent-metrics"),
+    path("api/audit/", include("audit.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", api_docs.api_docs, name="api-docs"),
     path("api/docs/redoc.js", api_docs.redoc_script, name="api-docs-script"),

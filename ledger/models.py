@@ -91,10 +91,25 @@ class LedgerEvent(models.Model):
     class Meta:
         db_table = "ledger_event"
         constraints = [models.UniqueConstraint(fields=["chain_id", "seq"], name="ledger_event_chain_seq")]
+        # Every index leads with the chain and ends with `seq`, so that a reader pages one chain's
+        # events by sequence number (keyset) under any one filter without sorting: the auditor
+        # console's timeline filters, lineage (entity), caused-by links in both directions, replay
+        # at a time (created_at) and the agent a payload names.
         indexes = [
             models.Index(
-                F("chain_id"), CanonicalField("entity_type"), CanonicalField("entity_id"), name="ledger_event_entity"
-            )
+                F("chain_id"),
+                CanonicalField("entity_type"),
+                CanonicalField("entity_id"),
+                F("seq"),
+                name="ledger_event_entity_seq",
+            ),
+            models.Index(F("chain_id"), CanonicalField("event_type"), F("seq"), name="ledger_event_type_seq"),
+            models.Index(F("chain_id"), CanonicalField("actor_id"), F("seq"), name="ledger_event_actor_seq"),
+            models.Index(F("chain_id"), CanonicalField("caused_by", "bigint"), name="ledger_event_caused_by"),
+            models.Index(F("chain_id"), CanonicalField("created_at"), name="ledger_event_created_at"),
+            models.Index(
+                F("chain_id"), CanonicalField("payload", subkey="agent"), F("seq"), name="ledger_event_agent_seq"
+            ),
         ]
 
     def __str__(self) -> str:

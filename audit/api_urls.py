@@ -1,0 +1,6 @@
+"""The auditor console as JSON for tools, under /api/audit/ (read-only; `?tenant=<slug>` names the
+ledger, optional when the caller audits exactly one)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
