@@ -45,6 +45,8 @@ MAX_DIFF_LINES = 400
 # Knowledge whose words came from a customer (a candidate the owner has not written): its text is
 # not shown, only its fingerprint.
 CUSTOMER_SOURCES = frozenset({"customer_candidate"})
+# Knowledge versions no customer was ever told (the search looks for what a chat could have said).
+NEVER_SERVED = frozenset({"pending", "rejected"})
 
 
 class UnknownEntityType(ApplicationError):
@@ -532,7 +534,8 @@ def _strings(value: Any) -> list[str]:
 
 def lineage_search(*, tenant: Tenant, q: str) -> list[dict[str, Any]]:
     """The published contract fields and knowledge entries of `tenant`'s agents whose words
-    contain the sentence `q` (whitespace and case aside).  Only what owners wrote and published
+    contain the sentence `q` (whitespace and case aside; knowledge versions that were never
+    approved are left out).  Only what owners wrote and published
     is searched, never a conversation.  Each hit: entity type and id, the field, the versions
     that contain it."""
     wanted = normalised(q).strip(" \"'“”‘’「」")
@@ -553,10 +556,11 @@ def lineage_search(*, tenant: Tenant, q: str) -> list[dict[str, Any]]:
                 )
                 hit["versions"].append(contract.version)
     # The database narrows on the first words (case-insensitive); the exact test is done here.
-    probe = wanted.split(" ")[0] if " " in wanted else wanted
+    probe = max(wanted.split(" "), key=len)
     candidates = (
         EntryVersion.objects.filter(entry__tenant=tenant)
         .exclude(source_type__in=CUSTOMER_SOURCES)
+        .exclude(status__in=NEVER_SERVED)
         .filter(Q(body__icontains=probe) | Q(title__icontains=probe))
         .order_by("entry_id", "number")[:2000]
     )

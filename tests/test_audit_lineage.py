@@ -409,3 +409,17 @@ def test_every_read_is_recorded(world_a: Any) -> None:
     # A refused read records nothing.
     lineage(reader(world_a.auditor), world_a, "session", "x")
     assert LedgerEvent.objects.of_type("audit.viewed").filter(chain_id=world_a.tenant.pk).count() == 3
+
+
+def test_a_rollback_by_the_contract_service_is_a_version_with_its_event(world_a: Any) -> None:
+    from approvals.contract import contract_compile, contract_rollback
+
+    operator = Actor.platform("operator")
+    contract_compile(agent=world_a.agent, changes={"boundary_wording": {"en": WORDING}}, actor=operator)
+    contract_rollback(agent=world_a.agent, to_version=1, actor=operator)
+    body = lineage(reader(world_a.auditor), world_a, "contract", world_a.agent.slug, field="boundary_wording").json()
+    assert [v["version"] for v in body["versions"]] == [1, 2, 3]
+    back = body["versions"][2]
+    assert back["rollback"]["to_version"] == 1 and back["rollback"]["event"]["event_type"] == "contract.rolled_back"
+    assert back["started"] == {"type": "platform", "actor": "operator", "cause": "rollback:1", "event": None}
+    assert any(WORDING in line for line in back["diff"] if line.startswith("-")) and back["hash_ok"]
