@@ -1,6 +1,10 @@
 """The auditor console as JSON for tools, under /api/audit/ (read-only; `?tenant=<slug>` names the
 ledger, optional when the caller audits exactly one)."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from .lineage_api import LineageView
+
+urlpatterns: list[URLPattern] = [
+    path("lineage", LineageView.as_view(), name="audit-lineage-api"),
+]

@@ -2,8 +2,10 @@
 
 from django.urls import path
 
-from . import web
+from . import lineage_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
+    path("<slug:tenant_slug>/lineage", lineage_web.lineage_page, name="audit-lineage"),
+    path("<slug:tenant_slug>/reviews/<uuid:report_id>", lineage_web.review_page, name="audit-review"),
 ]

@@ -12,6 +12,7 @@ Chinese at phone width (390 px), plus the error pages, the admin's sign-in and i
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from playwright.sync_api import expect
 
 from conftest import TenantWorld
+from rsi.review_models import ReviewReport
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +57,10 @@ NOT_PAGES = {
 }
 PAGES_UNDER_API = {"api-docs"}
 # A segment whose page reads it: a day is a date (any past one: the page shows what that day has).
-FILLERS_BY_NAME = {"day": "2026-01-05"}
+# The auditor console's pages of one tenant take the walk's tenant (the owner reads its ledger),
+# and its review page a daily review the walk stores under this id.
+REVIEW_ID = "5f0c8a44-1d2b-4c3e-9a7f-000000000014"
+FILLERS_BY_NAME = {"day": "2026-01-05", "tenant_slug": "alpha", "report_id": REVIEW_ID}
 FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
 
 
@@ -167,6 +172,15 @@ def test_no_page_requests_anything_from_another_host(
 
     user_ensure(email="operator@platform.test", password="pw-operator", is_staff=True, is_superuser=True)
     slug = world.agent.slug
+    ReviewReport.objects.create(
+        id=REVIEW_ID,
+        tenant=world.tenant,
+        agent=world.agent,
+        day=dt.date(2026, 1, 5),
+        time_zone="UTC",
+        status=ReviewReport.Status.FINISHED,
+        partial=False,
+    )
     paths = [page_path(route, slug) for route in page_routes()]
     contexts = []
     violations: list[str] = []
