@@ -1,6 +1,10 @@
 """The auditor console as JSON for tools, under /api/audit/ (read-only; `?tenant=<slug>` names the
 ledger, optional when the caller audits exactly one)."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from .timeline_api import AuditEventsView
+
+urlpatterns: list[URLPattern] = [
+    path("events", AuditEventsView.as_view(), name="audit-events"),
+]

@@ -2,8 +2,10 @@
 
 from django.urls import path
 
-from . import web
+from . import timeline_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
+    path("<slug:tenant_slug>/", timeline_web.timeline, name="audit-timeline"),
+    path("<slug:tenant_slug>/events/<int:seq>", timeline_web.event, name="audit-event"),
 ]
