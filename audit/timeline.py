@@ -184,7 +184,9 @@ def parse_paging(params: Mapping[str, str]) -> tuple[int | None, int | None]:
 def _seq_at(chain_id: int, moment: dt.datetime, *, first: bool) -> int | None:
     """The seq of the first event stamped at or after `moment` (`first`), or of the last one
     stamped at or before it, found through the (chain, created_at) index.  Events are stamped
-    when they are appended, so a time range is the seq range between the two."""
+    when they are appended, so a time range is the seq range between the two.  (An event stamped
+    out of order — `rsi_simulate` backdates a demo day's events — can fall outside that range:
+    the ledger orders by seq and refuses no past timestamp.)"""
     stamped = LedgerEvent.objects.filter(chain_id=chain_id).alias(_created_at=CanonicalField("created_at"))
     text = utc_text(moment)
     if first:
@@ -212,16 +214,23 @@ def matching(chain_id: int, filters: TimelineFilters) -> QuerySet[LedgerEvent] |
         events = events.alias(_agent=CanonicalField("payload", subkey="agent")).filter(_agent=filters.agent)
     if filters.caused_by is not None:
         events = events.alias(_caused_by=CanonicalField("caused_by", "bigint")).filter(_caused_by=filters.caused_by)
+    # A time range: the seq range bounds the walk; the stamps themselves are checked too, so that
+    # an event stamped out of order (a backdated demo day, see README "rsi_simulate") inside the
+    # range is not taken for one of its time.
     if filters.time_from is not None:
         low = _seq_at(chain_id, filters.time_from, first=True)
         if low is None:
             return None
-        events = events.filter(seq__gte=low)
+        events = events.alias(_created_from=CanonicalField("created_at")).filter(
+            seq__gte=low, _created_from__gte=utc_text(filters.time_from)
+        )
     if filters.time_to is not None:
         high = _seq_at(chain_id, filters.time_to, first=False)
         if high is None:
             return None
-        events = events.filter(seq__lte=high)
+        events = events.alias(_created_to=CanonicalField("created_at")).filter(
+            seq__lte=high, _created_to__lte=utc_text(filters.time_to)
+        )
     return events
 
 

@@ -155,6 +155,9 @@ def test_a_time_range_in_utc_is_a_seq_range(world_a: TenantWorld) -> None:
             at[day] = tick(world_a, int(day[-2:]))
         with time_machine.travel(dt.datetime.fromisoformat(f"{day}T23:30:00+00:00"), tick=False):
             at[day + "late"] = append(world_a)
+    # An event stamped out of order (a backdated demo day) after them.
+    with time_machine.travel(dt.datetime(2030, 1, 3, 6, tzinfo=dt.timezone.utc), tick=False):
+        at["backdated"] = append(world_a)
     mine = set(at.values())
 
     def ours(**params: Any) -> list[int]:
@@ -170,6 +173,8 @@ def test_a_time_range_in_utc_is_a_seq_range(world_a: TenantWorld) -> None:
         assert ours(**{"from": "2030-01-06T01:00:00+02:00", "to": "2030-01-06"}) == [six_late, six, five_late]
         assert ours(**{"to": "2030-01-04T12:00:00"}) == [at["2030-01-04"]]  # naive means UTC
         assert seqs(client, **{"from": "2031-01-01"}) == []
+        # Inside the seq range from the 6th on, but stamped the 3rd: not an event of that time.
+        assert ours(**{"from": "2030-01-06"}) == [six_late, six]
         assert seqs(client, type="audit_test.tick", **{"from": "2030-01-05", "to": "2030-01-06"}) == [six, five]
 
 
@@ -446,3 +451,9 @@ def test_a_deep_type_filtered_page_walks_the_type_index(world_a: TenantWorld) ->
     assert "Sort" not in plan and "Seq Scan" not in plan, plan
     rare = [base + 1 + n for n in range(0, 3000, 40) if base + 1 + n < 1500]
     assert [seq for seq, *_ in page] == rare[::-1][:51]
+    # With a time range too: the range becomes a seq bound and the type index still leads.
+    since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)
+    timed = matching(world_a.tenant.pk, TimelineFilters(event_type="audit_test.widget", time_from=since))
+    assert timed is not None
+    plan = timed.filter(seq__lt=1500).order_by("-seq").values_list("seq")[:51].explain()
+    assert "ledger_event_type_seq" in plan and "Sort" not in plan, plan
