@@ -457,3 +457,53 @@ def test_a_deep_type_filtered_page_walks_the_type_index(world_a: TenantWorld) ->
     assert timed is not None
     plan = timed.filter(seq__lt=1500).order_by("-seq").values_list("seq")[:51].explain()
     assert "ledger_event_type_seq" in plan and "Sort" not in plan, plan
+
+
+# --- a real conversation --------------------------------------------------------------------
+
+
+def test_a_real_conversation_is_followed_by_its_session_and_no_text_is_shown(api: Any, world_a: TenantWorld) -> None:
+    from django.core.cache import cache
+
+    from facade.tenancy.schemas import Actor
+    from knowledge.schemas import SourceIn
+    from knowledge.services import entry_propose
+
+    cache.clear()  # no rate window spent by another test
+    version = entry_propose(
+        agent=world_a.agent,
+        title="Gift wrapping",
+        body="Gift wrapping is available for every order.",
+        actor=Actor.human(world_a.owner.pk),
+        source=SourceIn(type="owner_dialogue", ref="chat:1", version="1"),
+    )
+    opened = api.post(f"/api/agents/{world_a.agent.slug}/sessions", {}, format="json")
+    assert opened.status_code == 201, opened.content
+    sid = str(opened.json()["id"])
+    said = "Do you offer gift wrapping for my aunt Philomena?"
+    reply = api.post(f"/api/sessions/{sid}/messages", {"text": said, "client_message_id": "c-1"}, format="json")
+    assert reply.status_code == 201, reply.content
+    answered = reply.json()["reply"]["text"]
+
+    client = signed_in(world_a.auditor)
+    timeline = client.get("/audit/alpha/").content.decode()
+    run = events(client, type="run.finished")["events"][0]
+    assert run["payload"]["session"] == sid
+    # The run's session pointer leads to that session's own timeline.
+    assert f"/audit/alpha/?entity_type=session&amp;entity_id={sid}" in timeline
+    of_session = client.get("/audit/alpha/", {"entity_type": "session", "entity_id": sid}).content.decode()
+    assert "session.opened" in of_session and "message.posted" in of_session
+    # A knowledge entry's event links to its lineage.
+    created = events(
+        client, type="knowledge.version_created", entity_id=str(version.entry_id), entity_type="knowledge_entry"
+    )
+    seq = created["events"][0]["seq"]
+    detail = client.get(f"/audit/alpha/events/{seq}").content.decode()
+    assert f"/audit/alpha/lineage?entity_type=knowledge_entry&amp;entity_id={version.entry_id}" in detail
+    # Never the customer's words or the agent's reply, anywhere the console shows.
+    shown = [timeline, of_session, json.dumps(events(client, limit=200))]
+    shown += [
+        client.get(f"/audit/alpha/events/{e['seq']}").content.decode() for e in events(client, limit=30)["events"]
+    ]
+    for text in shown:
+        assert "Philomena" not in text and answered not in text
