@@ -4,7 +4,9 @@ ledger, optional when the caller audits exactly one)."""
 from django.urls import URLPattern, path
 
 from .lineage_api import LineageView
+from .timeline_api import AuditEventsView
 
 urlpatterns: list[URLPattern] = [
+    path("events", AuditEventsView.as_view(), name="audit-events"),
     path("lineage", LineageView.as_view(), name="audit-lineage-api"),
 ]

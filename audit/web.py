@@ -40,7 +40,9 @@ def audit_page(view: str) -> Callable[[Page], Page]:
             context = {"tenant": tenant, "audit_nav": audit_nav(tenant, view)}
             response = page(request, tenant, context, *args, **kwargs)
             if response.status_code < 400:
-                access_record(tenant=tenant, reader=request.user, view=view, params=dict(request.GET.items()))
+                # What was asked: the query and the path's own pointers (an event's seq, …).
+                params = {**dict(request.GET.items()), **{key: str(value) for key, value in kwargs.items()}}
+                access_record(tenant=tenant, reader=request.user, view=view, params=params)
             return response
 
         return served

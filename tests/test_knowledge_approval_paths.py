@@ -167,6 +167,9 @@ def test_no_route_approves_a_waiting_version(world_a: TenantWorld) -> None:
         "feed_id": 1,
         "item_id": 1,
         "day": "2026-12-01",
+        "tenant_slug": world_a.tenant.slug,  # the auditor console (read-only)
+        "seq": 1,
+        "report_id": uuid.uuid4(),
     }
     data = body(world_a, waiting)
     form = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in data.items()}

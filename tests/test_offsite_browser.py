@@ -58,9 +58,10 @@ NOT_PAGES = {
 PAGES_UNDER_API = {"api-docs"}
 # A segment whose page reads it: a day is a date (any past one: the page shows what that day has).
 # The auditor console's pages of one tenant take the walk's tenant (the owner reads its ledger),
-# and its review page a daily review the walk stores under this id.
+# an event of its ledger is one the tenant's creation wrote, and its review page a daily review
+# the walk stores under this id.
 REVIEW_ID = "5f0c8a44-1d2b-4c3e-9a7f-000000000014"
-FILLERS_BY_NAME = {"day": "2026-01-05", "tenant_slug": "alpha", "report_id": REVIEW_ID}
+FILLERS_BY_NAME = {"day": "2026-01-05", "tenant_slug": "alpha", "report_id": REVIEW_ID, "seq": "1"}
 FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
 
 
