@@ -495,3 +495,13 @@ def test_the_export_page_offers_the_download_and_the_verifier(world_a: TenantWor
     assert 'action="/api/audit/export"' in page and 'name="tenant" value="alpha"' in page
     assert f"tools/verify_export.py --public-key {public_key()}" in page
     assert LedgerEvent.objects.filter(chain_id=world_a.tenant.pk).of_type("audit.viewed").count() == 1
+
+
+def test_the_operator_prints_the_key_to_hand_to_auditors() -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("ledger_public_key", stdout=out)
+    assert out.getvalue().splitlines() == [f"public key: {public_key()}", f"key id:     {ledger_keys().key_id}"]
