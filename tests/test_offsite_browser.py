@@ -50,12 +50,14 @@ NOT_PAGES = {
     "owner-review-run": "POST only: the Run today's review and Review this day buttons of the overview",
     "owner-review-status": "JSON: a daily review's progress, polled by the review page (owner-review), opened below",
     "owner-inbox-card": "one change card (an HTML fragment) that the inbox page and the owner chat load",
+    "audit-verify-run": "POST only: the Verify now button on the auditor console's verification page, opened below",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }
 PAGES_UNDER_API = {"api-docs"}
 # A segment whose page reads it: a day is a date (any past one: the page shows what that day has).
-FILLERS_BY_NAME = {"day": "2026-01-05"}
+# A tenant's slug: the auditor console's pages are those of the world's tenant (its owner reads them).
+FILLERS_BY_NAME = {"day": "2026-01-05", "tenant_slug": "alpha"}
 FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
 
 
