@@ -3,6 +3,10 @@ the tenant's ledger (audit.export), streamed, and recorded as `audit.exported`."
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -19,6 +23,16 @@ _ERROR_BODY = inline_serializer(
     name="AuditExportErrorBody",
     fields={"error": serializers.CharField(), "detail": serializers.CharField()},
 )
+
+
+async def _one_by_one(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Under ASGI (daphne), Django reads a synchronous iterator into a list before sending any of
+    it; handed an asynchronous one it sends each chunk as it comes.  Each chunk is still made by
+    the synchronous generator, in the request's own thread (thread-sensitive: its database
+    connection), one at a time."""
+    pull = sync_to_async(next, thread_sensitive=True)
+    while (chunk := await pull(chunks, None)) is not None:
+        yield chunk
 
 
 def _error(description: str) -> OpenApiResponse:
@@ -55,7 +69,10 @@ class AuditExportView(APIView):
         end = parse_bound(request.query_params.get("to"), name="to", end=True)
         plan = export_plan(tenant=tenant, start=start, end=end)
         export_record(tenant=tenant, reader=request.user, plan=plan)
-        response = StreamingHttpResponse(export_lines(plan), content_type="application/jsonl; charset=utf-8")
+        lines = export_lines(plan)
+        served_async = isinstance(request._request, ASGIRequest)
+        content = _one_by_one(lines) if served_async else lines
+        response = StreamingHttpResponse(content, content_type="application/jsonl; charset=utf-8")
         name = f"ledger-{tenant.slug}-{plan.first_seq or 0}-{plan.last_seq or 0}.jsonl"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         response["Cache-Control"] = "no-store"

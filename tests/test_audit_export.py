@@ -130,6 +130,27 @@ def test_an_untouched_export_streams_and_verifies_offline(world_a: TenantWorld, 
     assert recorded.payload == {"first_seq": 1, "last_seq": size, "events": size, "checkpoint_size": size}
 
 
+def test_under_asgi_the_export_is_sent_chunk_by_chunk(world_a: TenantWorld, tmp_path: Path) -> None:
+    """daphne serves the product: there Django would read a synchronous iterator whole before
+    sending it, so the export hands it an asynchronous one."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    grow(world_a, 5)
+    client = AsyncClient()
+    client.force_login(world_a.auditor)
+    response = async_to_sync(client.get)("/api/audit/export", {"tenant": "alpha"})
+    assert response.status_code == 200 and isinstance(response, StreamingHttpResponse) and response.is_async
+
+    async def collect() -> list[bytes]:
+        return [chunk async for chunk in response.streaming_content]
+
+    chunks = async_to_sync(collect)()
+    assert len(chunks) >= 2  # the header, then the events: not one body
+    lines = [json.loads(line) for line in b"".join(chunks).decode("utf-8").splitlines()]
+    assert run_tool(tmp_path, lines)[0] == 0
+
+
 def test_a_time_range_maps_to_its_seqs_and_links_to_a_later_checkpoint(
     world_a: TenantWorld, api: Any, tmp_path: Path
 ) -> None:

@@ -33,7 +33,10 @@ D = -121665 * pow(121666, -1, P) % P  # the curve constant d = -121665/121666
 SQRT_M1 = pow(2, (P - 1) // 4, P)  # a square root of -1
 
 
-def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+Point = tuple[int, int, int, int]
+
+
+def _add(a: Point, b: Point) -> Point:
     """Point addition in extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z, xy = T/Z (5.1.4)."""
     x1, y1, z1, t1 = a
     x2, y2, z2, t2 = b
@@ -43,8 +46,8 @@ def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return (e * f % P, g * h % P, f * g % P, e * h % P)
 
 
-def _times(n: int, point: tuple[int, ...]) -> tuple[int, ...]:
-    result = (0, 1, 1, 0)  # the neutral element
+def _times(n: int, point: Point) -> Point:
+    result: Point = (0, 1, 1, 0)  # the neutral element
     while n:
         if n & 1:
             result = _add(result, point)
@@ -52,7 +55,7 @@ def _times(n: int, point: tuple[int, ...]) -> tuple[int, ...]:
     return result
 
 
-def _decode(data: bytes) -> tuple[int, ...] | None:
+def _decode(data: bytes) -> Point | None:
     """A point from its 32-byte encoding (5.1.3), None when it is not one."""
     if len(data) != 32:
         return None
@@ -96,7 +99,7 @@ class Bad(Exception):
         super().__init__(f"{where}: {reason}")
 
 
-def checkpoint_message(checkpoint: dict) -> bytes:
+def checkpoint_message(checkpoint: dict[str, object]) -> bytes:
     fields = {key: value for key, value in checkpoint.items() if key != "signature"}
     for value in fields.values():
         if isinstance(value, bool) or not isinstance(value, (str, int)):
