@@ -45,3 +45,4 @@ bench: install
 	$(BIN)/python bench/abuse.py
 	$(BIN)/python bench/approvals.py
 	$(BIN)/python bench/review.py
+	$(BIN)/python bench/export.py
