@@ -30,9 +30,13 @@ async def _one_by_one(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
     it; handed an asynchronous one it sends each chunk as it comes.  Each chunk is still made by
     the synchronous generator, in the request's own thread (thread-sensitive: its database
     connection), one at a time."""
-    pull = sync_to_async(next, thread_sensitive=True)
-    while (chunk := await pull(chunks, None)) is not None:
+    pull = sync_to_async(_next_chunk, thread_sensitive=True)
+    while (chunk := await pull(chunks)) is not None:
         yield chunk
+
+
+def _next_chunk(chunks: Iterator[bytes]) -> bytes | None:
+    return next(chunks, None)
 
 
 def _error(description: str) -> OpenApiResponse:
