@@ -46,3 +46,4 @@ bench: install
 	$(BIN)/python bench/approvals.py
 	$(BIN)/python bench/review.py
 	$(BIN)/python bench/audit.py
+	$(BIN)/python bench/export.py

@@ -3,10 +3,12 @@ ledger, optional when the caller audits exactly one)."""
 
 from django.urls import URLPattern, path
 
+from .export_api import AuditExportView
 from .lineage_api import LineageView
 from .timeline_api import AuditEventsView
 
 urlpatterns: list[URLPattern] = [
     path("events", AuditEventsView.as_view(), name="audit-events"),
     path("lineage", LineageView.as_view(), name="audit-lineage-api"),
+    path("export", AuditExportView.as_view(), name="audit-export-api"),
 ]

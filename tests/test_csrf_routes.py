@@ -69,6 +69,7 @@ def refused_by_csrf(response: Any) -> bool:
 def test_every_mutating_route_refuses_a_signed_in_owner_without_a_csrf_token(world_a: TenantWorld) -> None:
     values = {
         "slug": world_a.agent.slug,
+        "tenant_slug": world_a.tenant.slug,
         "session_id": str(uuid.uuid4()),
         "key_id": str(uuid.uuid4()),
         "change_id": "chg_nothing",

@@ -67,6 +67,7 @@ def test_the_schema_lists_every_endpoint_with_its_error_codes(client: Any) -> No
         "/api/ledger/events": {"get": {"200", "404"}},
         "/api/audit/lineage": {"get": {"200", "400", "404"}},
         "/api/audit/events": {"get": {"200", "400", "401", "404"}},
+        "/api/audit/export": {"get": {"200", "400", "404"}},
         "/api/agents/{slug}/knowledge/ingest": {"post": {"201", "400", "404", "413", "415", "422"}},
         "/api/agents/{slug}/knowledge/search": {"get": {"200", "400", "404"}},
         "/api/agents/{slug}/knowledge/entries": {"get": {"200", "404"}},

@@ -1,10 +1,13 @@
-"""The README's standard-library verifier checks a real export — and catches a changed byte."""
+"""The README's offline verification command (section *Auditor console*) checks a real export
+from the console's API, with nothing but the standard library — and catches a changed byte.
+(tests/test_audit_export.py holds the verifier to the whole catalogue of tampering.)"""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,38 +15,37 @@ from typing import Any
 
 import pytest
 
+from ledger.keys import ledger_keys
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def readme_script() -> str:
+def readme_command() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- verify-export:start -->\s*```python\n(.*?)```\s*<!-- verify-export:end -->", text, re.S)
-    assert block is not None, "the README lost its verifier"
-    return block.group(1)
+    block = re.search(r"<!-- verify-export:start -->\s*```sh\n(.*?)```\s*<!-- verify-export:end -->", text, re.S)
+    assert block is not None, "the README lost its verification command"
+    return shlex.split(block.group(1).strip())
 
 
 @pytest.mark.django_db
-def test_readme_verifier_checks_an_export(world_a: Any, api: Any, tmp_path: Path) -> None:
-    script = tmp_path / "verify.py"
-    script.write_text(readme_script())
+def test_the_readme_command_checks_an_export(world_a: Any, api: Any, tmp_path: Path) -> None:
+    command = readme_command()
+    assert command[:2] == ["python3", "tools/verify_export.py"] and command[2] == "--public-key"
     api.force_login(world_a.auditor)
-    export = api.get("/api/ledger/events?tenant=alpha").json()
-    checkpoint = api.post("/api/ledger/checkpoints?tenant=alpha").json()
-    assert len(export["events"]) == checkpoint["size"] > 5
+    response = api.get("/api/audit/export?tenant=alpha")
+    lines = b"".join(response.streaming_content).decode("utf-8").splitlines()
+    size = json.loads(lines[0])["checkpoint"]["size"]
+    assert size == len(lines) - 1 > 5
 
-    def verify(events: list[dict[str, Any]], with_checkpoint: bool = True) -> str:
-        (tmp_path / "export.json").write_text(json.dumps({"events": events}))
-        (tmp_path / "checkpoint.json").write_text(json.dumps(checkpoint))
-        args = [sys.executable, str(script), str(tmp_path / "export.json")]
-        if with_checkpoint:
-            args.append(str(tmp_path / "checkpoint.json"))
-        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+    def run(text: str) -> str:
+        (tmp_path / "export.jsonl").write_text(text, encoding="utf-8")
+        args = [sys.executable, "-I", *command[1:]]
+        args[4], args[5] = base64.b64encode(ledger_keys().public_raw).decode(), str(tmp_path / "export.jsonl")
+        done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env={})
+        return (done.stdout + done.stderr).strip()
 
-    assert verify(export["events"]) == f"OK: {checkpoint['size']} events"
-
-    tampered = json.loads(json.dumps(export["events"]))
-    body = base64.b64decode(tampered[3]["canonical"]).replace(b'"platform"', b'"human"   ')
-    tampered[3]["canonical"] = base64.b64encode(body).decode()
-    assert verify(tampered) == "bad hash at seq 4"
-    assert verify(export["events"][:-1]) == f"does not match the checkpoint at size {checkpoint['size']}"
-    assert verify(export["events"][:-1], with_checkpoint=False) == f"OK: {checkpoint['size'] - 1} events"
+    assert run("\n".join(lines) + "\n").startswith(f"OK: {size} events (seq 1 to {size})")
+    event = json.loads(lines[4])
+    event["canonical"] = event["canonical"].replace('"seq":4', '"seq":4 ')
+    changed = [*lines[:4], json.dumps(event), *lines[5:]]
+    assert run("\n".join(changed) + "\n").startswith("FAIL: seq 4: hash_mismatch")

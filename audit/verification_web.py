@@ -1,0 +1,46 @@
+"""The console's Verification and Export pages, and the "Verify now" button."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from facade.tenancy.models import Tenant
+from facade.tenancy.policy import NotFound
+
+from .access import audit_tenant
+from .services import verification_run
+from .verification import last_run, latest_checkpoint, public_key
+from .web import audit_page
+
+
+@audit_page("verification")
+def audit_verification(request: HttpRequest, tenant: Tenant, context: dict) -> HttpResponse:
+    context.update(
+        {
+            "last_run": last_run(tenant),
+            "checkpoint": latest_checkpoint(tenant),
+            "public_key": public_key(),
+        }
+    )
+    return render(request, "audit/verification.html", context)
+
+
+@require_POST
+@login_required
+def audit_verify_run(request: HttpRequest, tenant_slug: str) -> HttpResponse:
+    try:
+        tenant = audit_tenant(request.user, tenant_slug)
+    except NotFound as exc:
+        raise Http404("no such tenant among those you audit") from exc
+    verification_run(tenant=tenant, reader=request.user)
+    return redirect(reverse("audit-verification", args=[tenant.slug]) + "#result")
+
+
+@audit_page("export")
+def audit_export(request: HttpRequest, tenant: Tenant, context: dict) -> HttpResponse:
+    context.update({"public_key": public_key(), "checkpoint": latest_checkpoint(tenant)})
+    return render(request, "audit/export.html", context)
