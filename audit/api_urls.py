@@ -1,6 +1,10 @@
 """The auditor console as JSON for tools, under /api/audit/ (read-only; `?tenant=<slug>` names the
 ledger, optional when the caller audits exactly one)."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from . import replay_api
+
+urlpatterns: list[URLPattern] = [
+    path("replay", replay_api.ReplayApiView.as_view(), name="audit-replay-api"),
+]

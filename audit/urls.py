@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from . import web
+from . import replay_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
+    path("<slug:tenant_slug>/replay", replay_web.audit_replay, name="audit-replay"),
 ]
