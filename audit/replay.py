@@ -42,7 +42,7 @@ import zoneinfo
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from django.db.models import F, Q, Window
+from django.db.models import F, Max, Q, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -223,16 +223,21 @@ def without_parse(value: str | int | None) -> int | None:
 
 def seq_at(chain_id: int, moment: dt.datetime) -> int | None:
     """The cut: the last event of the chain stamped at or before `moment` (None before the
-    first).  The (chain, created_at) index read backwards; the timestamps are fixed-width UTC
-    text, so text order is time order."""
-    return (
-        LedgerEvent.objects.filter(chain_id=chain_id)
-        .alias(_created=CanonicalField("created_at"))
+    first).  Two reads of the (chain, created_at) index: the latest stamp at or before the moment
+    (read backwards, one entry), then the last event with that stamp (several events of one
+    transaction may share it).  The stamps are fixed-width UTC text, so text order is time order."""
+    events = LedgerEvent.objects.filter(chain_id=chain_id)
+    stamp = (
+        events.annotate(_created=CanonicalField("created_at"))
         .filter(_created__lte=utc_text(moment))
-        .order_by(F("_created").desc(), F("seq").desc())
-        .values_list("seq", flat=True)
+        .order_by(F("_created").desc())
+        .values_list("_created", flat=True)
         .first()
     )
+    if stamp is None:
+        return None
+    found = events.alias(_created=CanonicalField("created_at")).filter(_created=stamp).aggregate(last=Max("seq"))
+    return int(found["last"])
 
 
 def _contract_events(chain_id: int, slug: str) -> Any:
