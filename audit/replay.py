@@ -93,7 +93,8 @@ BATCH_REACH = 500
 PLACE_DEPTH = {"boundary_wording": 1, "wording": 2}
 CHOICES_MAX = 200
 
-Path = tuple[str, ...]
+Path = tuple[str, ...]  # a place in a contract: a field, then keys inside it
+EntryNumber = tuple[str, str]  # a knowledge version: (entry id, version number), as the ledger writes them
 
 
 class ReplayError(ApplicationError):
@@ -304,7 +305,7 @@ def _contract_at(agent: AgentProfile, event: LedgerEvent) -> ContractAt:
 
 
 def _knowledge_at(
-    agent: AgentProfile, cut: int, left_out: Iterable[int] = (), gone: set[Path] | None = None
+    agent: AgentProfile, cut: int, left_out: Iterable[int] = (), gone: set[EntryNumber] | None = None
 ) -> list[KnowledgeAt]:
     gone = gone or set()
     in_effect: dict[int, LedgerEvent] = {}
@@ -411,7 +412,7 @@ def _history(chain_id: int, entry: str, numbers: set[str], cut: int) -> list[int
     return [e.seq for e in rows if str(e.entity_version) in numbers]
 
 
-def change_of(*, agent: AgentProfile, seq: int, cut: int) -> tuple[LeftOut, set[Path]]:
+def change_of(*, agent: AgentProfile, seq: int, cut: int) -> tuple[LeftOut, set[EntryNumber]]:
     """The change event `seq` names, as the events to leave out (and, for knowledge, the
     versions that would never have existed)."""
     chain = agent.tenant_id
@@ -471,7 +472,7 @@ def change_of(*, agent: AgentProfile, seq: int, cut: int) -> tuple[LeftOut, set[
     return _knowledge_batch(agent, event, cut)
 
 
-def _knowledge_batch(agent: AgentProfile, event: LedgerEvent, cut: int) -> tuple[LeftOut, set[Path]]:
+def _knowledge_batch(agent: AgentProfile, event: LedgerEvent, cut: int) -> tuple[LeftOut, set[EntryNumber]]:
     entry = str(event.entity_id)
     kind = event.event_type
     if kind in RESTORE_EVENTS:

@@ -40,7 +40,7 @@ INPUT_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 def _text(value: Any) -> str:
-    if value is None:
+    if value is None or value == "":
         return "—"
     if isinstance(value, str):
         return value
@@ -79,7 +79,7 @@ def readable(field: str, value: Any) -> list[tuple[str, str]]:
 
 def _contract_rows(content: dict[str, Any]) -> list[dict[str, Any]]:
     return [
-        {"field": field, "label": label, "lines": readable(field, content.get(field))}
+        {"field": field, "label": label, "lines": readable(field, content.get(field)) or [("", "—")]}
         for field, label in FIELD_LABELS.items()
     ]
 
