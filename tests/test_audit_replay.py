@@ -28,7 +28,7 @@ from rest_framework.test import APIClient
 from approvals.contract import live_contract
 from approvals.contract_models import AgentContract
 from approvals.models import ChangeProposal
-from audit.replay import AgentState, ReplayError, agent_state_at
+from audit.replay import AgentState, ReplayError, agent_state_at, changed_places, content_with
 from conftest import TenantWorld, build_tenant
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.offline import OfflineProvider
@@ -403,3 +403,31 @@ def test_the_replay_reads_the_ledger_through_its_indexes(db: Any, base: dt.datet
             # The cut is one entry of the created_at index, never a sort of the chain up to it.
             if "created_at" in sql and "ORDER BY" in sql:
                 assert "Sort" not in plan, plan
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "changed"),
+    [
+        ({"wording": {}}, {"wording": {"en": {"greeting": "Hi"}}}, {("wording", "en", "greeting")}),
+        (
+            {"boundary_wording": {"en": "A", "zh-hans": "甲"}},
+            {"boundary_wording": {"en": "B", "zh-hans": "甲"}},
+            {("boundary_wording", "en")},
+        ),
+        ({"pricing": {"currency": "EUR", "items": []}}, {"pricing": {"currency": "USD", "items": []}}, {("pricing",)}),
+        ({"skill_ids": ["a"]}, {"skill_ids": ["a"]}, set()),
+    ],
+)
+def test_the_places_a_change_touched(before: dict[str, Any], after: dict[str, Any], changed: set[Any]) -> None:
+    assert changed_places(before, after) == changed
+
+
+def test_a_place_goes_back_and_an_emptied_language_goes_with_it() -> None:
+    content = {"wording": {"en": {"greeting": "Hi"}, "zh-hans": {"greeting": "你好"}}, "mission": "m"}
+    assert content_with(content, ("wording", "en", "greeting"), None, False) == {
+        "wording": {"zh-hans": {"greeting": "你好"}},
+        "mission": "m",
+    }
+    assert content_with(content, ("wording", "en", "greeting"), "Hello", True)["wording"]["en"] == {"greeting": "Hello"}
+    assert content_with(content, ("mission",), "", True)["mission"] == ""
+    assert content["wording"]["en"] == {"greeting": "Hi"}  # the input is not changed
