@@ -431,3 +431,20 @@ def test_a_place_goes_back_and_an_emptied_language_goes_with_it() -> None:
     assert content_with(content, ("wording", "en", "greeting"), "Hello", True)["wording"]["en"] == {"greeting": "Hello"}
     assert content_with(content, ("mission",), "", True)["mission"] == ""
     assert content["wording"]["en"] == {"greeting": "Hi"}  # the input is not changed
+
+
+def test_without_a_contract_rollback_is_the_version_it_undid(world_a: TenantWorld) -> None:
+    from approvals.contract import contract_compile, contract_rollback
+
+    owner = Actor.human(world_a.owner.pk)
+    contract_compile(agent=world_a.agent, changes={"boundary_wording": {"en": "Ask Jo."}}, actor=owner)
+    before_rollback = live_state(world_a)
+    contract_rollback(agent=world_a.agent, to_version=1, actor=owner)
+    rolled_back = last_seq(world_a, "contract.rolled_back")
+    at = timezone.now()
+    replay = agent_state_at(agent=world_a.agent, at=at, without=rolled_back)
+    assert replay.live.contract.version == 3 and replay.live.contract.rolled_back_to == 1
+    assert replay.without is not None and replay.left_out is not None
+    assert replay.without.contract.content == before_rollback["contract"][1]
+    assert replay.left_out.events == [rolled_back - 1, rolled_back]  # the publish and the rollback record
+    assert agent_state_at(agent=world_a.agent, at=at, without=rolled_back - 1).without == replay.without
