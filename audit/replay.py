@@ -590,7 +590,9 @@ def _contract_without(agent: AgentProfile, live: ContractAt, change: LeftOut) ->
         rolled_back_to=None,
         content=content,
         hash=content_hash(content),
-        hash_ok=live.hash_ok,
+        # The live version was checked against the ledger; the versions this reads besides it
+        # are checked against their own recorded hash column.
+        hash_ok=live.hash_ok and all(content_hash(row.content()) == row.content_hash for row in rows.values()),
     )
 
 
