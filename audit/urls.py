@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import lineage_web, timeline_web, verification_web, web
+from . import lineage_web, replay_web, timeline_web, verification_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("<slug:tenant_slug>/events/<int:seq>", timeline_web.event, name="audit-event"),
     path("<slug:tenant_slug>/lineage", lineage_web.lineage_page, name="audit-lineage"),
     path("<slug:tenant_slug>/reviews/<uuid:report_id>", lineage_web.review_page, name="audit-review"),
+    path("<slug:tenant_slug>/replay", replay_web.audit_replay, name="audit-replay"),
     path("<slug:tenant_slug>/verification", verification_web.audit_verification, name="audit-verification"),
     path("<slug:tenant_slug>/verification/run", verification_web.audit_verify_run, name="audit-verify-run"),
     path("<slug:tenant_slug>/export", verification_web.audit_export, name="audit-export"),

@@ -75,6 +75,7 @@ def test_the_schema_lists_every_endpoint_with_its_error_codes(client: Any) -> No
         "/api/agents/{slug}/knowledge/entries/{entry_id}/restore": {"post": {"201", "404", "409"}},
         "/api/agents/{slug}/knowledge/quarantine": {"post": {"200", "400", "404"}},
         "/api/agents/{slug}/knowledge/unquarantine": {"post": {"200", "400", "404"}},
+        "/api/audit/replay": {"get": {"200", "400", "401", "404"}},
     }
     for path, methods in expected.items():
         assert path in paths, path
