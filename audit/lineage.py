@@ -538,9 +538,31 @@ def lineage_search(*, tenant: Tenant, q: str) -> list[dict[str, Any]]:
     approved are left out).  Only what owners wrote and published
     is searched, never a conversation.  Each hit: entity type and id, the field, the versions
     that contain it."""
-    wanted = normalised(q).strip(" \"'“”‘’「」")
+    wanted = _trimmed(normalised(q))
     if len(wanted) < MIN_QUERY:
         return []
+    hits = _search(tenant, wanted)
+    if not hits:
+        # A line copied whole from a chat carries what the agent put round the owner's words
+        # ("Here is what I found: [1] <title>: <text>"): look for each of its sentences.
+        for part in _FRAGMENT_BREAK.split(wanted):
+            part = _trimmed(part)
+            if len(part) >= MIN_QUERY and part != wanted:
+                for key, hit in _search(tenant, part).items():
+                    hits.setdefault(key, hit)
+    return list(hits.values())[:MAX_RESULTS]
+
+
+# Where a line from a chat breaks into the sentences it quotes: after a sentence's end, at a
+# colon, at a citation mark such as "[1]".
+_FRAGMENT_BREAK = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|[:：]\s*|\[\d+\]\s*")
+
+
+def _trimmed(text: str) -> str:
+    return text.strip(" \"'“”‘’「」")
+
+
+def _search(tenant: Tenant, wanted: str) -> dict[tuple[str, str, str], dict[str, Any]]:
     hits: dict[tuple[str, str, str], dict[str, Any]] = {}
     contracts = (
         AgentContract.objects.filter(agent__tenant=tenant).select_related("agent").order_by("agent_id", "version")
@@ -572,7 +594,7 @@ def lineage_search(*, tenant: Tenant, q: str) -> list[dict[str, Any]]:
                 {"entity_type": "knowledge_entry", "entity_id": str(version.entry_id), "field": "", "versions": []},
             )
             hit["versions"].append(version.number)
-    return list(hits.values())[:MAX_RESULTS]
+    return hits
 
 
 def lineage_choices(tenant: Tenant) -> list[dict[str, Any]]:
