@@ -2,8 +2,10 @@
 
 from django.urls import path
 
-from . import web
+from . import metrics_web, session_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
+    path("<slug:tenant_slug>/sessions/<uuid:session_id>", session_web.audit_session, name="audit-session"),
+    path("<slug:tenant_slug>/metrics", metrics_web.audit_metrics, name="audit-metrics"),
 ]

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 
 from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
-from audit.access import audit_tenants
+from audit.access import audit_tenants, is_auditor_only
 from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -151,6 +151,11 @@ def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = chat_context(agent, "customer")
     if request.user.is_authenticated and AgentPolicy.is_owner(request.user, agent):
         context["preview_url"] = reverse("owner-preview", args=[agent.slug])
+    # A signed-in auditor is read-only everywhere (audit/readonly.py), the customer face included:
+    # their customer cookie (a separate identity) does not make them a customer while they are
+    # signed in, or an auditor could add conversations to the very figures they audit.  The page
+    # says so and offers no chat; signed out, they are a visitor like any other.
+    context["auditor_read_only"] = is_auditor_only(request.user)
     return render(request, "customer.html", context)
 
 
