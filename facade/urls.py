@@ -43,7 +43,7 @@ api = [
     path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),
     path("api/agents/<slug:slug>/peer-keys/<uuid:key_id>", tenancy.PeerKeyDetailView.as_view(), name="peer-key"),
     path(
-        "api/tenants/<slug:slug>/audit-raw-text",
+        "api/tenants/<slug:tenant_slug>/audit-raw-text",
         tenancy.TenantAuditRawTextView.as_view(),
         name="tenant-audit-raw-text",
     ),

@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
@@ -43,6 +43,7 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
     ]
 
 
+@require_safe  # pages read; a write to one would be answered as if it had done something
 def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
@@ -142,6 +143,7 @@ def chat_context(agent: AgentProfile, mode: str, *, preview: bool = False) -> di
     }
 
 
+@require_safe
 @ensure_csrf_cookie
 def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
@@ -159,6 +161,7 @@ def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "customer.html", context)
 
 
+@require_safe
 @login_required
 @ensure_csrf_cookie
 def owner_preview(request: HttpRequest, slug: str) -> HttpResponse:
@@ -171,6 +174,7 @@ def owner_preview(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "customer.html", chat_context(agent, "customer", preview=True))
 
 
+@require_safe
 @login_required
 @ensure_csrf_cookie
 def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:

@@ -107,8 +107,8 @@ class TenantAuditRawTextView(APIView):
         summary="Whether auditors may read customers' text",
         responses={200: AuditRawTextOut, **_ERRORS, 404: error_response("`not_found`: no such tenant among yours")},
     )
-    def get(self, request: Request, slug: str) -> Response:
-        tenant = TenantPolicy.get(request.user, slug, (Role.OWNER.value,))
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        tenant = TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
         return Response(AuditRawTextOut(tenant).data)
 
     @extend_schema(
@@ -121,8 +121,8 @@ class TenantAuditRawTextView(APIView):
             404: error_response("`not_found`: no such tenant among yours"),
         },
     )
-    def put(self, request: Request, slug: str) -> Response:
-        tenant = TenantPolicy.get(request.user, slug, (Role.OWNER.value,))
+    def put(self, request: Request, tenant_slug: str) -> Response:
+        tenant = TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
         payload = AuditRawTextIn(data=request.data)
         payload.is_valid(raise_exception=True)
         tenant = tenant_audit_raw_text_set(
