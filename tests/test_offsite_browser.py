@@ -54,8 +54,9 @@ NOT_PAGES = {
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
 }
 PAGES_UNDER_API = {"api-docs"}
-# A segment whose page reads it: a day is a date (any past one: the page shows what that day has).
-FILLERS_BY_NAME = {"day": "2026-01-05"}
+# A segment whose page reads it: a day is a date (any past one: the page shows what that day has);
+# the auditor console names the tenant (the world's is alpha), whose owner reads its console too.
+FILLERS_BY_NAME = {"day": "2026-01-05", "tenant_slug": "alpha"}
 FILLERS = {"slug": "{slug}", "int": "1", "uuid": "00000000-0000-0000-0000-000000000000", "str": "x", "path": "x"}
 
 

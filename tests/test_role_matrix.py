@@ -93,7 +93,7 @@ def audit_api(**kw: Any) -> Rule:
     return Rule("api", reads=READERS, query_tenant=True, **kw)
 
 
-O = frozenset({OWNER})
+OWNERS = frozenset({OWNER})
 SESSION_WRITERS = frozenset({OWNER, CUSTOMER, PEER})
 
 ROUTES: dict[str, Rule] = {
@@ -113,7 +113,7 @@ ROUTES: dict[str, Rule] = {
     # --- the owner's pages of an agent ---
     "owner-overview": page(),
     "owner-knowledge": page(),
-    "owner-knowledge-new": page(writes=O, body={"title": "Opening hours", "body": "Nine to five."}),
+    "owner-knowledge-new": page(writes=OWNERS, body={"title": "Opening hours", "body": "Nine to five."}),
     "owner-unanswered": page(),
     "owner-unanswered-attach": owner_form(body={"topic": "x", "entry": MISSING}),
     "owner-inbox": page(),
@@ -128,7 +128,9 @@ ROUTES: dict[str, Rule] = {
     "owner-review": page(),
     "owner-review-status": api(),  # the review page's JSON, under the page's path
     "owner-contract": page(),
-    "owner-contract-change": owner_form(body={"kind": "greeting", "en": "Hello", "zh": "你好"}),
+    "owner-contract-change": owner_form(
+        body={"kind": "wording", "language": "en", "situation": "greeting", "text": "Hi", "summary": "Hi"}
+    ),
     "owner-chat": page(),
     "owner-preview": page(),
     "owner-requests": page(),
@@ -158,7 +160,7 @@ ROUTES: dict[str, Rule] = {
     "session-create": Rule(
         "public", tenant=False, writes=frozenset({OWNER, CUSTOMER, PEER, ANONYMOUS}), body={"language": "en"}
     ),
-    "preview-session-create": api(reads=frozenset(), writes=O),
+    "preview-session-create": api(reads=frozenset(), writes=OWNERS),
     "session-detail": Rule("session", reads=SESSION_WRITERS),
     "message-create": Rule(
         "session", reads=SESSION_WRITERS, writes=SESSION_WRITERS, body={"text": "Do you repair bikes?"}
@@ -167,31 +169,33 @@ ROUTES: dict[str, Rule] = {
     "session-rating": Rule("session", writes=frozenset({CUSTOMER, PEER}), body={"stars": 4}),
     "request-amend": Rule("session", writes=SESSION_WRITERS, missing=True, body={"summary": "Two bikes"}),
     "request-withdraw": Rule("session", writes=SESSION_WRITERS, missing=True),
-    "request-transition": api(reads=frozenset(), writes=O, missing=True, body={"to": "accepted"}),
+    "request-transition": api(reads=frozenset(), writes=OWNERS, missing=True, body={"to": "accepted"}),
     # --- the owner's API ---
-    "peer-keys": api(writes=O, body={"name": "partner"}),
-    "peer-key": api(reads=frozenset(), writes=O),  # DELETE revokes the spare key
-    "tenant-audit-raw-text": api(writes=O, body={"allowed": False}),
-    "changes": api(writes=O, body={}),
+    "peer-keys": api(writes=OWNERS, body={"name": "partner"}),
+    "peer-key": api(reads=frozenset(), writes=OWNERS),  # DELETE revokes the spare key
+    "tenant-audit-raw-text": api(writes=OWNERS, body={"allowed": False}),
+    "changes": api(writes=OWNERS, body={}),
     "change": api(),
-    "change-authorize": api(reads=frozenset(), writes=O, body={"decision": "reject", "expected_version": 1}),
-    "change-verify": api(reads=frozenset(), writes=O, body={"challenge_id": "otp_x", "code": "123456"}),
-    "change-decide": api(reads=frozenset(), writes=O, body={"token": "x", "decision": "reject", "expected_version": 1}),
-    "change-rebase": api(reads=frozenset(), writes=O, body={"expected_version": 1}),
-    "change-rollback": api(reads=frozenset(), writes=O, body={"reason": "test"}),
-    "reviews": api(reads=frozenset(), writes=O, body={"date": "2026-01-05"}),
+    "change-authorize": api(reads=frozenset(), writes=OWNERS, body={"decision": "reject", "expected_version": 1}),
+    "change-verify": api(reads=frozenset(), writes=OWNERS, body={"challenge_id": "otp_x", "code": "123456"}),
+    "change-decide": api(
+        reads=frozenset(), writes=OWNERS, body={"token": "x", "decision": "reject", "expected_version": 1}
+    ),
+    "change-rebase": api(reads=frozenset(), writes=OWNERS, body={"expected_version": 1}),
+    "change-rollback": api(reads=frozenset(), writes=OWNERS, body={"reason": "test"}),
+    "reviews": api(reads=frozenset(), writes=OWNERS, body={"date": "2026-01-05"}),
     "review": api(missing=True),
-    "knowledge-ingest": api(reads=frozenset(), writes=O, body={"title": "Hours", "text": "Nine to five."}),
-    "knowledge-uploads": api(reads=frozenset(), writes=O),
+    "knowledge-ingest": api(reads=frozenset(), writes=OWNERS, body={"title": "Hours", "text": "Nine to five."}),
+    "knowledge-uploads": api(reads=frozenset(), writes=OWNERS),
     "knowledge-job": api(missing=True),
     "knowledge-search": Rule("public", tenant=False, reads=EVERYONE, query="q=hours"),  # per audience
-    "knowledge-entries": api(writes=O, body={"title": "Hours", "body": "Nine to five."}),
-    "knowledge-entry": api(writes=O, body={"title": "Hours", "body": "Ten to six."}),
-    "knowledge-restore": api(reads=frozenset(), writes=O, body={"version": 1}),
-    "knowledge-terms": api(writes=O, body={"term": "guarantee", "category": "legal"}),
-    "knowledge-quarantine": api(reads=frozenset(), writes=O, body={"source_ref": "none"}),
-    "knowledge-unquarantine": api(reads=frozenset(), writes=O, body={"source_ref": "none"}),
-    "observe-feeds": api(writes=O, body={"url": "http://127.0.0.1:9/feed"}),
+    "knowledge-entries": api(writes=OWNERS, body={"title": "Hours", "body": "Nine to five."}),
+    "knowledge-entry": api(writes=OWNERS, body={"title": "Hours", "body": "Ten to six."}),
+    "knowledge-restore": api(reads=frozenset(), writes=OWNERS, body={"version": 1}),
+    "knowledge-terms": api(writes=OWNERS, body={"term": "guarantee", "category": "legal"}),
+    "knowledge-quarantine": api(reads=frozenset(), writes=OWNERS, body={"source_ref": "none"}),
+    "knowledge-unquarantine": api(reads=frozenset(), writes=OWNERS, body={"source_ref": "none"}),
+    "observe-feeds": api(writes=OWNERS, body={"url": "http://127.0.0.1:9/feed"}),
     "observe-digest": api(missing=True),
     "agent-metrics": api(),
     # --- the ledger API (`?tenant=`): its readers; a checkpoint is a reader's act (no row) ---
