@@ -16,7 +16,8 @@ get a 2xx from GET, who may write, and how it refuses a stranger.  The walk asse
   says nothing about the tenant) — never 403, never 2xx;
 - the anonymous visitor is sent to sign in (pages), refused 401/403 (API), or answered 404 (a
   session, which an anonymous caller is the principal of none of);
-- no route answers 5xx.
+- no route answers 5xx, and no route altered or removed a ledger event (owners included: there
+  is no route that could; the admin, where operators look, is read-only, tests/test_audit_access.py).
 
 A route with no line in ROUTES fails the walk: a route added later must be classified here.
 """
@@ -39,6 +40,7 @@ from audit.readonly import ALLOWED_NAMES
 from conftest import TenantWorld, build_tenant
 from ledger.expressions import CanonicalField
 from ledger.models import LedgerEvent
+from ledger.selectors import ledger_verify
 
 OWNER, AUDITOR, CUSTOMER, PEER, ANONYMOUS = "owner", "auditor", "customer", "peer", "anonymous"
 ROLES = (ANONYMOUS, PEER, CUSTOMER, AUDITOR, OWNER)  # the owner last: its writes succeed
@@ -513,6 +515,8 @@ def test_every_route_answers_every_role_as_declared(settings: Any) -> None:
     ):
         setattr(settings, name, "100000/60")
     alpha, bravo = build_side("alpha"), build_side("bravo")
+    chains = (alpha.world.tenant.pk, bravo.world.tenant.pk)
+    recorded = {(e.chain_id, e.seq): bytes(e.hash) for e in LedgerEvent.objects.filter(chain_id__in=chains)}
     routes = [r for r in walk() if r.name not in PENDING]
     problems: list[str] = []
     answered = 0
@@ -541,4 +545,10 @@ def test_every_route_answers_every_role_as_declared(settings: Any) -> None:
             changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
             assert changed == {}, f"the auditor's walk changed rows: {changed}"
     assert answered > 2000
+    # Whoever called whatever, no route altered or removed a ledger event: every event recorded
+    # before the walk is still there with its hash, and both chains verify.
+    after = {(e.chain_id, e.seq): bytes(e.hash) for e in LedgerEvent.objects.filter(chain_id__in=chains)}
+    assert {key: after.get(key) for key in recorded} == recorded and len(after) > len(recorded)
+    for chain_id in chains:
+        assert ledger_verify(chain_id=chain_id).ok, chain_id
     assert problems == [], "\n" + "\n".join(problems)

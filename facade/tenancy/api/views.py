@@ -118,6 +118,7 @@ class TenantAuditRawTextView(APIView):
             200: AuditRawTextOut,
             400: error_response("`invalid_input`"),
             **_ERRORS,
+            403: error_response("`forbidden` (CSRF), `read_only` (a signed-in auditor changes nothing)"),
             404: error_response("`not_found`: no such tenant among yours"),
         },
     )
