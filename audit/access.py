@@ -49,6 +49,21 @@ def is_auditor_only(user: UserLike) -> bool:
     return Role.AUDITOR.value in roles or is_platform_auditor(user)
 
 
+def may_read_raw_text(user: UserLike, tenant: Tenant) -> bool:
+    """Whether `user` may read customers' own words in `tenant`'s conversations in the console:
+    only when the tenant allows it (`auditors_read_raw_text`, its owners' decision) and only as an
+    auditor — of this tenant (membership role `auditor`) or of the platform — never as an owner
+    or a platform operator: owners never see raw customer transcripts through the console."""
+    if not tenant.auditors_read_raw_text or not getattr(user, "is_authenticated", False):
+        return False
+    if is_platform_operator(user):
+        return False
+    role = cast(Any, user).memberships.filter(tenant=tenant).values_list("role", flat=True).first()
+    if role == Role.OWNER.value:
+        return False
+    return role == Role.AUDITOR.value or is_platform_auditor(user)
+
+
 def api_tenant(user: UserLike, slug: str | None) -> Tenant:
     """The tenant an API caller reads (`/api/audit/…?tenant=<slug>`): the one named, else the only
     one the caller may audit.  NotFound for a tenant out of reach (as for one that does not

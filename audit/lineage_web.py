@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
-from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils.translation import gettext
 
 from facade.errors import ApplicationError
@@ -21,28 +19,8 @@ from rsi.review_inbox import _text as claim_text
 from rsi.review_models import ReviewAggregate, ReviewReport
 
 from .lineage import CONTRACT_FIELDS, ENTITY_TYPES, entity_lineage, evidence_pointers, lineage_choices, lineage_search
-from .nav import audit_nav
+from .links import entity_url, event_url, lineage_url, review_url, session_url
 from .web import audit_page
-
-
-def lineage_url(tenant: Tenant, entity_type: str, entity_id: str, field: str = "") -> str:
-    params = {"entity_type": entity_type, "entity_id": entity_id}
-    if field:
-        params["field"] = field
-    return reverse("audit-lineage", args=[tenant.slug]) + "?" + urlencode(params)
-
-
-def timeline_url(tenant: Tenant, entity_type: str, entity_id: str) -> str:
-    # The timeline page is another console page; a plain path keeps this one working without it.
-    return f"/audit/{tenant.slug}/?" + urlencode({"entity_type": entity_type, "entity_id": entity_id})
-
-
-def event_url(tenant: Tenant, seq: int) -> str:
-    return f"/audit/{tenant.slug}/events/{seq}"
-
-
-def review_url(tenant: Tenant, report_id: str) -> str:
-    return reverse("audit-review", args=[tenant.slug, report_id])
 
 
 def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +33,7 @@ def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
     def pointers(items: list[dict[str, Any]]) -> None:
         for item in items:
             if item.get("type") == "session":
-                item["url"] = timeline_url(tenant, "session", str(item.get("id")))
+                item["url"] = session_url(tenant, str(item.get("id")))
             elif item.get("type") == "knowledge_version":
                 item["url"] = ""
 
@@ -63,7 +41,7 @@ def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
         if not found:
             return
         found["url"] = lineage_url(tenant, "change_proposal", found["id"])
-        found["timeline_url"] = timeline_url(tenant, "change_proposal", found["id"])
+        found["timeline_url"] = entity_url(tenant, "change_proposal", found["id"])
         event(found.get("created"))
         for item in [*found.get("decisions", []), *found.get("authority", [])]:
             event(item)
@@ -79,7 +57,7 @@ def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
             if found.get("claim"):
                 pointers(found["claim"]["evidence"])
         elif found.get("type") == "owner_dialogue":
-            found["url"] = timeline_url(tenant, "session", str(found["session"]))
+            found["url"] = session_url(tenant, str(found["session"]))
         elif found.get("type") == "rollback" and found.get("of"):
             found["url"] = lineage_url(tenant, "change_proposal", str(found["of"]))
 
@@ -99,7 +77,6 @@ def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
 
 @audit_page("lineage")
 def lineage_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) -> HttpResponse:
-    context["audit_nav"] = audit_nav(tenant, "audit-lineage")
     entity_type = request.GET.get("entity_type", "").strip()
     entity_id = request.GET.get("entity_id", "").strip()
     field = request.GET.get("field", "").strip()
@@ -122,7 +99,7 @@ def lineage_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) 
             context["error"] = exc.detail
             return render(request, "audit/lineage.html", context, status=400)
         context["lineage"] = _linked(tenant, lineage)
-        context["timeline"] = timeline_url(tenant, entity_type, entity_id)
+        context["timeline"] = entity_url(tenant, entity_type, entity_id)
         return render(request, "audit/lineage.html", context)
     if q:
         hits = lineage_search(tenant=tenant, q=q)
@@ -155,9 +132,9 @@ def _claims(tenant: Tenant, report: ReviewReport, claims: list[Any]) -> list[dic
         evidence = evidence_pointers(report, claim.get("evidence") or [])
         for item in evidence:
             if item["type"] == "session":
-                item["url"] = timeline_url(tenant, "session", item["id"])
+                item["url"] = session_url(tenant, item["id"])
             elif item["type"] == "aggregate":
-                item["url"] = timeline_url(tenant, "review_report", str(report.pk))
+                item["url"] = entity_url(tenant, "review_report", str(report.pk))
         change_id = str(claim.get("change_id", ""))
         shown.append(
             {
@@ -172,9 +149,8 @@ def _claims(tenant: Tenant, report: ReviewReport, claims: list[Any]) -> list[dic
     return shown
 
 
-@audit_page("review")
+@audit_page("review", tab="audit-lineage")
 def review_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any], report_id: Any) -> HttpResponse:
-    context["audit_nav"] = audit_nav(tenant, "audit-lineage")
     report = ReviewReport.objects.filter(tenant=tenant, pk=report_id).select_related("agent").first()
     if report is None:
         raise Http404("no such review in this ledger")
@@ -196,7 +172,7 @@ def review_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any], r
                 if isinstance(p, dict)
             ],
             "dropped": len(report.dropped_claims or []),
-            "timeline": timeline_url(tenant, "review_report", str(report.pk)),
+            "timeline": entity_url(tenant, "review_report", str(report.pk)),
         }
     )
     return render(request, "audit/review.html", context)

@@ -56,3 +56,11 @@ def export_record(*, tenant: Tenant, reader: Any, plan: ExportPlan) -> int:
             events=plan.events,
             checkpoint_size=plan.checkpoint.size if plan.checkpoint is not None else None,
         ).seq
+
+
+def raw_text_record(*, tenant: Tenant, reader: Any, session: str, messages: int) -> int:
+    """Record that `reader` read the customer text of `messages` messages of a conversation (only
+    ever after `access.may_read_raw_text` allowed it); answers the record's sequence number.  The
+    page shows the text only once this is committed."""
+    with transaction.atomic():
+        return events.audit_raw_text_read(tenant=tenant, reader=reader, session=session, messages=messages).seq

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from itertools import groupby
 from typing import Any
-from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from facade.errors import ApplicationError
@@ -18,7 +16,7 @@ from facade.tenancy.models import AgentProfile, Tenant
 from ledger.catalogue import catalogue
 from ledger.models import ActorType
 
-from .nav import audit_nav
+from .links import entity_url, event_url, lineage_url, timeline_url
 from .timeline import (
     PARAMS,
     TimelineFilters,
@@ -36,17 +34,6 @@ ACTOR_TYPE_LABELS = {
     ActorType.AGENT.value: _("agent"),
     ActorType.PLATFORM.value: _("platform"),
 }
-
-
-def timeline_url(tenant: Tenant, **params: Any) -> str:
-    """The timeline of `tenant` with these query parameters (empty ones left out)."""
-    base = reverse("audit-timeline", args=[tenant.slug])
-    kept = {key: str(value) for key, value in params.items() if value not in (None, "")}
-    return base + ("?" + urlencode(kept) if kept else "")
-
-
-def event_url(tenant: Tenant, seq: int) -> str:
-    return reverse("audit-event", args=[tenant.slug, seq])
 
 
 def row_view(tenant: Tenant, row: TimelineRow) -> dict[str, Any]:
@@ -89,7 +76,7 @@ def _form_context(tenant: Tenant, raw: dict[str, str]) -> dict[str, Any]:
     }
 
 
-@audit_page("audit-timeline")
+@audit_page("timeline")
 def timeline(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) -> HttpResponse:
     raw = {str(key): str(value) for key, value in request.GET.items()}
     context.update(_form_context(tenant, raw))
@@ -120,16 +107,7 @@ def timeline(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) -> H
     return render(request, "audit/timeline.html", context)
 
 
-def entity_url(tenant: Tenant, entity_type: str, entity_id: str) -> str:
-    return timeline_url(tenant, entity_type=entity_type, entity_id=entity_id)
-
-
-def lineage_url(tenant: Tenant, entity_type: str, entity_id: str) -> str:
-    # A plain path: the lineage page is its own part of the console (url name audit-lineage).
-    return f"/audit/{tenant.slug}/lineage?" + urlencode({"entity_type": entity_type, "entity_id": entity_id})
-
-
-@audit_page("audit-event")
+@audit_page("event", tab="audit-timeline")
 def event(request: HttpRequest, tenant: Tenant, context: dict[str, Any], seq: int) -> HttpResponse:
     found = event_detail(chain_id=tenant.pk, seq=seq)
     if found is None:
@@ -137,7 +115,6 @@ def event(request: HttpRequest, tenant: Tenant, context: dict[str, Any], seq: in
     row, cause, caused, caused_more = found
     context.update(
         {
-            "audit_nav": audit_nav(tenant, "audit-timeline"),
             "row": row,
             "view": row_view(tenant, row),
             "cause": row_view(tenant, cause) if cause is not None else None,

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import lineage_web, replay_web, timeline_web, verification_web, web
+from . import lineage_web, metrics_web, replay_web, session_web, timeline_web, verification_web, web
 
 urlpatterns = [
     path("", web.audit_index, name="audit-index"),
@@ -14,4 +14,6 @@ urlpatterns = [
     path("<slug:tenant_slug>/verification", verification_web.audit_verification, name="audit-verification"),
     path("<slug:tenant_slug>/verification/run", verification_web.audit_verify_run, name="audit-verify-run"),
     path("<slug:tenant_slug>/export", verification_web.audit_export, name="audit-export"),
+    path("<slug:tenant_slug>/sessions/<uuid:session_id>", session_web.audit_session, name="audit-session"),
+    path("<slug:tenant_slug>/metrics", metrics_web.audit_metrics, name="audit-metrics"),
 ]

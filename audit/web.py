@@ -22,11 +22,12 @@ from .services import access_record
 Page = Callable[..., HttpResponse]
 
 
-def audit_page(view: str) -> Callable[[Page], Page]:
+def audit_page(view: str, tab: str = "") -> Callable[[Page], Page]:
     """Serve a read-only console page of one tenant (`/audit/<tenant>/…`): signed in, the tenant
     among those the reader may audit (else 404, like a tenant that does not exist), and the view
     recorded as `audit.viewed` with its query parameters once the page was rendered.  The page
-    function gets the tenant and a context holding the navigation."""
+    function gets the tenant and a context holding the navigation, where the page's tab (`tab`,
+    else the url name `audit-<view>`) is the current one."""
 
     def wrap(page: Page) -> Page:
         @require_safe
@@ -37,7 +38,7 @@ def audit_page(view: str) -> Callable[[Page], Page]:
                 tenant = audit_tenant(request.user, tenant_slug)
             except NotFound as exc:
                 raise Http404("no such tenant among those you audit") from exc
-            context = {"tenant": tenant, "audit_nav": audit_nav(tenant, view)}
+            context = {"tenant": tenant, "audit_nav": audit_nav(tenant, tab or f"audit-{view}")}
             response = page(request, tenant, context, *args, **kwargs)
             if response.status_code < 400:
                 # What was asked: the query and the path's own pointers (an event's seq, …).

@@ -10,6 +10,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_safe
 
 
 def _check_database() -> dict[str, Any]:
@@ -48,6 +49,7 @@ def _check_channel_layer() -> dict[str, Any]:
 CHECKS = {"database": _check_database, "broker": _check_broker, "channel_layer": _check_channel_layer}
 
 
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     results: dict[str, Any] = {}
     for name, check in CHECKS.items():

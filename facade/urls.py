@@ -42,6 +42,11 @@ api = [
     ),
     path("api/agents/<slug:slug>/peer-keys", tenancy.PeerKeyListView.as_view(), name="peer-keys"),
     path("api/agents/<slug:slug>/peer-keys/<uuid:key_id>", tenancy.PeerKeyDetailView.as_view(), name="peer-key"),
+    path(
+        "api/tenants/<slug:tenant_slug>/audit-raw-text",
+        tenancy.TenantAuditRawTextView.as_view(),
+        name="tenant-audit-raw-text",
+    ),
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
     path("api/ledger/events", ledger.LedgerExportView.as_view(), name="ledger-events"),

@@ -15,11 +15,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
-from audit.access import audit_tenants
+from audit.access import audit_tenants, is_auditor_only
 from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -43,6 +43,7 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
     ]
 
 
+@require_safe  # pages read; a write to one would be answered as if it had done something
 def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
@@ -142,6 +143,7 @@ def chat_context(agent: AgentProfile, mode: str, *, preview: bool = False) -> di
     }
 
 
+@require_safe
 @ensure_csrf_cookie
 def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
@@ -151,9 +153,15 @@ def customer_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = chat_context(agent, "customer")
     if request.user.is_authenticated and AgentPolicy.is_owner(request.user, agent):
         context["preview_url"] = reverse("owner-preview", args=[agent.slug])
+    # A signed-in auditor is read-only everywhere (audit/readonly.py), the customer face included:
+    # their customer cookie (a separate identity) does not make them a customer while they are
+    # signed in, or an auditor could add conversations to the very figures they audit.  The page
+    # says so and offers no chat; signed out, they are a visitor like any other.
+    context["auditor_read_only"] = is_auditor_only(request.user)
     return render(request, "customer.html", context)
 
 
+@require_safe
 @login_required
 @ensure_csrf_cookie
 def owner_preview(request: HttpRequest, slug: str) -> HttpResponse:
@@ -166,6 +174,7 @@ def owner_preview(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "customer.html", chat_context(agent, "customer", preview=True))
 
 
+@require_safe
 @login_required
 @ensure_csrf_cookie
 def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:

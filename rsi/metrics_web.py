@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 
+from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 
 from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, agent_metrics
@@ -69,14 +70,9 @@ def _parts(row: Counts, metric: str) -> str:
     return f"{getattr(row, top)} / {getattr(row, bottom)}"
 
 
-@require_safe
-@login_required
-@ensure_csrf_cookie
-def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        agent = AgentPolicy.get_owned(request.user, slug)
-    except NotFound as exc:
-        raise Http404("no such agent among those you own") from exc
+def metrics_context(agent: AgentProfile) -> dict[str, Any]:
+    """The charts and tables of an agent's metrics over the last 30 days, as both the owner's
+    overview and the auditor console's metrics page show them (templates/rsi/_metrics.html)."""
     data = agent_metrics(agent, days=DEFAULT_DAYS)
     charts = []
     for metric, kind in METRICS:
@@ -121,13 +117,22 @@ def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
             for metric, kind in METRICS
         ],
     }
-    context = {
-        "agent": agent,
-        "review": overview_review(agent),
+    return {
         "metrics": data,
         "charts": charts,
         "weeks": weeks,
         "island": island,
         "delivered_violations": data.totals.delivered_violations,
     }
+
+
+@require_safe
+@login_required
+@ensure_csrf_cookie
+def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        agent = AgentPolicy.get_owned(request.user, slug)
+    except NotFound as exc:
+        raise Http404("no such agent among those you own") from exc
+    context = {"agent": agent, "review": overview_review(agent), **metrics_context(agent)}
     return render(request, "rsi/owner_overview.html", context)

@@ -154,6 +154,9 @@ def test_an_auditor_follows_a_chat_answer_to_the_review_and_exports_the_day(
         expect(evidence.first).to_be_visible()
         assert QUESTION not in page.locator("main").inner_text()
         evidence.first.click()
+        expect(page).to_have_url(re.compile(r"/sessions/"))  # the conversation's pointers, no text
+        assert QUESTION not in page.locator("main").inner_text()
+        page.get_by_role("link", name="Its events on the timeline").click()
         expect(page.locator("main")).to_contain_text("session.opened")
         assert QUESTION not in page.locator("main").inner_text()
         # Export today's events and check the file offline with the verifier and the ledger's key.
@@ -181,7 +184,8 @@ def test_an_auditor_follows_a_chat_answer_to_the_review_and_exports_the_day(
     done = LedgerEvent.objects.filter(chain_id=world.tenant.pk).order_by("seq")
     steps = [(e.event_type, e.payload.get("view")) for e in done if e.actor_id == auditor]
     assert ("audit.viewed", "lineage") in steps and ("audit.viewed", "review") in steps
-    assert ("audit.viewed", "timeline") in steps and ("audit.exported", None) in steps
+    assert ("audit.viewed", "session") in steps and ("audit.viewed", "timeline") in steps
+    assert ("audit.exported", None) in steps
 
 
 def test_the_console_reads_in_chinese_on_a_phone(browser: Any, site: str, world: TenantWorld) -> None:

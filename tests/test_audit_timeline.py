@@ -350,11 +350,11 @@ def test_the_event_page_shows_the_event_in_full(world_a: TenantWorld) -> None:
     assert bytes(row.hash).hex() in page and bytes(row.prev_hash).hex() in page
     assert "A tick of the timeline&#x27;s tests." in page  # the catalogue's description
     assert "&quot;event_type&quot;: &quot;audit_test.tick&quot;" in page  # the pretty canonical text
-    # The payload in the catalogue's order, lists compact; the session links to its timeline.
+    # The payload in the catalogue's order, lists compact; the session links to its page.
     keys = re.findall(r'<dt class="pkey"><code>(\w+)</code>', page)
     assert keys[:4] == ["agent", "session", "n", "tags"]
     assert "<code>[&quot;a&quot;,&quot;b&quot;]</code>" in page
-    assert "/audit/alpha/?entity_type=session&amp;entity_id=0b6c7c3e-1111-4222-8333-444455556666" in page
+    assert "/audit/alpha/sessions/0b6c7c3e-1111-4222-8333-444455556666" in page
     assert "/audit/alpha/?entity_type=thing&amp;entity_id=t1" in page  # timeline of this entity
     assert "/lineage?" not in page  # a thing has no lineage
     assert client.get("/audit/alpha/events/99999").status_code == 404
@@ -381,11 +381,11 @@ def test_each_access_is_recorded_with_its_filters(world_a: TenantWorld) -> None:
     }
     client.get("/audit/alpha/", {"actor": "user:5", "from": "2030-01-01"})
     assert last_view(world_a)["payload"] == {
-        "view": "audit-timeline",
+        "view": "timeline",
         "params": {"actor": "user:5", "from": "2030-01-01"},
     }
     client.get(f"/audit/alpha/events/{seq}")
-    assert last_view(world_a)["payload"] == {"view": "audit-event", "params": {"seq": str(seq)}}
+    assert last_view(world_a)["payload"] == {"view": "event", "params": {"seq": str(seq)}}
     # A refused request is not a view of the ledger.
     before = last_view(world_a)["seq"]
     client.get("/api/audit/events", {"tenant": "alpha", "type": "no.such_type"})
@@ -489,8 +489,10 @@ def test_a_real_conversation_is_followed_by_its_session_and_no_text_is_shown(api
     timeline = client.get("/audit/alpha/").content.decode()
     run = events(client, type="run.finished")["events"][0]
     assert run["payload"]["session"] == sid
-    # The run's session pointer leads to that session's own timeline.
-    assert f"/audit/alpha/?entity_type=session&amp;entity_id={sid}" in timeline
+    # The run's session pointer leads to the conversation's page, and from there to its timeline.
+    assert f"/audit/alpha/sessions/{sid}" in timeline
+    conversation = client.get(f"/audit/alpha/sessions/{sid}").content.decode()
+    assert f"/audit/alpha/?entity_type=session&amp;entity_id={sid}" in conversation
     of_session = client.get("/audit/alpha/", {"entity_type": "session", "entity_id": sid}).content.decode()
     assert "session.opened" in of_session and "message.posted" in of_session
     # A knowledge entry's event links to its lineage.

@@ -62,6 +62,7 @@ def test_the_schema_lists_every_endpoint_with_its_error_codes(client: Any) -> No
         "/api/sessions/{session_id}/messages": {"post": {"201", "400", "403", "404", "409"}},
         "/api/agents/{slug}/peer-keys": {"get": {"200", "404"}, "post": {"201", "400", "404"}},
         "/api/agents/{slug}/peer-keys/{key_id}": {"delete": {"204", "404"}},
+        "/api/tenants/{tenant_slug}/audit-raw-text": {"get": {"200", "404"}, "put": {"200", "400", "403", "404"}},
         "/api/ledger/verify": {"get": {"200", "404"}},
         "/api/ledger/checkpoints": {"post": {"201", "404", "409"}},
         "/api/ledger/events": {"get": {"200", "404"}},

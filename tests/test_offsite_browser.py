@@ -86,14 +86,15 @@ def page_routes() -> list[str]:
     return found
 
 
-def page_path(route: str, slug: str) -> str:
+def page_path(route: str, slug: str, by_name: dict[str, str] | None = None) -> str:
     """A path for `route`: an agent's slug for `<slug:…>`, a placeholder for other converters
     (such a page may answer 404 — the page it shows must not load from elsewhere either)."""
 
     def fill(match: re.Match[str]) -> str:
         converter = match.group(1) or "str"
-        if match.group(2) in FILLERS_BY_NAME:
-            return FILLERS_BY_NAME[match.group(2)]
+        fillers = FILLERS_BY_NAME if by_name is None else by_name
+        if match.group(2) in fillers:
+            return fillers[match.group(2)]
         if converter not in FILLERS:
             raise AssertionError(f"route {route!r}: say in FILLERS how to fill a <{converter}:…> segment")
         return FILLERS[converter].format(slug=slug)
@@ -173,6 +174,12 @@ def test_no_page_requests_anything_from_another_host(
     settings.EMAIL_FILE_PATH = str(tmp_path / "outbox")
 
     user_ensure(email="operator@platform.test", password="pw-operator", is_staff=True, is_superuser=True)
+    from facade.dialogue.runtime.loop import turn_handle
+    from facade.dialogue.runtime.providers.offline import OfflineProvider
+    from facade.dialogue.services import session_open
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+
     slug = world.agent.slug
     ReviewReport.objects.create(
         id=REVIEW_ID,
@@ -183,7 +190,11 @@ def test_no_page_requests_anything_from_another_host(
         status=ReviewReport.Status.FINISHED,
         partial=False,
     )
-    paths = [page_path(route, slug) for route in page_routes()]
+    # The console's session page shows a conversation of the tenant: one with a turn.
+    session = session_open(agent=world.agent, audience=Audience.CUSTOMER, customer=customer_create(tenant=world.tenant))
+    turn_handle(session=session, text="Do you repair bikes?", provider=OfflineProvider(world.agent))
+    fillers = {**FILLERS_BY_NAME, "session_id": str(session.pk)}
+    paths = [page_path(route, slug, fillers) for route in page_routes()]
     contexts = []
     violations: list[str] = []
 

@@ -31,6 +31,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from pydantic import ValidationError
 
+from audit.access import is_auditor_only
 from facade.accounts.devices import two_step_of
 from facade.accounts.rules import TwoStep
 from facade.errors import ApplicationError
@@ -152,6 +153,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.cancel_event: threading.Event | None = None
         self.progress_sent: asyncio.Future[None] | None = None
         self.principal = scope_principal(self.scope)
+        # A signed-in auditor reads and changes nothing here either (audit/readonly.py): not as
+        # the customer their cookie names, not in a session of their own.
+        self.read_only = await database_sync_to_async(is_auditor_only)(self.scope.get("user"))
         session = await database_sync_to_async(session_or_none)(
             self.principal, self.scope["url_route"]["kwargs"]["session_id"]
         )
@@ -207,6 +211,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 f"{'.'.join(str(p) for p in e['loc']) or 'frame'}: {e['msg']}" for e in exc.errors()[:3]
             )
             await self._refuse(ApplicationError("malformed_frame", problems[:300]), client_message_id=_cid(raw))
+            return
+        if self.read_only:
+            refusal = ApplicationError("read_only", "auditors change nothing: sign out to chat as a customer", 403)
+            await self._refuse(refusal, client_message_id=_cid(raw))
             return
         if isinstance(frame, MessageFrame):
             try:

@@ -195,3 +195,57 @@ def request_owner_acted(request: Any, *, principal_actor_id: str) -> bool:
 
     events = LedgerEvent.objects.for_entity(request.tenant_id, "request", str(request.pk))
     return any(event.actor_id != principal_actor_id for event in events)
+
+
+AUDIT_TRAIL_MESSAGES = 1000  # a session's trail in the auditor console shows at most this many messages
+
+
+def audit_session_trail(*, tenant_id: int, session_id: uuid.UUID | str, with_text: bool) -> dict[str, Any]:
+    """A session of the tenant as the auditor console shows it: pointers, sizes, times and the
+    run of each turn (status, stop reason, guard category), and the messages' text only when
+    `with_text` (the caller has decided the reader may read it: `audit.access.may_read_raw_text`).
+    NotFound for a session of another tenant, as for one that does not exist."""
+    from collections import Counter
+
+    from .models import Run
+
+    session = DialogueSession.objects.select_related("agent").filter(pk=session_id, tenant_id=tenant_id).first()
+    if session is None:
+        raise NotFound(str(session_id))
+    rows = list(
+        Message.objects.filter(session=session)
+        .select_related("run")
+        .order_by("created_at", "pk")[:AUDIT_TRAIL_MESSAGES]
+    )
+    messages = []
+    for message in rows:
+        run = getattr(message, "run", None)
+        item: dict[str, Any] = {
+            "id": message.pk,
+            "role": message.role,
+            "chars": len(message.text),
+            "created_at": message.created_at,
+            "reply_to": message.reply_to_id,
+            "stop_reason": message.stop_reason,
+            "citations": len(message.citations or []),
+            "run": None
+            if run is None
+            else {
+                "id": str(run.pk),
+                "status": run.status,
+                "stop_reason": run.stop_reason,
+                "guard_category": run.guard_category,
+                "llm_calls": run.llm_call_count,
+                "tool_calls": run.tool_call_count,
+            },
+        }
+        if with_text:
+            item["text"] = message.text
+        messages.append(item)
+    categories = Run.objects.filter(session=session).exclude(guard_category="").values_list("guard_category", flat=True)
+    return {
+        "session": session,
+        "messages": messages,
+        "total_messages": Message.objects.filter(session=session).count(),
+        "guard_blocks": sorted(Counter(categories).items()),
+    }

@@ -56,6 +56,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "facade.accounts.middleware.TwoStepGate",
+    # A signed-in auditor changes nothing: every unsafe method refused (audit/readonly.py).
+    "audit.readonly.AuditorReadOnly",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Turns a lock-out flagged during authenticate() into the sign-in page saying so.

@@ -38,6 +38,10 @@ class TenantTimeZoneChanged(EventPayload):
     previous: str
 
 
+class TenantAuditRawTextChanged(EventPayload):
+    allowed: bool  # auditors may now (or may no longer) read customers' own words in the console
+
+
 class MembershipGranted(EventPayload):
     user_id: int
     role: str
@@ -95,6 +99,14 @@ TENANT_TIME_ZONE_CHANGED = register(
     entity_type="tenant",
     payload=TenantTimeZoneChanged,
     description="The tenant's time zone changed: its nightly review and morning observe follow its local days.",
+)
+TENANT_AUDIT_RAW_TEXT_CHANGED = register(
+    "tenant.audit_raw_text_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantAuditRawTextChanged,
+    description="The tenant allowed, or stopped allowing, its auditors to read customers' own words in the "
+    "auditor console (each such read is itself recorded).",
 )
 MEMBERSHIP_GRANTED = register(
     "membership.granted",
@@ -183,6 +195,11 @@ def tenant_l3_policy_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
 def tenant_time_zone_changed(*, tenant: Tenant, previous: str, actor: Actor) -> AppendedEvent:
     payload = TenantTimeZoneChanged(time_zone=tenant.time_zone, previous=previous)
     return _append(TENANT_TIME_ZONE_CHANGED, tenant.pk, tenant.pk, actor, payload)
+
+
+def tenant_audit_raw_text_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
+    payload = TenantAuditRawTextChanged(allowed=tenant.auditors_read_raw_text)
+    return _append(TENANT_AUDIT_RAW_TEXT_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
 def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent:

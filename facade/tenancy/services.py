@@ -84,6 +84,20 @@ def tenant_time_zone_set(*, tenant: Tenant, time_zone: str, actor: Actor) -> Ten
 
 
 @transaction.atomic
+def tenant_audit_raw_text_set(*, tenant: Tenant, allowed: bool, actor: Actor) -> Tenant:
+    """Allow (or stop allowing) the tenant's auditors to read customers' own words in the auditor
+    console; owners decide it for their tenant.  Off by default: auditors see pointers, sizes and
+    figures.  Setting what is already set writes nothing."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    if tenant.auditors_read_raw_text == allowed:
+        return tenant
+    tenant.auditors_read_raw_text = allowed
+    tenant.save(update_fields=["auditors_read_raw_text"])
+    events.tenant_audit_raw_text_changed(tenant=tenant, actor=actor)
+    return tenant
+
+
+@transaction.atomic
 def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Actor) -> Membership:
     role = Role(role)
     membership, created = Membership.objects.get_or_create(user=user, tenant=tenant, defaults={"role": role})

@@ -1,4 +1,4 @@
-"""Owner-only management of an agent's peer keys."""
+"""Owner-only management of an agent's peer keys, and of the tenant's auditor raw-text setting."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 
 from facade.api import error_response
 
-from ..models import PeerCredential
-from ..policy import AgentPolicy, NotFound
+from ..models import PeerCredential, Role
+from ..policy import AgentPolicy, NotFound, TenantPolicy
 from ..schemas import Actor
-from ..services import peer_key_create, peer_key_revoke
+from ..services import peer_key_create, peer_key_revoke, tenant_audit_raw_text_set
 
 
 class PeerKeyIn(serializers.Serializer):
@@ -85,3 +85,48 @@ class PeerKeyDetailView(APIView):
             raise NotFound(key_id)
         peer_key_revoke(credential=credential, actor=Actor.human(request.user.pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AuditRawTextIn(serializers.Serializer):
+    allowed = serializers.BooleanField()
+
+
+class AuditRawTextOut(serializers.Serializer):
+    tenant = serializers.CharField(source="slug")
+    allowed = serializers.BooleanField(source="auditors_read_raw_text")
+
+
+@extend_schema(tags=["tenants"])
+class TenantAuditRawTextView(APIView):
+    """Whether the tenant's auditors may read customers' own words in the auditor console (off by
+    default; each read is recorded).  The tenant's owners decide; anyone else gets 404."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Whether auditors may read customers' text",
+        responses={200: AuditRawTextOut, **_ERRORS, 404: error_response("`not_found`: no such tenant among yours")},
+    )
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        tenant = TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
+        return Response(AuditRawTextOut(tenant).data)
+
+    @extend_schema(
+        summary="Allow or deny auditors reading customers' text (recorded in the ledger)",
+        request=AuditRawTextIn,
+        responses={
+            200: AuditRawTextOut,
+            400: error_response("`invalid_input`"),
+            **_ERRORS,
+            403: error_response("`forbidden` (CSRF), `read_only` (a signed-in auditor changes nothing)"),
+            404: error_response("`not_found`: no such tenant among yours"),
+        },
+    )
+    def put(self, request: Request, tenant_slug: str) -> Response:
+        tenant = TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
+        payload = AuditRawTextIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        tenant = tenant_audit_raw_text_set(
+            tenant=tenant, allowed=payload.validated_data["allowed"], actor=Actor.human(request.user.pk)
+        )
+        return Response(AuditRawTextOut(tenant).data)
