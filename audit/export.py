@@ -22,8 +22,10 @@ import datetime as dt
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any
 
+from django.db import connection
 from django.utils.translation import gettext
 
 from facade.errors import ApplicationError
@@ -176,31 +178,36 @@ def _line(document: dict[str, Any]) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+# One window's rows, in seq order (a duplicated seq, which only tampering makes, comes along and
+# is reported by the verifier).  Plain SQL through the (chain, seq) index: the export is as fast
+# as the database reads the rows only if nothing per row is done that need not be.
+_WINDOW_SQL = (
+    "SELECT seq, prev_hash, hash, canonical FROM ledger_event "
+    "WHERE chain_id = %s AND seq > %s AND seq <= %s ORDER BY seq, id"
+)
+
+
+def _event_line(seq: int, prev: bytes, digest: bytes, canonical: str, in_range: bool) -> str:
+    """The line `_line` makes of the event's dict, written out directly: `encode_basestring` is
+    the function `json.dumps(..., ensure_ascii=False)` quotes strings with (C-accelerated), so
+    the bytes are the same (tests/test_audit_export.py holds the two together)."""
+    flag = "true" if in_range else "false"
+    return (
+        f'{{"seq":{seq},"prev_hash":"{bytes(prev).hex()}","hash":"{bytes(digest).hex()}",'
+        f'"canonical":{encode_basestring(canonical)},"in_range":{flag}}}\n'
+    )
+
+
 def export_lines(plan: ExportPlan) -> Iterator[bytes]:
     """The export, a window of events per chunk (never the whole range in memory)."""
     yield _line(plan.header())
     if plan.first_seq is None or plan.last_seq is None or plan.through is None:
         return
-    events = LedgerEvent.objects.filter(chain_id=plan.tenant.pk)
-    after, through, last = plan.first_seq - 1, plan.through, plan.last_seq
+    chain, after, through, last = plan.tenant.pk, plan.first_seq - 1, plan.through, plan.last_seq
     while after < through:
         upto = min(after + WINDOW, through)
-        window = (
-            events.filter(seq__gt=after, seq__lte=upto)
-            .order_by("seq", "id")
-            .values_list("seq", "prev_hash", "hash", "canonical")
-        )
-        chunk = [
-            _line(
-                {
-                    "seq": seq,
-                    "prev_hash": bytes(prev).hex(),
-                    "hash": bytes(digest).hex(),
-                    "canonical": canonical,
-                    "in_range": seq <= last,
-                }
-            )
-            for seq, prev, digest, canonical in window
-        ]
-        yield b"".join(chunk)
+        with connection.cursor() as cursor:
+            cursor.execute(_WINDOW_SQL, [chain, after, upto])
+            rows = cursor.fetchall()
+        yield "".join(_event_line(seq, prev, digest, text, seq <= last) for seq, prev, digest, text in rows).encode()
         after = upto

@@ -526,3 +526,17 @@ def test_the_operator_prints_the_key_to_hand_to_auditors() -> None:
     out = StringIO()
     call_command("ledger_public_key", stdout=out)
     assert out.getvalue().splitlines() == [f"public key: {public_key()}", f"key id:     {ledger_keys().key_id}"]
+
+
+@pytest.mark.parametrize(
+    "canonical",
+    ['{"a":"b"}', '{"text":"quote \\" backslash \\\\ tab \\t"}', '{"zh":"营业时间","emoji":"🙂"}', "\x01\x1f\u2028"],
+)
+def test_an_event_line_is_the_json_of_its_fields(canonical: str) -> None:
+    from audit.export import _event_line, _line
+
+    for in_range in (True, False):
+        fields = {"seq": 7, "prev_hash": "00" * 32, "hash": "ab" * 32, "canonical": canonical, "in_range": in_range}
+        made = _event_line(7, bytes(32), b"\xab" * 32, canonical, in_range).encode("utf-8")
+        assert made == _line(fields)
+        assert json.loads(made) == fields
