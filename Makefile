@@ -46,4 +46,3 @@ bench: install
 	$(BIN)/python bench/approvals.py
 	$(BIN)/python bench/review.py
 	$(BIN)/python bench/audit.py
-	$(BIN)/python bench/export.py

@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from facade.errors import ApplicationError
 from facade.tenancy.models import Tenant
 from facade.tenancy.policy import NotFound
-from rsi.review_inbox import _text as claim_text
+from rsi.review_inbox import claim_text
 from rsi.review_models import ReviewAggregate, ReviewReport
 
 from .lineage import CONTRACT_FIELDS, ENTITY_TYPES, entity_lineage, evidence_pointers, lineage_choices, lineage_search

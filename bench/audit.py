@@ -21,8 +21,9 @@ every request recorded as the console records it):
 * p95 of the lineage of the agent's contract and of knowledge entries;
 * the wall time of replaying the agent at a time in the middle of the chain (8 days ago);
 * export throughput of the second filler's time range (JSON Lines, streamed) against reading the
-  same rows with a bare `SELECT` through a server-side cursor, and the peak of Python's memory
-  (tracemalloc) during the export.
+  same rows with a bare `SELECT` through a server-side cursor, the peak of Python's memory
+  (tracemalloc, a run of its own) during the export, and the standalone verifier
+  (`tools/verify_export.py`) checking the saved export.
 
 Prints per size and the growth 100k -> 1M (targets: timeline and lineage p95 grow at most 1.5x;
 export at least 0.5x of the bare SELECT; export peak memory flat).  The chains are checked with
@@ -35,11 +36,13 @@ and dropped at the end (`--keep` keeps it).
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -245,6 +248,7 @@ def measure(world: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
     from django.test import Client
 
     from knowledge.models import KnowledgeEntry
+    from ledger.keys import ledger_keys
     from ledger.models import Chain
 
     tenant, agent = world["tenant"], world["agent"]
@@ -282,6 +286,22 @@ def measure(world: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
     _, export_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     header = json.loads(first_line)
+    # The export as an auditor keeps it, checked offline by the standalone verifier.
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as saved:
+        response = client.get(url)
+        for chunk in response.streaming_content:
+            saved.write(chunk)
+        saved.flush()
+        key = base64.b64encode(ledger_keys().public_raw).decode()
+        started = time.perf_counter()
+        checked = subprocess.run(
+            [sys.executable, "-I", str(ROOT / "tools" / "verify_export.py"), saved.name, "--public-key", key],
+            capture_output=True,
+            text=True,
+        )
+        verifier_seconds = time.perf_counter() - started
+    if checked.returncode != 0:
+        raise SystemExit(f"the verifier refused the export: {checked.stdout}{checked.stderr}")
     # The export holds the range and the events after it up to its checkpoint: the bare SELECT
     # reads the same rows.
     first = header["first_seq"]
@@ -307,6 +327,7 @@ def measure(world: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
         "export_rate": (lines - 1) / export_seconds,
         "bare_rate": rows / bare_seconds,
         "export_peak": export_peak,
+        "verifier_rate": (lines - 1) / verifier_seconds,
     }
 
 
@@ -363,6 +384,7 @@ def main() -> None:
                 "target >= 0.5)"
             )
             print(f"    export peak memory     {r['export_peak'] / 1024:,.0f} KiB")
+            print(f"    tools/verify_export.py {r['verifier_rate']:,.0f} events/s (standard library only)")
         small, large = results
         print("  growth 100k -> 1M (target <= 1.5)")
         for key in ("unfiltered", "type", "agent"):

@@ -58,7 +58,7 @@ def _figure_words(key: str, value: int, label: str) -> str:
     return gettext("Figure %(key)s: %(n)s") % {"key": key, "n": value}
 
 
-def _text(claim: dict[str, Any], figures: dict[str, int], labels: dict[str, str]) -> str:
+def claim_text(claim: dict[str, Any], figures: dict[str, int], labels: dict[str, str]) -> str:
     """The claim in the reader's language when a rule of the offline reviewer made it (known by
     its figure); otherwise as written."""
     key = (claim.get("figure") or {}).get("key", "")
@@ -84,7 +84,7 @@ def _claims(
     views = []
     for claim in claims:
         view = ClaimView(
-            kind=claim["kind"], text=_text(claim, figures, labels), change_id=str(claim.get("change_id", ""))
+            kind=claim["kind"], text=claim_text(claim, figures, labels), change_id=str(claim.get("change_id", ""))
         )
         for pointer in claim.get("evidence", [])[:MAX_EVIDENCE]:
             if pointer.get("type") == "session":
