@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import uuid
 import zoneinfo
 from dataclasses import dataclass
 from typing import Any
@@ -124,15 +125,50 @@ def _counted(
     except EmptyResultSet:  # a filter that can match nothing (e.g. `__in` an empty list)
         return {}
     branches = " UNION ALL ".join(f"SELECT {key} AS k, s FROM base WHERE {where}" for key, where in families)
+    connection = connections[qs.db]
+    if connection.vendor != "postgresql":
+        return _counted_portable(connection, sql, params, columns, branches)
     statement = (
         f"WITH base ({', '.join((*columns, 's'))}) AS MATERIALIZED ({sql}) "
         f"SELECT k, sum(n)::bigint, array_agg(s ORDER BY s) FILTER (WHERE rank <= {SESSIONS_PER_FIGURE}) FROM ("
         "SELECT k, s, count(*) AS n, row_number() OVER (PARTITION BY k ORDER BY s) AS rank "
         f"FROM ({branches}) AS t WHERE s IS NOT NULL GROUP BY k, s) AS g GROUP BY k ORDER BY k"
     )
-    with connections[qs.db].cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return {k: (int(n), [str(v) for v in ids or ()]) for k, n, ids in cursor.fetchall()}
+
+
+def _uuid_text(value: Any) -> str:
+    """A session id as PostgreSQL gives it back (SQLite stores a UUID as 32 hex digits)."""
+    text = str(value)
+    if len(text) == 32:
+        try:
+            return str(uuid.UUID(hex=text))
+        except ValueError:
+            pass
+    return text
+
+
+def _counted_portable(
+    connection: Any, sql: str, params: Any, columns: tuple[str, ...], branches: str
+) -> dict[str, tuple[int, list[str]]]:
+    """`_counted` for the embedded default (SQLite has no array_agg): the database counts per
+    (key, session) and this keeps the first few sessions per key.  A day of the embedded
+    default is small; PostgreSQL ranks in the database (above)."""
+    statement = (
+        f"WITH base ({', '.join((*columns, 's'))}) AS ({sql}) "
+        f"SELECT k, s, count(*) FROM ({branches}) AS t WHERE s IS NOT NULL GROUP BY k, s ORDER BY k, s"
+    )
+    counted: dict[str, tuple[int, list[str]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for key, session, n in cursor.fetchall():
+            total, ids = counted.get(key, (0, []))
+            if len(ids) < SESSIONS_PER_FIGURE:
+                ids.append(_uuid_text(session))
+            counted[key] = (total + int(n), ids)
+    return counted
 
 
 def _figures(figures: dict[str, int], pointers: dict[str, list[str]], rows: dict[str, tuple[int, list[str]]]) -> None:

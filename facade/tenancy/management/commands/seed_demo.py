@@ -149,5 +149,6 @@ class Command(BaseCommand):
         self.stdout.write(f"  customer chat:  {base}/c/{agent.slug}/")
         self.stdout.write(f"  owner chat:     {base}/owner/{agent.slug}/chat")
         self.stdout.write(f"  owner sign-in:  {base}/accounts/login/")
+        self.stdout.write(f"  auditor console: {base}/audit/{tenant.slug}/  (sign in as the auditor)")
         self.stdout.write(f"  admin (operator): {base}/admin/")
         self.stdout.write(f"  API schema:     {base}/api/docs/")
