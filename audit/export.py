@@ -41,7 +41,7 @@ from ledger.services import LedgerError, signed_checkpoints
 KIND = "facade-ledger-export"
 VERSION = 1
 # Events read per query (a window of seqs; duplicated seqs, which only tampering makes, come along).
-WINDOW = 1000
+WINDOW = 5000
 # The created_at index orders by time, the chain by seq: appenders take their timestamp before
 # they queue for the chain's lock, so neighbours may be out of time order by microseconds.  The
 # range's ends look at this many events around each bound and take the extreme seq.
@@ -193,7 +193,7 @@ def _event_line(seq: int, prev: bytes, digest: bytes, canonical: str, in_range: 
     the bytes are the same (tests/test_audit_export.py holds the two together)."""
     flag = "true" if in_range else "false"
     return (
-        f'{{"seq":{seq},"prev_hash":"{bytes(prev).hex()}","hash":"{bytes(digest).hex()}",'
+        f'{{"seq":{seq},"prev_hash":"{prev.hex()}","hash":"{digest.hex()}",'
         f'"canonical":{encode_basestring(canonical)},"in_range":{flag}}}\n'
     )
 
