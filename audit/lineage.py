@@ -417,7 +417,7 @@ def _knowledge_lineage(tenant: Tenant, entity_id: str) -> dict[str, Any]:
                 "decision": _decision_of(proposal),
                 "started": _version_start(proposal, row.actor_id, "")
                 if proposal is not None or row.actor_type == "human"
-                else {"type": row.source_type, "actor": row.actor_id, "event": None},
+                else {"type": "source", "source": row.source_type, "actor": row.actor_id, "event": None},
             }
         )
         previous = row

@@ -49,7 +49,11 @@ LINEAGE_TYPES = frozenset({"knowledge_entry", "contract", "change_proposal"})
 SHORT_HASH = 12
 
 # The query parameters the timeline reads (the form, the links and the API).
-PARAMS = ("type", "entity_type", "entity_id", "actor", "actor_type", "agent", "from", "to", "caused_by")
+PARAMS = ("type", "entity_type", "entity_id", "actor", "actor_type", "agent", "from", "to", "caused_by", "reads")
+
+
+READS_PREFIX = "audit."  # the console's own events (audit/events.py)
+READER_ENTITY = "auditor"
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,13 @@ class TimelineFilters:
     time_from: dt.datetime | None = None
     time_to: dt.datetime | None = None
     caused_by: int | None = None
+    # The console's own records of who read what (`audit.*`) are left out unless asked for (or
+    # filtered on): otherwise every page an auditor opens tops the timeline with itself.
+    reads: bool = False
+
+    @property
+    def shows_reads(self) -> bool:
+        return self.reads or self.event_type.startswith(READS_PREFIX) or self.entity_type == READER_ENTITY
 
     def as_params(self) -> dict[str, str]:
         """The filters as query parameters (the links of a page keep them)."""
@@ -76,6 +87,7 @@ class TimelineFilters:
             "from": utc_text(self.time_from) if self.time_from else "",
             "to": utc_text(self.time_to) if self.time_to else "",
             "caused_by": "" if self.caused_by is None else str(self.caused_by),
+            "reads": "1" if self.reads else "",
         }
         return {key: value for key, value in values.items() if value}
 
@@ -159,6 +171,7 @@ def parse_filters(params: Mapping[str, str]) -> TimelineFilters:
         time_from=time_from,
         time_to=time_to,
         caused_by=_positive(params, "caused_by"),
+        reads=_text(params, "reads") in ("1", "true", "on"),
     )
 
 
@@ -214,6 +227,8 @@ def matching(chain_id: int, filters: TimelineFilters) -> QuerySet[LedgerEvent] |
         events = events.alias(_agent=CanonicalField("payload", subkey="agent")).filter(_agent=filters.agent)
     if filters.caused_by is not None:
         events = events.alias(_caused_by=CanonicalField("caused_by", "bigint")).filter(_caused_by=filters.caused_by)
+    if not filters.shows_reads:
+        events = events.alias(_kind=CanonicalField("event_type")).exclude(_kind__startswith=READS_PREFIX)
     # A time range: the seq range bounds the walk; the stamps themselves are checked too, so that
     # an event stamped out of order (a backdated demo day, see README "rsi_simulate") inside the
     # range is not taken for one of its time.

@@ -61,6 +61,12 @@ class AuditEventsView(APIView):
             _param("from", str, "ISO date or datetime, UTC: events from then on"),
             _param("to", str, "ISO date (the whole day) or datetime, UTC: events until then"),
             _param("caused_by", int, "events caused by this seq"),
+            _param(
+                "reads",
+                str,
+                "1: include the console's own records of who read what (audit.*), left out by default "
+                "unless `type` or `entity_type` asks for them",
+            ),
             _param("before", int, "older events: seq below this (the previous answer's next_before)"),
             _param("after", int, "newer events: seq above this (the previous answer's prev_after)"),
             _param("limit", int, f"at most this many events (default {DEFAULT_LIMIT}, 1–{MAX_LIMIT})"),

@@ -421,3 +421,18 @@ def test_a_rollback_by_the_contract_service_is_a_version_with_its_event(world_a:
     assert back["rollback"]["to_version"] == 1 and back["rollback"]["event"]["event_type"] == "contract.rolled_back"
     assert back["started"] == {"type": "platform", "actor": "operator", "cause": "rollback:1", "event": None}
     assert any(WORDING in line for line in back["diff"] if line.startswith("-")) and back["hash_ok"]
+
+
+def test_knowledge_the_platform_seeded_reads_as_its_source(world_a: Any) -> None:
+    """The demo's knowledge is written by the platform from an owner-dialogue source, with no
+    proposal: its lineage page says where it came from (it once answered 500)."""
+    source = SourceIn(type="owner_dialogue", ref="seed:demo", version="1")
+    version = entry_propose(
+        agent=world_a.agent, title="Opening hours", body="Nine to six.", source=source, actor=Actor.platform("seed")
+    )
+    answer = page(world_a.auditor).get(
+        f"/audit/{world_a.tenant.slug}/lineage", {"entity_type": "knowledge_entry", "entity_id": version.entry_id}
+    )
+    assert answer.status_code == 200
+    html = answer.content.decode()
+    assert "material of source type owner_dialogue" in html and "<code>seed</code>" in html

@@ -509,3 +509,21 @@ def test_a_real_conversation_is_followed_by_its_session_and_no_text_is_shown(api
     ]
     for text in shown:
         assert "Philomena" not in text and answered not in text
+
+
+def test_the_consoles_own_reads_are_left_out_unless_asked_for(world_a: Any) -> None:
+    """Every page an auditor opens is recorded; the timeline leaves those records out by default
+    (else each view tops the timeline with itself) and shows them when asked."""
+    client = signed_in(world_a.auditor)
+    for _ in range(3):
+        assert client.get("/audit/alpha/").status_code == 200
+    shown = {e["event_type"] for e in events(client, limit=200)["events"]}
+    assert shown and not any(t.startswith("audit.") for t in shown), shown
+    with_reads = [e["event_type"] for e in events(client, limit=200, reads="1")["events"]]
+    assert with_reads.count("audit.viewed") >= 3
+    assert {e["event_type"] for e in events(client, type="audit.viewed")["events"]} == {"audit.viewed"}
+    assert events(client, entity_type="auditor", entity_id=str(world_a.auditor.pk))["events"]
+    page = client.get("/audit/alpha/").content.decode()
+    card = '">audit.viewed</code>'  # an event's card (the type filter lists the type as an option)
+    assert 'name="reads"' in page and card not in page
+    assert client.get("/audit/alpha/", {"reads": "1"}).content.decode().count(card) >= 3
