@@ -9,20 +9,16 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from facade.api import error_response
+
 from .access import api_tenant
 from .export import export_lines, export_plan, parse_bound
 from .services import export_record
-
-_ERROR_BODY = inline_serializer(
-    name="AuditExportErrorBody",
-    fields={"error": serializers.CharField(), "detail": serializers.CharField()},
-)
 
 
 async def _one_by_one(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
@@ -37,10 +33,6 @@ async def _one_by_one(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
 
 def _next_chunk(chunks: Iterator[bytes]) -> bytes | None:
     return next(chunks, None)
-
-
-def _error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(response=_ERROR_BODY, description=description)
 
 
 class AuditExportView(APIView):
@@ -62,9 +54,9 @@ class AuditExportView(APIView):
         ],
         responses={
             (200, "application/jsonl"): OpenApiResponse(response=OpenApiTypes.STR, description="JSON Lines"),
-            400: _error("`invalid_range`: from/to unreadable or from not before to; `tenant_required`"),
-            401: _error("`not_authenticated`"),
-            404: _error("`not_found`: no such tenant among those you audit"),
+            400: error_response("`invalid_range`: from/to unreadable or from not before to; `tenant_required`"),
+            401: error_response("`not_authenticated`"),
+            404: error_response("`not_found`: no such tenant among those you audit"),
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:

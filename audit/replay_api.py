@@ -5,31 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from facade.api import error_response
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import NotFound
 
 from .access import api_tenant
 from .replay import ReplayError, agent_state_at
 from .services import access_record
-
-_ERROR_BODY = inline_serializer(
-    name="AuditReplayErrorBody",
-    fields={
-        "error": serializers.CharField(help_text="machine-readable error code"),
-        "detail": serializers.CharField(help_text="human-readable explanation"),
-    },
-)
-
-
-def _error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(response=_ERROR_BODY, description=description)
 
 
 class ContractAtOut(serializers.Serializer):
@@ -102,13 +91,13 @@ class ReplayApiView(APIView):
         ],
         responses={
             200: ReplayOut,
-            400: _error(
+            400: error_response(
                 "`invalid_at`, `at_in_future`, `agent_not_yet`, `invalid_without`, `without_unknown`, "
                 "`without_after_at`, `without_other_agent`, `without_not_a_change`, `without_first_version`, "
                 "`tenant_required`"
             ),
-            401: _error("`not_authenticated`"),
-            404: _error("`not_found`: no such tenant among those you audit, or no such agent in it"),
+            401: error_response("`not_authenticated`"),
+            404: error_response("`not_found`: no such tenant among those you audit, or no such agent in it"),
         },
     )
     def get(self, request: Request) -> Response:

@@ -44,6 +44,7 @@ ANSWER_MS = 20_000
 EN = {
     "locale": "en-GB",
     "sign_in": "Sign in",
+    "console": "auditor console",
     "lineage": "Lineage",
     "search": "A sentence you saw in a chat",
     "find": "Find where it comes from",
@@ -53,7 +54,7 @@ EN = {
     "to": "To (UTC, exclusive; a date includes that day)",
     "download": "Download export",
 }
-ZH = {"locale": "zh-CN", "sign_in": "登录", "lineage": "变更谱系", "export": "导出"}
+ZH = {"locale": "zh-CN", "sign_in": "登录", "console": "审计控制台", "lineage": "变更谱系", "export": "导出"}
 
 
 def approve_the_draft(world: TenantWorld) -> ChangeProposal:
@@ -107,12 +108,22 @@ def customer_asks(browser: Any, site: str, world: TenantWorld) -> str:
         context.close()
 
 
+def auditor_context(browser: Any, words: dict[str, str], **options: Any) -> tuple[Any, list[str]]:
+    """A browser context in the auditor's language, with its CSP violations watched."""
+    context = browser.new_context(locale=words["locale"], **options)
+    context.set_default_timeout(TIMEOUT_MS)
+    return context, watch_csp(context)
+
+
 def sign_in(page: Any, site: str, words: dict[str, str]) -> None:
+    """The auditor signs in and opens the console from the home page's list of ledgers."""
     page.goto(f"{site}/accounts/login/")
     page.locator("input[name=username]").fill("auditor@alpha.test")
     page.locator("input[name=password]").fill("pw-alpha")
     page.get_by_role("button", name=words["sign_in"]).click()
     expect(page).to_have_url(f"{site}/")
+    page.get_by_role("link", name=words["console"]).click()
+    expect(page).to_have_url(f"{site}/audit/")
 
 
 def fits(page: Any, width: int) -> None:
@@ -127,15 +138,12 @@ def test_an_auditor_follows_a_chat_answer_to_the_review_and_exports_the_day(
     draft = approve_the_draft(world)
     seen = customer_asks(browser, site, world)
     words = EN
-    context = browser.new_context(
-        locale=words["locale"], accept_downloads=True, viewport={"width": 1280, "height": 900}
+    context, violations = auditor_context(
+        browser, words, accept_downloads=True, viewport={"width": 1280, "height": 900}
     )
-    context.set_default_timeout(TIMEOUT_MS)
-    violations = watch_csp(context)
     try:
         page = context.new_page()
         sign_in(page, site, words)
-        page.goto(f"{site}/audit/")
         page.get_by_role("link", name=words["lineage"]).first.click()
         # The answer the customer read, pasted whole, leads to the knowledge entry's lineage: the
         # owner's decision with its one-time token, and the daily review that proposed it.
@@ -191,13 +199,10 @@ def test_an_auditor_follows_a_chat_answer_to_the_review_and_exports_the_day(
 def test_the_console_reads_in_chinese_on_a_phone(browser: Any, site: str, world: TenantWorld) -> None:
     approve_the_draft(world)
     words = ZH
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale=words["locale"])
-    context.set_default_timeout(TIMEOUT_MS)
-    violations = watch_csp(context)
+    context, violations = auditor_context(browser, words, viewport=PHONE, is_mobile=True, has_touch=True)
     try:
         page = context.new_page()
         sign_in(page, site, words)
-        page.goto(f"{site}/audit/")
         tabs = [str(href) for href in page.locator("main .cards a").evaluate_all("as => as.map(a => a.href)")]
         assert len(tabs) >= 6, tabs
         for url in tabs:
