@@ -479,6 +479,14 @@ class TimelinePage:
         }
 
 
+def _next_seq(events: QuerySet[LedgerEvent], order: str) -> int | None:
+    """The nearest event's seq in that direction.  Ordered, so PostgreSQL walks the chain's seq
+    index from the page outwards; an unordered EXISTS may be planned as a scan of the table,
+    which in a shared table reads other chains' rows first (it grew with the table)."""
+    seq: int | None = events.order_by(order).values_list("seq", flat=True).first()
+    return seq
+
+
 def timeline_page(
     *,
     chain_id: int,
@@ -499,13 +507,13 @@ def timeline_page(
         fetched = list(events.filter(seq__gt=after).order_by("seq").values_list(*_COLUMNS)[: limit + 1])
         more_newer = len(fetched) > limit
         fetched = fetched[:limit][::-1]
-        more_older = bool(fetched) and events.filter(seq__lt=fetched[-1][0]).exists()
+        more_older = bool(fetched) and _next_seq(events.filter(seq__lt=fetched[-1][0]), "-seq") is not None
     else:
         older = events if before is None else events.filter(seq__lt=before)
         fetched = list(older.order_by("-seq").values_list(*_COLUMNS)[: limit + 1])
         more_older = len(fetched) > limit
         fetched = fetched[:limit]
-        more_newer = bool(fetched) and events.filter(seq__gt=fetched[0][0]).exists()
+        more_newer = bool(fetched) and _next_seq(events.filter(seq__gt=fetched[0][0]), "seq") is not None
     rows = rows_for(chain_id, fetched)
     return TimelinePage(
         rows,
