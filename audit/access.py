@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.db.models import QuerySet
-from django.utils.translation import gettext
-
 from facade.errors import ApplicationError
+from facade.tenancy.ledger_chains import readable_tenant
 from facade.tenancy.models import Role, Tenant
 from facade.tenancy.policy import (
     NotFound,
@@ -23,15 +21,11 @@ from facade.tenancy.policy import (
     is_platform_operator,
     ledger_tenants,
 )
-
-
-def audit_tenants(user: UserLike) -> QuerySet[Tenant]:
-    """The tenants whose ledger `user` may read in the console."""
-    return ledger_tenants(user)
+from ledger.chains import ChainRefused
 
 
 def audit_tenant(user: UserLike, slug: str) -> Tenant:
-    tenant = audit_tenants(user).filter(slug=slug).first()
+    tenant = ledger_tenants(user).filter(slug=slug).first()
     if tenant is None:
         raise NotFound(slug)
     return tenant
@@ -65,14 +59,9 @@ def may_read_raw_text(user: UserLike, tenant: Tenant) -> bool:
 
 
 def api_tenant(user: UserLike, slug: str | None) -> Tenant:
-    """The tenant an API caller reads (`/api/audit/…?tenant=<slug>`): the one named, else the only
-    one the caller may audit.  NotFound for a tenant out of reach (as for one that does not
-    exist); `tenant_required` when the caller audits several and named none."""
-    if slug:
-        return audit_tenant(user, slug)
-    tenants = list(audit_tenants(user).order_by("pk")[:2])
-    if len(tenants) == 1:
-        return tenants[0]
-    if not tenants:
-        raise NotFound("no ledger")
-    raise ApplicationError("tenant_required", gettext("You read several tenants' ledgers: add ?tenant=<slug>."))
+    """The tenant an API caller reads (`/api/audit/…?tenant=<slug>`), chosen as the ledger API
+    chooses it (`readable_tenant`); its refusals in the project's one error type."""
+    try:
+        return readable_tenant(user, slug)
+    except ChainRefused as exc:
+        raise ApplicationError(exc.code, exc.detail, exc.http_status) from exc

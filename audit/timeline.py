@@ -16,7 +16,6 @@ it.  An event that fails either is marked tampered, with its seq, wherever it is
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from django.db.models.functions import RowNumber
 from django.utils.translation import gettext
 
 from facade.errors import ApplicationError
-from ledger.canonical import HASH_PREFIX, utc_text
+from ledger.canonical import chain_hash, utc_text
 from ledger.catalogue import EventType, catalogue
 from ledger.expressions import CanonicalField
 from ledger.models import GENESIS_HASH, ActorType, LedgerEvent
@@ -427,7 +426,7 @@ def rows_for(chain_id: int, fetched: Iterable[tuple[int, str, Any, Any]]) -> lis
         before = GENESIS_HASH if seq == 1 else previous.get(seq - 1)
         if before is None or bytes(before) != prev:
             reason = "broken_link"
-        elif hashlib.sha256(HASH_PREFIX + prev + canonical.encode("utf-8")).digest() != digest:
+        elif chain_hash(prev, canonical.encode("utf-8")) != digest:
             reason = "hash_mismatch"
         rows.append(TimelineRow(seq, _document(canonical), canonical, prev, digest, reason is not None, reason))
     caused = caused_by_many(chain_id, seqs, CAUSED_SHOWN + 1)

@@ -13,9 +13,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from facade.tenancy.models import Tenant
-from facade.tenancy.policy import NotFound
+from facade.tenancy.policy import NotFound, ledger_tenants
 
-from .access import audit_tenant, audit_tenants
+from .access import audit_tenant
 from .nav import audit_nav
 from .services import access_record
 
@@ -54,6 +54,6 @@ def audit_page(view: str, tab: str = "") -> Callable[[Page], Page]:
 @require_safe
 @login_required
 def audit_index(request: HttpRequest) -> HttpResponse:
-    tenants: list[Tenant] = list(audit_tenants(request.user).order_by("slug"))
+    tenants: list[Tenant] = list(ledger_tenants(request.user).order_by("slug"))
     cards = [{"tenant": tenant, "nav": audit_nav(tenant, "")} for tenant in tenants]
     return render(request, "audit/index.html", {"cards": cards})

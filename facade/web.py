@@ -19,10 +19,10 @@ from django.views.decorators.http import require_GET, require_safe
 
 from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
-from audit.access import audit_tenants, is_auditor_only
+from audit.access import is_auditor_only
 from facade.dialogue.selectors import requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
-from facade.tenancy.policy import AgentPolicy, NotFound
+from facade.tenancy.policy import AgentPolicy, NotFound, ledger_tenants
 from knowledge.selectors import unanswered_count
 
 
@@ -47,7 +47,7 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
 def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
-        "ledger_tenants": audit_tenants(request.user).order_by("slug"),
+        "ledger_tenants": ledger_tenants(request.user).order_by("slug"),
         "demo_outbox": outbox_enabled(),
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).

@@ -453,7 +453,7 @@ def judge(role: str, rule: Rule, route: Route, method: str, foreign: bool, respo
     if status >= 500:
         return "server error"
     unsafe = method != "get"
-    allowed_name = name in ALLOWED_NAMES or name == "audit-verify-run"
+    allowed_name = name in ALLOWED_NAMES
     if role == AUDITOR and unsafe and not allowed_name:
         return None if refused_read_only(response) else "an auditor's write was not refused read_only"
     permitted = role in (rule.writes if unsafe else rule.reads)

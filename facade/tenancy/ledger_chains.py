@@ -29,14 +29,22 @@ class TenantChains(ChainDirectory):
         return None if tenant is None else _chain(tenant)
 
     def readable(self, *, user: Any, label: str | None) -> NamedChain:
-        if label:
-            tenant = ledger_tenants(user).filter(slug=label).first()
-            if tenant is None:
-                raise NotFound(label)
-            return _chain(tenant)
-        tenants = list(ledger_tenants(user)[:2])
-        if len(tenants) == 1:
-            return _chain(tenants[0])
-        if not tenants:
-            raise ChainRefused("not_found", "no ledger you may read", HTTPStatus.NOT_FOUND)
-        raise ChainRefused("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
+        return _chain(readable_tenant(user, label))
+
+
+def readable_tenant(user: Any, label: str | None) -> Tenant:
+    """The tenant whose ledger `user` means: the one `label` names, else the only one they may
+    read.  NotFound for a tenant out of reach (as for one that does not exist); `tenant_required`
+    when they read several and named none.  The ledger API and the auditor console's API both ask
+    this."""
+    if label:
+        tenant = ledger_tenants(user).filter(slug=label).first()
+        if tenant is None:
+            raise NotFound(label)
+        return tenant
+    tenants = list(ledger_tenants(user).order_by("pk")[:2])
+    if len(tenants) == 1:
+        return tenants[0]
+    if not tenants:
+        raise ChainRefused("not_found", "no ledger you may read", HTTPStatus.NOT_FOUND)
+    raise ChainRefused("tenant_required", "you read several tenants' ledgers: add ?tenant=<slug>")
