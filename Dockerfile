@@ -12,6 +12,7 @@ COPY knowledge ./knowledge
 COPY rsi ./rsi
 COPY approvals ./approvals
 COPY audit ./audit
+COPY guard ./guard
 COPY templates ./templates
 COPY static ./static
 # Editable, so that BASE_DIR (templates/, static/) stays /app.

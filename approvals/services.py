@@ -25,11 +25,11 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from facade.dialogue.models import DialogueSession
-from facade.dialogue.runtime.guard import guard_check
 from facade.dialogue.services import owner_decision_message
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
+from guard.engine import guard_check
 from knowledge.models import EntryVersion, KnowledgeEntry, SourceType, Status
 from knowledge.models import Kind as KnowledgeKind
 from knowledge.schemas import SourceIn

@@ -320,12 +320,12 @@ def seed(sessions: int) -> tuple[list[Seat], dict[str, int]]:
     from django.db import connection
     from django.http import HttpResponse
 
-    from facade.dialogue.runtime.guard import guard_check
     from facade.dialogue.services import session_open
     from facade.tenancy.identity import customer_cookie_name, set_customer_cookie
     from facade.tenancy.rules import Audience
     from facade.tenancy.schemas import Actor
     from facade.tenancy.services import agent_create, customer_create, tenant_create
+    from guard.engine import guard_check
     from knowledge.models import SourceType, Status
     from knowledge.schemas import SourceIn
     from knowledge.selectors import knowledge_search

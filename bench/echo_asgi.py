@@ -38,10 +38,10 @@ from facade.dialogue import events as dialogue_events  # noqa: E402
 from facade.dialogue.consumers import ChatConsumer, message_view  # noqa: E402
 from facade.dialogue.models import DialogueSession, Message  # noqa: E402
 from facade.dialogue.runtime import loop, tools  # noqa: E402
-from facade.dialogue.runtime.guard import GuardVerdict  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
 from facade.dialogue.selectors import reply_view  # noqa: E402
 from facade.origins import OriginValidator  # noqa: E402
+from guard.engine import GuardVerdict  # noqa: E402
 from knowledge import events as knowledge_events  # noqa: E402
 from ledger.schemas import AppendedEvent  # noqa: E402
 

@@ -97,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "facade.settings")
-    from facade.dialogue.runtime.guard import guard_check
+    from guard.engine import guard_check
 
     harmless = corpus_sentences("harmless.tsv")
     sets = {

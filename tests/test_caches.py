@@ -24,7 +24,7 @@ from ledger.selectors import ledger_verify
 from ledger.services import ledger_append
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("facade", "knowledge", "ledger", "rsi", "approvals", "audit")
+APPS = ("facade", "knowledge", "ledger", "rsi", "approvals", "audit", "guard")
 
 
 @pytest.fixture(autouse=True)

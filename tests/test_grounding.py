@@ -1,4 +1,4 @@
-"""The grounding check (facade/dialogue/runtime/grounding.py): figures with a money or time unit
+"""The grounding check (guard/grounding.py): figures with a money or time unit
 in a reply must appear among the numbers the model was given.  Pure functions, no database."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from facade.dialogue.runtime.grounding import numbers_in, unsourced_figures
+from guard.grounding import numbers_in, unsourced_figures
 
 
 @pytest.mark.parametrize(

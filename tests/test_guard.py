@@ -1,4 +1,4 @@
-"""The commitment guard (facade/dialogue/runtime/guard.py): corpus figures, tricky cases, the
+"""The commitment guard (guard/engine.py): corpus figures, tricky cases, the
 management command.  No database: the guard is pure and the command only needs settings.
 
 `pytest -s tests/test_guard.py` shows the precision / recall / false-block figures."""
@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from facade.dialogue.runtime.guard import GuardCategory, GuardVerdict, _check, guard_check
+from guard.engine import GuardCategory, GuardVerdict, _check, guard_check
 
 PRICE, DEADLINE, OUTCOME = GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.OUTCOME
 CORPUS = Path(__file__).parent / "guard_corpus"

@@ -30,7 +30,7 @@ from ledger.services import checkpoint_path, load_checkpoints
 from ledger.tasks import ledger_verify_all
 
 LEDGER = Path(__file__).resolve().parents[1] / "ledger"
-PROJECT_PACKAGES = {"facade", "knowledge", "rsi", "approvals", "audit"}
+PROJECT_PACKAGES = {"facade", "knowledge", "rsi", "approvals", "audit", "guard"}
 STUB_CHAIN = NamedChain(id=4242, label="stub-chain")
 
 

@@ -20,8 +20,8 @@ from facade.dialogue.models import DialogueSession, Run
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.base import ModelReply, ToolCall
 from facade.dialogue.runtime.providers.scripted import ScriptedProvider
-from facade.dialogue.runtime.quoting import applies_to_customer, unquoted
 from facade.tenancy.models import AgentProfile
+from guard.quoting import applies_to_customer, unquoted
 from knowledge.jobs import ingest_job_execute
 from knowledge.models import EntryVersion
 from ledger.models import LedgerEvent

@@ -479,7 +479,7 @@ def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(world_a: Any
 )
 def test_a_figure_the_model_was_not_given_is_not_sent_whatever_the_wording(world_a: Any, reply: str) -> None:
     # Worded so that the pattern guard lets it pass; the grounding check stops it all the same.
-    from facade.dialogue.runtime.guard import guard_check
+    from guard.engine import guard_check
 
     assert not guard_check(reply).blocked
     session = customer_session(world_a)

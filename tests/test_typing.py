@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_apps_type_check() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "facade", "knowledge", "ledger", "rsi", "approvals", "audit"],
+        [sys.executable, "-m", "mypy", "facade", "knowledge", "ledger", "rsi", "approvals", "audit", "guard"],
         cwd=ROOT,
         capture_output=True,
         text=True,

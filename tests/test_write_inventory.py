@@ -13,7 +13,7 @@ from django.apps import apps
 from ledger.catalogue import catalogue
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-APPS = ("tenancy", "dialogue", "knowledge", "ledger", "rsi", "approvals", "audit")
+APPS = ("tenancy", "dialogue", "knowledge", "ledger", "rsi", "approvals", "audit", "guard")
 SERVICE_MODULES = (
     "facade.tenancy.services",
     "facade.dialogue.services",

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "rsi",
     "approvals",
     "audit",
+    "guard",
 ]
 
 MIDDLEWARE = [

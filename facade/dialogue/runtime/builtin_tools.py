@@ -103,7 +103,7 @@ def knowledge_found(*, agent: Any, audience: Audience, query: str, citations: li
             continue
         known = next((n for n, c in enumerate(citations, 1) if c["version_id"] == item["version_id"]), None)
         if known is None:
-            # The snippet is kept for the quoting check (runtime/quoting.py): what the reply may quote.
+            # The snippet is kept for the quoting check (guard/quoting.py): what the reply may quote.
             citations.append({k: item[k] for k in ("entry_id", "version", "version_id", "title", "snippet")})
             known = len(citations)
         item["cite"] = known  # the number a reply cites it by: its place among the run's citations

@@ -30,6 +30,7 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
+from guard.outgoing import outgoing_check
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
@@ -37,17 +38,13 @@ from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
 from ..services import RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry, show_card
-from .grounding import unsourced_figures
-from .guard import guard_check
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
-from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
 from .taboo import taboo_hit
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
-UNSOURCED_FIGURE = "unsourced_figure"  # the category of a reply stopped by the grounding check
 TABOO = "taboo"  # the category of a reply that said what an approved taboo lesson forbids
 REPLY_TOKENS = 800
 
@@ -351,20 +348,11 @@ def run_turn(
 
 
 def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
-    """Why an outgoing customer or peer reply is stopped ("" when it is sent): the commitment
-    guard, then the grounding check, then a quote applied to the customer.  Quoting is not
-    committing: an attributed quote of an approved entry the run's search returned (`citations`)
-    is left out of the checks; everything else in the reply is read as before."""
-    checked = unquoted(text, citations)
-    verdict = guard_check(checked)
-    if verdict.blocked:
-        return verdict.category.value if verdict.category else "unknown"
-    if unsourced_figures(checked, given):
-        # A price or time the model was not given, whatever the wording (grounding.py).
-        return UNSOURCED_FIGURE
-    if checked != text and applies_to_customer(checked):
-        return APPLIED_QUOTE  # "…from €35 [1]. That's what you'll pay."
-    return ""
+    """Why an outgoing customer or peer reply is stopped ("" when it is sent): the whole
+    outgoing check (guard/outgoing.py) - the commitment guard, the grounding check, and a quote
+    applied to the customer."""
+    verdict = outgoing_check(text, given=given, citations=citations)
+    return verdict.category or ""
 
 
 def _finish(

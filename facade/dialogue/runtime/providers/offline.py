@@ -14,7 +14,7 @@ model would, so the product is useful (and testable) without one:
 - "change the contact of request #3 to …" / "cancel my request #3" / 撤回请求 → `amend_request` /
   `withdraw_request`;
 - a price, a deadline or a guaranteed outcome → `search_knowledge`; what the approved entries
-  found say is quoted, attributed to them (runtime/quoting.py), then the agent's boundary
+  found say is quoted, attributed to them (guard/quoting.py), then the agent's boundary
   wording and an offer to register a request (a "yes" starts the clarification);
 - greetings, thanks, goodbyes, a bare yes or no (runtime/small_talk.py) → a polite fixed
   sentence, no search (so no knowledge miss);
@@ -227,7 +227,7 @@ class OfflineProvider(Provider):
         if _HANDOFF.search(user) and "request_handoff" in allowed:
             return _call("request_handoff", {"reason": "the customer asked for a person"})
         if _commitment_ask(user):
-            # What the approved entries say is quoted first (runtime/quoting.py); the customer's
+            # What the approved entries say is quoted first (guard/quoting.py); the customer's
             # own price or date stays the owner's to confirm.
             if "search_knowledge" in allowed:
                 return _call("search_knowledge", {"query": user[:500]})
@@ -402,7 +402,7 @@ class OfflineProvider(Provider):
                     return self._said(language, "unknown") or words["unknown"], True
             else:
                 # Each entry as it stands, attributed to it by its citation number and title: the
-                # form the server recognises as a quote (runtime/quoting.py).
+                # form the server recognises as a quote (guard/quoting.py).
                 colon = "：" if language == "zh-hans" else ": "
                 quotes = [f"[{r.get('cite', n)}] {r['title']}{colon}{r['snippet']}" for n, r in enumerate(found, 1)]
                 lead = [words["quoted"], *quotes, boundary] if commitment else [words["found"], *quotes]

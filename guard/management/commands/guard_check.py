@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...runtime.guard import guard_check
+from guard.engine import guard_check
 
 
 class Command(BaseCommand):

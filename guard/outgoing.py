@@ -1,0 +1,77 @@
+"""The whole outgoing check: what every customer or peer reply goes through before it is sent.
+
+Three checks in order, the first that objects decides: the commitment guard (`engine.py`: the
+reply's wording promises a price, a deadline, an outcome or a conclusion), the grounding check
+(`grounding.py`: a money or time figure the model was not given), and - when the reply quoted an
+approved entry (`quoting.py`) - whether the rest applies the quote to the customer.  Attributed
+quotes of the entries the run cited are left out of the first two: quoting is not committing.
+
+`outgoing_check` is the one entry point: the run loop, `manage.py guard_check`, the replay
+preview and the nightly re-check all call it, so they can never disagree about a reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .engine import guard_check
+from .grounding import unsourced_figures
+from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
+
+__all__ = ["GROUNDING", "GUARD", "RULESET_HASH", "UNSOURCED_FIGURE", "OutgoingVerdict", "outgoing_check"]
+
+GUARD: Final = "guard"
+GROUNDING: Final = "grounding"
+UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped by the grounding check
+
+
+def _ruleset_hash() -> str:
+    """SHA-256 of what decides a verdict.  Stored with every delivered reply, so the nightly
+    re-check can skip the replies the current checks have already read."""
+    digest = hashlib.sha256()
+    for name in ("engine.py", "grounding.py", "quoting.py"):
+        digest.update((Path(__file__).with_name(name)).read_bytes())
+    return digest.hexdigest()
+
+
+RULESET_HASH: Final = _ruleset_hash()
+
+
+@dataclass(frozen=True)
+class OutgoingVerdict:
+    """`check` is the check that objected ("guard" or "grounding"), None when the reply passes;
+    `rule` names the rule that fired when the check has named rules."""
+
+    blocked: bool
+    category: str | None
+    check: str | None
+    rule: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"blocked": self.blocked, "category": self.category, "check": self.check, "rule": self.rule}
+
+
+PASSED: Final = OutgoingVerdict(blocked=False, category=None, check=None, rule=None)
+
+
+def outgoing_check(
+    text: str, *, given: Sequence[str] = (), citations: Sequence[Mapping[str, Any]] = ()
+) -> OutgoingVerdict:
+    """The verdict on one outgoing reply.  `given` is everything the model was given (the
+    agent's published texts, the conversation, tool results); `citations` are the approved
+    entries the run's search returned, whose attributed quotes are not read as commitments."""
+    checked = unquoted(text, list(citations))
+    verdict = guard_check(checked)
+    if verdict.blocked:
+        category = verdict.category.value if verdict.category else "unknown"
+        return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=None)
+    if unsourced_figures(checked, list(given)):
+        return OutgoingVerdict(blocked=True, category=UNSOURCED_FIGURE, check=GROUNDING, rule=None)
+    if checked != text and applies_to_customer(checked):
+        # "…from €35 [1]. That's what you'll pay.": the quote applied to the customer.
+        return OutgoingVerdict(blocked=True, category=APPLIED_QUOTE, check=GUARD, rule="quote.applied")
+    return PASSED
