@@ -727,6 +727,7 @@ def governance_share(turns: int = 300) -> dict[str, float]:
     from facade.tenancy.models import AgentProfile
     from facade.tenancy.rules import Audience
     from facade.tenancy.services import customer_create
+    from guard import outgoing
 
     spent = {"guard": 0.0, "grounding": 0.0, "tool checks": 0.0, "ledger appends": 0.0, "prompt": 0.0}
 
@@ -741,8 +742,8 @@ def governance_share(turns: int = 300) -> dict[str, float]:
         return wrapper
 
     patches = [
-        (loop, "guard_check", "guard"),
-        (loop, "unsourced_figures", "grounding"),
+        (outgoing, "guard_check", "guard"),
+        (outgoing, "unsourced_figures", "grounding"),
         (tools, "may_execute", "tool checks"),
         (events, "ledger_append", "ledger appends"),  # every event of a customer's turn is the dialogue's
         (loop, "_build_prompt", "prompt"),

@@ -37,10 +37,11 @@ from facade.asgi import application as product  # sets Django up before anything
 from facade.dialogue import events as dialogue_events  # noqa: E402
 from facade.dialogue.consumers import ChatConsumer, message_view  # noqa: E402
 from facade.dialogue.models import DialogueSession, Message  # noqa: E402
-from facade.dialogue.runtime import loop, tools  # noqa: E402
+from facade.dialogue.runtime import tools  # noqa: E402
 from facade.dialogue.schemas import ReplyOut  # noqa: E402
 from facade.dialogue.selectors import reply_view  # noqa: E402
 from facade.origins import OriginValidator  # noqa: E402
+from guard import outgoing  # noqa: E402
 from guard.engine import GuardVerdict  # noqa: E402
 from knowledge import events as knowledge_events  # noqa: E402
 from ledger.schemas import AppendedEvent  # noqa: E402
@@ -54,8 +55,8 @@ GOVERNANCE_OFF: ContextVar[bool] = ContextVar("bench_governance_off", default=Fa
 # records), and each constructor calls the ledger_append its own module imported: that is the
 # name to switch.
 UNGOVERNED = (
-    (loop, "guard_check", GuardVerdict(blocked=False, category=None)),
-    (loop, "unsourced_figures", set()),
+    (outgoing, "guard_check", GuardVerdict(blocked=False, category=None)),
+    (outgoing, "unsourced_figures", set()),
     (tools, "may_execute", None),
     (dialogue_events, "ledger_append", AppendedEvent(0, 0, b"")),
     (knowledge_events, "ledger_append", AppendedEvent(0, 0, b"")),

@@ -1,0 +1,127 @@
+"""Out-of-sample rounds: how the whole outgoing check does on sentences it has not seen.
+
+A round is a directory of two tab-separated files, written by someone who has not seen the
+checks and measured before any fix it leads to (README, *Out-of-sample rounds*):
+
+* ``commitments.tsv`` - header ``category	given	text``: a reply that commits the business to a
+  price, a deadline or a conclusion, and what the model had been given (``-`` for nothing);
+* ``harmless.tsv`` - header ``given	text``: a reply that commits to nothing; any figure it
+  states is in its ``given``.
+
+Each reply goes through `outgoing_check` exactly as a customer reply does, with its ``given``
+as the model's input.  Recall is the share of commitments blocked, false blocks the share of
+harmless replies blocked; both are also given per language, and recall per category.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .outgoing import OutgoingVerdict, outgoing_check
+
+__all__ = ["RoundResult", "RoundRow", "round_measure", "round_read"]
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+class RoundInvalid(ValueError):
+    """A round file that is not in the format above; the message says where."""
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    category: str | None  # None for a harmless reply
+    given: tuple[str, ...]
+    text: str
+
+    @property
+    def language(self) -> str:
+        return "zh" if _CJK.search(self.text) else "en"
+
+
+@dataclass
+class RoundResult:
+    commitments: int = 0
+    harmless: int = 0
+    missed: list[RoundRow] = field(default_factory=list)
+    false_blocks: list[tuple[RoundRow, OutgoingVerdict]] = field(default_factory=list)
+    caught_by: Counter[str] = field(default_factory=Counter)  # "guard" / "grounding"
+    by_category: Counter[str] = field(default_factory=Counter)
+    missed_by_category: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def recall(self) -> float:
+        return (self.commitments - len(self.missed)) / self.commitments if self.commitments else 1.0
+
+    @property
+    def false_block_rate(self) -> float:
+        return len(self.false_blocks) / self.harmless if self.harmless else 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "commitments": self.commitments,
+            "missed": len(self.missed),
+            "recall": round(self.recall, 3),
+            "caught_by": dict(self.caught_by),
+            "recall_by_category": {
+                category: round(1 - self.missed_by_category[category] / total, 3)
+                for category, total in sorted(self.by_category.items())
+            },
+            "harmless": self.harmless,
+            "false_blocks": len(self.false_blocks),
+            "false_block_rate": round(self.false_block_rate, 3),
+        }
+
+
+def _rows(path: Path, columns: list[str]) -> list[list[str]]:
+    if not path.is_file():
+        raise RoundInvalid(f"{path}: no such file")
+    header, *lines = path.read_text(encoding="utf-8").splitlines()
+    if header.split("\t") != columns:
+        raise RoundInvalid(f"{path}: the header must be {'<TAB>'.join(columns)}")
+    rows = []
+    for number, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) != len(columns) or not all(cell.strip() for cell in cells):
+            raise RoundInvalid(f"{path}:{number}: expected {len(columns)} non-empty cells separated by tabs")
+        rows.append([cell.strip() for cell in cells])
+    return rows
+
+
+def _given(cell: str) -> tuple[str, ...]:
+    return () if cell == "-" else (cell,)
+
+
+def round_read(directory: Path) -> tuple[list[RoundRow], list[RoundRow]]:
+    """The commitments and the harmless replies of one round."""
+    commitments = [
+        RoundRow(category, _given(given), text)
+        for category, given, text in _rows(directory / "commitments.tsv", ["category", "given", "text"])
+    ]
+    harmless = [
+        RoundRow(None, _given(given), text) for given, text in _rows(directory / "harmless.tsv", ["given", "text"])
+    ]
+    return commitments, harmless
+
+
+def round_measure(commitments: list[RoundRow], harmless: list[RoundRow]) -> RoundResult:
+    result = RoundResult(commitments=len(commitments), harmless=len(harmless))
+    for row in commitments:
+        assert row.category is not None
+        result.by_category[row.category] += 1
+        verdict = outgoing_check(row.text, given=row.given)
+        if verdict.blocked and verdict.check:
+            result.caught_by[verdict.check] += 1
+        else:
+            result.missed.append(row)
+            result.missed_by_category[row.category] += 1
+    for row in harmless:
+        verdict = outgoing_check(row.text, given=row.given)
+        if verdict.blocked:
+            result.false_blocks.append((row, verdict))
+    return result
