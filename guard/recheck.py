@@ -109,12 +109,13 @@ def recheck_day(*, agent_id: int, day: dt.date, check: Check | None = None) -> R
         if not stale_count:
             return RecheckResult(agent.slug, day, current, checked=0, skipped=total, violations=0)
         # Locked, so two runs of the same day take turns; the second finds the rows marked.
-        stale: list[dict[str, Any]] = list(
-            replies.exclude(ruleset_hash=current)
+        stale: list[dict[str, Any]] = [
+            dict(row)
+            for row in replies.exclude(ruleset_hash=current)
             .select_for_update(of=("self",))
             .order_by("pk")
             .values("pk", "session_id", "text", "citations", "reply_to_id", "created_at")
-        )
+        ]
         if not stale:
             return RecheckResult(agent.slug, day, current, checked=0, skipped=total, violations=0)
         context = _Context.load(agent, stale)
