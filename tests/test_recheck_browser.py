@@ -5,7 +5,6 @@ asked of another host, no console error."""
 
 from __future__ import annotations
 
-import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
