@@ -33,8 +33,9 @@ app.conf.beat_schedule = {
         "schedule": 10 * 60,
         "options": {"expires": 9 * 60},
     },
-    # The nightly review (03:30) and morning observe (05:00) in each tenant's own time zone:
-    # the tick claims what is due (rsi/schedule.py), so it runs often and does little.
+    # The nightly re-check of delivered replies (03:00), the nightly review (03:30) and the morning
+    # observe (05:00) in each tenant's own time zone: the tick claims what is due
+    # (rsi/schedule.py), so it runs often and does little.
     "rsi-tick": {
         "task": "rsi.tasks.tick",
         "schedule": 5 * 60,

@@ -14,10 +14,10 @@ Definitions (the README repeats them):
   rolled back — over all review proposals decided that day (yes or `rejected`).  Expired ones
   were never decided and are not counted.  Healthy above 20 %.
 - over-commitment: replies (runs) whose reply the commitment guard blocked and replaced
-  (`Run.guard_category` set, a taboo's block aside) over all replies.  Delivered violations are 0 by construction: the
-  guard checks every outward reply before it is stored and sent, and a blocked reply is replaced
-  by the boundary text in the same step (runtime/loop.py), so no stored reply carries a blocked
-  commitment; the figure is reported as that constant, not measured.
+  (`Run.guard_category` set, a taboo's block aside) over all replies.
+- delivered violations (a count that must be 0): replies delivered that day that a later rule
+  set of the outgoing check blocks — found by the nightly re-check (guard/recheck.py), counted
+  once per reply, on the day the reply was delivered.
 - taboo blocks (a count, not charted): replies replaced because they said what an approved taboo
   lesson forbids (`Run.guard_category` `taboo`): the owner's wording, not an over-commitment.
 - knowledge hit: agent replies that cite approved knowledge (non-empty `Message.citations`) over
@@ -48,6 +48,7 @@ from approvals.models import ChangeProposal, ProposalStatus
 from approvals.rules import Origin
 from facade.dialogue.models import CustomerRequest, DialogueSession, Message, Rating, Run, Span
 from facade.tenancy.models import AgentProfile
+from guard.models import DeliveredViolation
 from knowledge.models import KnowledgeMiss
 
 from .review_models import ReviewReport
@@ -58,8 +59,8 @@ TABOO = "taboo"  # the guard category of a reply an approved taboo stopped (runt
 HEALTHY_ADOPTION = 0.2
 OUTWARD = ("customer", "peer")
 DELIVERED_VIOLATIONS_BASIS = (
-    "0 by construction: the commitment guard checks every outward reply before it is stored and "
-    "replaces a blocked one with the boundary text"
+    "measured: the nightly re-check runs the current outgoing check over the previous day's delivered "
+    "replies; a reply it blocks is counted once, on the day it was delivered; must be 0"
 )
 # The owner said yes to these, whatever happened after; `rejected` is the only no.
 ADOPTED = (ProposalStatus.APPROVED, ProposalStatus.APPLIED, ProposalStatus.FAILED, ProposalStatus.ROLLED_BACK)
@@ -81,6 +82,7 @@ COUNTS = (
     "review_dropped",
     "ratings",
     "rating_stars",
+    "delivered_violations",
 )
 # The charted metrics, in page order: (name, kind) — a rate in [0, 1] or a mean of stars.
 METRICS: tuple[tuple[str, str], ...] = (
@@ -127,11 +129,7 @@ class Counts(BaseModel):
     review_dropped: int = 0  # claims the review's gate dropped (no evidence, a wrong pointer or figure)
     ratings: int = 0
     rating_stars: int = 0
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def delivered_violations(self) -> int:
-        return 0  # DELIVERED_VIOLATIONS_BASIS
+    delivered_violations: int = 0  # delivered replies a later rule set blocks (guard.DeliveredViolation)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -323,6 +321,14 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             rating_stars=Sum(F("stars")),
         ),
     ]
+    parts.append(
+        _by_day(
+            DeliveredViolation.objects.filter(within("delivered_at"), tenant_id=agent.tenant_id, agent=agent),
+            "delivered_at",
+            zone,
+            delivered_violations=Count("pk"),
+        )
+    )
     # The review reports of those days (one row per day at most: a few dozen small rows), by the
     # day they review: the claims the reviewers made and how many the gate dropped.
     reports: dict[dt.date, dict[str, Any]] = {}

@@ -4,6 +4,7 @@ way to the agent's other owner pages.  Owners of the agent only; anyone else get
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -15,9 +16,11 @@ from django.views.decorators.http import require_safe
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
+from guard.selectors import delivered_violations
 
 from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, agent_metrics
 from .review_web import overview_review
+from .schedule_rules import day_bounds
 
 # What each chart is called and what it counts (the same words label the chart and its table).
 TITLES: dict[str, Any] = {
@@ -37,10 +40,7 @@ MEANINGS: dict[str, Any] = {
         "Claims of the daily review that its gate dropped (no evidence, a pointer that does not resolve or a "
         "wrong figure), of all its claims that day."
     ),
-    "over_commitment": _(
-        "Replies the commitment guard blocked and replaced, of all replies. Delivered violations: always 0 — "
-        "the guard checks every reply before it is sent."
-    ),
+    "over_commitment": _("Replies the commitment guard blocked and replaced, of all replies."),
     "knowledge_hit": _("Questions answered with a citation of your knowledge, of all knowledge questions."),
     "clarification_completion": _(
         "Conversations where the customer confirmed a request's summary, of those where the agent began to "
@@ -49,6 +49,19 @@ MEANINGS: dict[str, Any] = {
     "request_conversion": _("Requests registered, per conversation."),
     "satisfaction": _("Mean customer rating (1–5 stars) and how many ratings."),
 }
+
+
+# What each category of the outgoing check is called (guard.outgoing; a category not listed here
+# is shown as written).
+CATEGORY_LABELS: dict[str, Any] = {
+    "price": _("a price"),
+    "deadline": _("a deadline"),
+    "outcome": _("an outcome"),
+    "conclusion": _("a conclusion"),
+    "unsourced_figure": _("a figure it was not given"),
+    "applied_quote": _("a quote applied to the customer"),
+}
+CHECK_LABELS: dict[str, Any] = {"guard": _("commitment guard"), "grounding": _("grounding check")}
 
 
 def shown(value: float | None, kind: str) -> str:
@@ -70,9 +83,32 @@ def _parts(row: Counts, metric: str) -> str:
     return f"{getattr(row, top)} / {getattr(row, bottom)}"
 
 
-def metrics_context(agent: AgentProfile) -> dict[str, Any]:
+def violations_context(agent: AgentProfile, first_day: dt.date, *, with_reply: bool) -> list[dict[str, Any]]:
+    """The delivered violations of the period, newest first: the rule, category, day and a pointer
+    to the reply (its message and conversation), with the agent's own words when `with_reply` (the
+    owner's overview); never the customer's message."""
+    since = day_bounds(first_day, agent.tenant.time_zone)[0]
+    return [
+        {
+            "id": v.id,
+            "day": v.day,
+            "found_at": v.found_at,
+            "rule": v.rule,
+            "category": str(CATEGORY_LABELS.get(v.category, v.category)),
+            "check": str(CHECK_LABELS.get(v.check, v.check)),
+            "message_id": v.message_id,
+            "session_id": v.session_id,
+            "reply": v.reply,
+        }
+        for v in delivered_violations(agent, since=since, with_reply=with_reply)
+    ]
+
+
+def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[str, Any]:
     """The charts and tables of an agent's metrics over the last 30 days, as both the owner's
-    overview and the auditor console's metrics page show them (templates/rsi/_metrics.html)."""
+    overview and the auditor console's metrics page show them (templates/rsi/_metrics.html).
+    `with_replies`: the delivered violations show the agent's replies (the owner's overview);
+    else only their pointers."""
     data = agent_metrics(agent, days=DEFAULT_DAYS)
     charts = []
     for metric, kind in METRICS:
@@ -123,6 +159,7 @@ def metrics_context(agent: AgentProfile) -> dict[str, Any]:
         "weeks": weeks,
         "island": island,
         "delivered_violations": data.totals.delivered_violations,
+        "violations": violations_context(agent, data.first_day, with_reply=with_replies),
     }
 
 
@@ -134,5 +171,5 @@ def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
         agent = AgentPolicy.get_owned(request.user, slug)
     except NotFound as exc:
         raise Http404("no such agent among those you own") from exc
-    context = {"agent": agent, "review": overview_review(agent), **metrics_context(agent)}
+    context = {"agent": agent, "review": overview_review(agent), **metrics_context(agent, with_replies=True)}
     return render(request, "rsi/owner_overview.html", context)

@@ -56,7 +56,9 @@ BASE_KEYS = (
     "knowledge.misses",
     "topics.other",
     "topics.other_misses",
+    "guard.delivered_violations",
 )
+VIOLATIONS_LISTED = 20  # the delivered violations a review input points at one by one (all are counted)
 
 
 def time_zone_of(tenant: Tenant) -> str:
@@ -82,6 +84,19 @@ class TopicFigure(BaseModel):
     askers: int
 
 
+class ViolationPointer(BaseModel):
+    """A delivered reply the nightly re-check found failing (guard.DeliveredViolation): ids and the
+    rule only, never the reply's or the customer's words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    message_id: int
+    run_id: str | None
+    session_id: str
+    category: str
+    check: str
+    rule: str | None
+
+
 class ReviewInput(BaseModel):
     """What a reviewer reads: figures, ratios and pointers.  Every figure's key is an aggregate
     pointer (`{"type": "aggregate", "key": …}`) that resolves to the row stored with the report;
@@ -99,6 +114,9 @@ class ReviewInput(BaseModel):
     sessions: dict[str, list[str]]
     topics: list[TopicFigure]
     min_askers: int
+    # The day's delivered violations (guard/recheck.py), the most recent first; counted in the
+    # figures `guard.delivered_violations` and `violations.rule.<rule>` (or `.category.<category>`).
+    violations: list[ViolationPointer] = []
 
     def digest(self) -> str:
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -178,6 +196,68 @@ def _figures(figures: dict[str, int], pointers: dict[str, list[str]], rows: dict
 
 def _ratio(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
+
+
+def violation_key(rule: str, category: str) -> str:
+    """The figure a delivered violation is counted under: its rule, or its category when the
+    check that objected has no named rule."""
+    return (f"violations.rule.{rule}" if rule else f"violations.category.{category}")[:64]
+
+
+def _violations(
+    agent: AgentProfile,
+    start: dt.datetime,
+    end: dt.datetime,
+    session_ids: QuerySet[Any],
+    figures: dict[str, int],
+    pointers: dict[str, list[str]],
+) -> list[ViolationPointer]:
+    """The day's delivered violations: counted per rule in the database, and the most recent few
+    as pointers (session pointers only to the day's own sessions, which the review resolves)."""
+    violation_model = apps.get_model("guard", "DeliveredViolation")
+    day_violations = violation_model.objects.filter(
+        tenant_id=agent.tenant_id, agent=agent, delivered_at__gte=start, delivered_at__lt=end
+    )
+    for rule, category, n in (
+        day_violations.values_list("rule", "category").annotate(n=Count("id")).order_by("rule", "category")
+    ):
+        key = violation_key(rule, category)
+        figures[key] = figures.get(key, 0) + n
+        figures["guard.delivered_violations"] += n
+    _figures(
+        figures,
+        pointers,
+        {
+            key: (figures[key], ids)
+            for key, (_n, ids) in _counted(
+                day_violations.filter(message__session_id__in=session_ids),
+                ("rule", "category"),
+                (
+                    ("'guard.delivered_violations'", "true"),
+                    (
+                        "substr(CASE WHEN rule <> '' THEN 'violations.rule.' || rule "
+                        "ELSE 'violations.category.' || category END, 1, 64)",
+                        "true",
+                    ),
+                ),
+                "message__session_id",
+            ).items()
+        },
+    )
+    listed = day_violations.order_by("-delivered_at", "-id").values_list(
+        "message_id", "run_id", "message__session_id", "category", "failed_check", "rule"
+    )[:VIOLATIONS_LISTED]
+    return [
+        ViolationPointer(
+            message_id=message_id,
+            run_id=str(run_id) if run_id else None,
+            session_id=str(session_id),
+            category=category,
+            check=check,
+            rule=rule or None,
+        )
+        for message_id, run_id, session_id, category, check, rule in listed
+    ]
 
 
 def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
@@ -271,6 +351,8 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     figures["topics.other"] = every["topics"] - len(shown)
     figures["topics.other_misses"] = every["misses"] - sum(t.misses for t in shown)
 
+    violations = _violations(agent, start, end, session_ids, figures, pointers)
+
     total_runs = figures["runs.total"]
     ratios = {
         "completed": _ratio(figures["runs.completed"], total_runs),
@@ -292,5 +374,6 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
         sessions={key: ids for key, ids in pointers.items() if ids},
         topics=[TopicFigure(key=t.aggregate_key, label=t.label, misses=t.misses, askers=t.askers) for t in shown],
         min_askers=k,
+        violations=violations,
     )
     return Built(review_input, {t.aggregate_key: t.label for t in shown}, shown_with_sessions)

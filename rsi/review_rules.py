@@ -150,6 +150,19 @@ def offline_review(figures: Figures) -> list[dict[str, Any]]:
                     "sessions_affected": expired,
                 }
         claims.append(claim)
+    # Delivered violations must be 0: any is a miss, pointing at the figure (and the day's own
+    # conversations among them); the reviewer never sees the replies' words.
+    violations = figures.values.get("guard.delivered_violations", 0)
+    if violations:
+        claims.append(
+            {
+                "kind": "miss",
+                "text": f"{violations} replies sent that day fail the current outgoing check (delivered "
+                "violations, which must be 0).",
+                "evidence": _pointers(figures, "guard.delivered_violations"),
+                "figure": {"key": "guard.delivered_violations", "value": violations},
+            }
+        )
     runs = figures.values.get("runs.total", 0)
     completed = figures.values.get("runs.completed", 0)
     if runs >= WIN_MIN_RUNS and completed / runs >= WIN_COMPLETION_RATIO:

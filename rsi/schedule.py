@@ -1,12 +1,16 @@
-"""The nightly review and the morning observe, on Celery beat (issue 13).
+"""The nightly re-check, the nightly review and the morning observe, on Celery beat (issues 13
+and 15).
 
 Beat sends `rsi.tasks.tick` every few minutes.  A tick claims, for every agent, each run that is
-due in its tenant's time zone (`schedule_rules.due_days`: the review at 03:30 for the previous
-local day, observe at 05:00 for the day) by inserting its `RsiRun` row — unique per (agent, kind,
-day), so two beats, two ticks or a tick and a hand-run never claim a day twice — and sends the
-run's task with the row's id only and an expiry.  A run whose task expired unrun (no worker was
-up) is sent again by a later tick.  The task runs the review or observe service, which is itself
-idempotent per (agent, day)."""
+due in its tenant's time zone (`schedule_rules.due_days`: the re-check of delivered replies at
+03:00 and the review at 03:30 for the previous local day, observe at 05:00 for the day) by
+inserting its `RsiRun` row — unique per (agent, kind, day), so two beats, two ticks or a tick
+and a hand-run never claim a day twice — and sends the run's task with the row's id only and an
+expiry.  A run whose task expired unrun (no worker was
+up) is sent again by a later tick.  The task runs the re-check, review or observe service, which
+is itself idempotent per (agent, day).  A review first re-checks its day too (one aggregate query
+when the re-check has run), so a review whose re-check's task was late still sees the day's
+delivered violations."""
 
 from __future__ import annotations
 
@@ -119,8 +123,15 @@ def run_execute(run_id: int) -> str:
 
 def _service(run: RsiRun) -> bool:
     """Run the run's service; whether what it made is partial (a review of a day under way)."""
+    if run.kind == RunKind.RECHECK:
+        from guard.recheck import recheck_day
+
+        recheck_day(agent_id=run.agent_id, day=run.day)
+        return False
     if run.kind == RunKind.REVIEW:
         from .review import review_run
+
+        _recheck_before_review(run)
 
         report = review_run(agent_id=run.agent_id, day=run.day, progress=functools.partial(step_record, run))
         return report.partial
@@ -128,6 +139,17 @@ def _service(run: RsiRun) -> bool:
 
     observe_run(agent_id=run.agent_id, day=run.day)
     return False
+
+
+def _recheck_before_review(run: RsiRun) -> None:
+    """Re-check the review's day first (a no-op when the 03:00 re-check has run).  A re-check that
+    fails leaves the review to run all the same; the re-check's own run records its failure."""
+    from guard.recheck import recheck_day
+
+    try:
+        recheck_day(agent_id=run.agent_id, day=run.day)
+    except Exception:
+        logger.exception("rsi review run %s: the re-check of its day failed", run.pk)
 
 
 def _failed(run: RsiRun, error: str) -> None:

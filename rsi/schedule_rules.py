@@ -1,7 +1,9 @@
-"""When the nightly review and the morning observe are due: pure functions, no I/O.
+"""When the nightly re-check, the nightly review and the morning observe are due: pure functions,
+no I/O.
 
-Each tenant's days are counted in its own IANA time zone.  The review runs at 03:30 local time
-and covers the previous local day; observe runs at 05:00 local time and is that day's digest.  A
+Each tenant's days are counted in its own IANA time zone.  The re-check of delivered replies
+(guard/recheck.py) runs at 03:00 local time and the review at 03:30, both covering the previous
+local day; observe runs at 05:00 local time and is that day's digest.  A
 run is due once the local wall clock has reached its time — so a day whose 03:30 does not exist
 (a spring-forward gap) runs at the first instant after it, and a day whose 03:30 happens twice (a
 fall-back) still yields one run, because runs are claimed once per (agent, kind, day).  Days
@@ -18,11 +20,18 @@ CATCH_UP_DAYS = 7
 
 
 class RunKind(StrEnum):
+    RECHECK = "recheck"  # the nightly re-check of delivered replies (issue 15 §6)
     REVIEW = "review"
     OBSERVE = "observe"
 
 
-AT: dict[RunKind, dt.time] = {RunKind.REVIEW: dt.time(3, 30), RunKind.OBSERVE: dt.time(5, 0)}
+AT: dict[RunKind, dt.time] = {
+    RunKind.RECHECK: dt.time(3, 0),  # before the review, which reads what it found
+    RunKind.REVIEW: dt.time(3, 30),
+    RunKind.OBSERVE: dt.time(5, 0),
+}
+# The kinds whose run covers the previous local day (observe covers its own day).
+OF_PREVIOUS_DAY = (RunKind.RECHECK, RunKind.REVIEW)
 
 
 def local_now(now: dt.datetime, time_zone: str) -> dt.datetime:
@@ -33,13 +42,13 @@ def local_now(now: dt.datetime, time_zone: str) -> dt.datetime:
 
 
 def latest_due_day(kind: RunKind, now: dt.datetime, time_zone: str) -> dt.date:
-    """The latest day whose run of `kind` is due at `now`: the review covers the day before the
-    local date once 03:30 has passed (else the day before that); observe is the local date once
-    05:00 has passed (else the day before)."""
+    """The latest day whose run of `kind` is due at `now`: the re-check (03:00) and the review
+    (03:30) cover the day before the local date once their time has passed (else the day before
+    that); observe is the local date once 05:00 has passed (else the day before)."""
     local = local_now(now, time_zone)
     reached = local.time().replace(tzinfo=None) >= AT[kind]
     today = local.date() if reached else local.date() - dt.timedelta(days=1)
-    return today - dt.timedelta(days=1) if kind == RunKind.REVIEW else today
+    return today - dt.timedelta(days=1) if kind in OF_PREVIOUS_DAY else today
 
 
 def due_days(

@@ -9,11 +9,11 @@ from .schedule import run_execute, tick
 
 @shared_task(name="rsi.tasks.tick")
 def tick_task() -> int:
-    """Claim and send every due review and observe run (see rsi/schedule.py)."""
+    """Claim and send every due re-check, review and observe run (see rsi/schedule.py)."""
     return len(tick())
 
 
 @shared_task(name="rsi.tasks.run")
 def run_task(run_id: int) -> str:
-    """Run one claimed review or observe run; harmless to deliver twice."""
+    """Run one claimed re-check, review or observe run; harmless to deliver twice."""
     return run_execute(run_id)

@@ -142,6 +142,36 @@ def test_red_line_5_no_customer_word_reaches_the_review(world_a: Any) -> None:
         assert "1234567" not in where and "example.com" not in where
 
 
+def test_red_line_5_holds_for_delivered_violations_the_review_reads(world_a: Any) -> None:
+    """The day's delivered violations (guard/recheck.py) reach the review as counts, rule ids and
+    pointers — neither the customer's message nor the agent's reply."""
+    from guard.recheck import recheck_day
+
+    session = customer_turn(world_a, f"{MARKER} how much for a cake, call 0170 1234567")
+    asked = Message.objects.get(session=session, role="principal")
+    reply = Message.objects.create(
+        session=session,
+        role="agent",
+        text=f"It will cost €45 {MARKER}, guaranteed.",
+        reply_to=asked,
+        ruleset_hash="0" * 64,
+    )
+    day = local_today(world_a.tenant)
+    result = recheck_day(agent_id=world_a.agent.pk, day=day)
+    assert result.violations == 1
+    built = review_input_build(agent=world_a.agent, day=day, partial=True).review_input
+    assert built.figures["guard.delivered_violations"] == 1 and built.figures["violations.category.price"] == 1
+    assert [(v.message_id, v.category, v.check) for v in built.violations] == [(reply.pk, "price", "guard")]
+    assert built.sessions["guard.delivered_violations"] == [str(session.pk)]
+    dumped = built.model_dump_json()
+    assert MARKER not in dumped and MARKER.lower() not in dumped and "1234567" not in dumped and "€45" not in dumped
+    report = review_run(agent_id=world_a.agent.pk, day=day)
+    missed = [m for m in report.misses if m.get("figure", {}).get("key") == "guard.delivered_violations"]
+    assert missed and missed[0]["figure"]["value"] == 1  # the reviewer reports it, and the gate kept it
+    stored = json.dumps([report.review_input, report.wins, report.misses, report.gaps, report.dropped_claims])
+    assert MARKER not in stored and "€45" not in stored
+
+
 def test_running_twice_gives_one_report_and_a_finished_day_is_final(world_a: Any) -> None:
     gap_day(world_a)
     day = move_to_yesterday(world_a)

@@ -1,4 +1,4 @@
-"""The beat's tick claims each due review and observe run once, in each tenant's own time zone
+"""The beat's tick claims each due re-check, review and observe run once, in each tenant's own time zone
 (issue 13): claims are rows unique per (agent, kind, day), so ticks running twice or at once
 never claim a day twice; a run whose task expired unrun is sent again."""
 
@@ -68,6 +68,9 @@ def test_a_second_tick_claims_nothing_and_a_day_missed_is_caught_up(world_a: Any
         ("observe", "2026-12-02"),
         ("observe", "2026-12-03"),
         ("observe", "2026-12-04"),
+        ("recheck", "2026-12-01"),
+        ("recheck", "2026-12-02"),
+        ("recheck", "2026-12-03"),
         ("review", "2026-12-01"),
         ("review", "2026-12-02"),
         ("review", "2026-12-03"),

@@ -28,6 +28,7 @@ from facade.errors import ApplicationError
 from facade.tenancy.models import Customer
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
+from guard.outgoing import RULESET_HASH
 from knowledge.models import KnowledgeHit
 from knowledge.schemas import SourceIn
 from knowledge.services import entry_propose
@@ -182,6 +183,8 @@ def test_run_finish_stores_the_reply_outcome_spans_and_hits(world_a: Any, world_
         "",
     )
     assert stored.citations == [{"entry_id": 1, "version": 1, "title": "Mirrors"}]
+    # The rule set of the outgoing check that passed it, for the nightly re-check (guard/recheck.py).
+    assert stored.ruleset_hash == reply.ruleset_hash == RULESET_HASH
     run = Run.objects.get(pk=started.run.pk)
     assert (run.status, run.step_index, run.llm_call_count, run.tool_call_count) == (RunStatus.COMPLETED, 1, 2, 1)
     assert (run.prompt_tokens, run.completion_tokens, run.finished_at is not None) == (30, 12, True)
@@ -213,3 +216,12 @@ def test_a_guarded_reply_is_recorded_and_costs_no_trust(world_a: Any, path: str)
     assert Customer.objects.get(pk=session.customer_id).trust == 50
     assert not TrustChange.objects.exists()
     assert not LedgerEvent.objects.of_type("customer.trust_changed").exists()
+
+
+def test_an_owners_reply_carries_no_rule_set_hash(world_a: Any, path: str) -> None:
+    """Only customer and peer replies pass the outgoing check, so only they are re-checked."""
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    started = start(session, cid="o-1")
+    assert started.run is not None
+    reply = finish(session, started.run, hits=[])
+    assert Message.objects.get(pk=reply.pk).ruleset_hash == "" == reply.ruleset_hash

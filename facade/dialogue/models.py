@@ -90,9 +90,17 @@ class Message(models.Model):
     request = models.ForeignKey(
         "CustomerRequest", on_delete=models.CASCADE, null=True, blank=True, related_name="owner_replies"
     )
+    # A customer's or peer's reply: the outgoing check's rule-set hash (guard.outgoing.RULESET_HASH)
+    # it passed, so the nightly re-check (guard/recheck.py) reads again only what an older rule set
+    # passed, and sets it to the rule set that read it last.  Empty for every other message.
+    ruleset_hash = models.CharField(max_length=64, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # The nightly re-check reads an agent's replies of one local day (guard/recheck.py).
+        indexes = [
+            models.Index(fields=["created_at"], name="message_reply_created", condition=models.Q(role="agent")),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["session", "client_message_id"],

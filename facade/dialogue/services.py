@@ -22,6 +22,7 @@ from facade.tenancy.models import AgentProfile, Customer, PeerCredential
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience, PostDecision, PrincipalType, may_post
 from facade.tenancy.schemas import Actor
+from guard.outgoing import RULESET_HASH
 from knowledge.services import knowledge_hits_record
 
 from . import events, rules, turn_sql
@@ -470,6 +471,8 @@ def run_finish(
     `guard.blocked` when the guard replaced the reply — in one transaction.  A blocked reply costs
     the customer no trust: it was the agent's reply, not anything the customer did."""
     now = timezone.now()
+    # A customer's or peer's reply went through the outgoing check of this rule set (runtime/loop.py).
+    ruleset_hash = RULESET_HASH if session.audience in (Audience.CUSTOMER, Audience.PEER) else ""
     run.status, run.stop_reason, run.needs_input = outcome.status, outcome.stop_reason, outcome.needs_input
     run.guard_category, run.finished_at = outcome.guard_category, now
     if _one_statement():
@@ -483,6 +486,7 @@ def run_finish(
                 "message": run.message_id,
                 "citations": json.dumps(outcome.citations, ensure_ascii=False),
                 "metadata": json.dumps(outcome.metadata, ensure_ascii=False),
+                "ruleset_hash": ruleset_hash,
                 "stop_reason": outcome.stop_reason,
                 "now": now,
                 "run": run.pk,
@@ -515,6 +519,7 @@ def run_finish(
             citations=outcome.citations,
             stop_reason=outcome.stop_reason,
             metadata=outcome.metadata,
+            ruleset_hash=ruleset_hash,
             created_at=now,
         )
     else:
@@ -526,6 +531,7 @@ def run_finish(
             citations=outcome.citations,
             stop_reason=outcome.stop_reason,
             metadata=outcome.metadata,
+            ruleset_hash=ruleset_hash,
         )
         run.save(
             update_fields=[

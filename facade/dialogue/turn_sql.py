@@ -71,9 +71,9 @@ RETURNING model_calls
 FINISH = """
 WITH reply AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
-                                  metadata, created_at)
+                                  metadata, ruleset_hash, created_at)
     VALUES (%(session)s, 'agent', %(text)s, '', %(message)s, %(citations)s::jsonb, %(stop_reason)s,
-            %(metadata)s::jsonb, %(now)s)
+            %(metadata)s::jsonb, %(ruleset_hash)s, %(now)s)
     RETURNING id
 ), run AS (
     UPDATE dialogue_run SET status = %(status)s, stop_reason = %(stop_reason)s, needs_input = %(needs_input)s,
