@@ -30,6 +30,7 @@ SERVICE_MODULES = (
     "rsi.governance",
     "approvals.replay",
     "rsi.review_trigger",
+    "guard.breaker",
 )
 
 

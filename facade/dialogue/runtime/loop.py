@@ -30,6 +30,7 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
+from guard.breaker import breaker_trip_quietly
 from guard.outgoing import UNSOURCED_FIGURE, outgoing_check
 from guard.quoting import APPLIED_QUOTE
 from knowledge.models import EntryVersion
@@ -498,6 +499,8 @@ def _finish(
         rewrite=rewrite,
     )
     reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
+    if guarded and not session.preview:
+        breaker_trip_quietly(agent=agent)  # after the reply is recorded: it never fails the turn
     if status == RunStatus.CANCELLED:
         cache.delete(cancel_key(run.pk))
     report("done")
