@@ -9,6 +9,8 @@ from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
 from facade.tenancy.api import views as tenancy
+from guard import web as guard_web
+from guard.api import views as guard
 from knowledge.api import views as knowledge
 from ledger import api as ledger
 from rsi import metrics_web
@@ -110,6 +112,8 @@ api = [
     path("api/agents/<slug:slug>/feeds", observe.FeedListView.as_view(), name="observe-feeds"),
     path("api/agents/<slug:slug>/digests/<str:day>", observe.DigestView.as_view(), name="observe-digest"),
     path("api/agents/<slug:slug>/metrics", rsi_metrics.MetricsView.as_view(), name="agent-metrics"),
+    path("api/agents/<slug:slug>/guard-breaker", guard.BreakerView.as_view(), name="guard-breaker"),
+    path("api/agents/<slug:slug>/guard-breaker/close", guard.BreakerCloseView.as_view(), name="guard-breaker-close"),
     path("api/audit/", include("audit.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", api_docs.api_docs, name="api-docs"),
@@ -133,6 +137,7 @@ urlpatterns = [
     path("owner/<slug:slug>/contract", contract_web.owner_contract, name="owner-contract"),
     path("owner/<slug:slug>/contract/change", contract_web.owner_contract_change, name="owner-contract-change"),
     path("owner/<slug:slug>/chat", web.owner_chat, name="owner-chat"),
+    path("owner/<slug:slug>/guard-breaker/close", guard_web.owner_breaker_close, name="owner-guard-breaker-close"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),

@@ -1,6 +1,6 @@
 """The guard app's ledger events: one payload model and one typed constructor per type.  Each
-block belongs to one feature; keep them apart.  Payloads carry ids, categories, rule ids and
-hashes — never the text of a reply or of a customer's message."""
+block belongs to one feature; keep them apart.  Payloads carry ids, categories, rule ids, counts
+and hashes — never the text of a reply or of a customer's message."""
 
 from __future__ import annotations
 
@@ -10,18 +10,22 @@ from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
+from .models import GuardBreaker
+
 APP = "guard"
 RECHECK_ACTOR = Actor.platform("guard_recheck")
 
 
-def _append(event_type: EventType, tenant_id: int, entity_id: str, payload: EventPayload) -> AppendedEvent:
+def _append(
+    event_type: EventType, tenant_id: int, entity_id: str, payload: EventPayload, actor: Actor = RECHECK_ACTOR
+) -> AppendedEvent:
     return ledger_append(
         chain_id=tenant_id,
         event_type=event_type.name,
         entity_type=event_type.entity_type,
         entity_id=entity_id,
-        actor_type=RECHECK_ACTOR.type,
-        actor_id=RECHECK_ACTOR.id,
+        actor_type=actor.type,
+        actor_id=actor.id,
         payload=payload.model_dump(),
     )
 
@@ -98,3 +102,54 @@ def guard_recheck_completed(
         agent=agent.slug, day=day, ruleset_hash=ruleset_hash, checked=checked, skipped=skipped, violations=violations
     )
     return _append(GUARD_RECHECK_COMPLETED, agent.tenant_id, str(agent.pk), payload)
+
+
+# --- the breaker (issue 15 §5; guard/breaker.py) ---------------------------------------------
+
+ENTITY = "guard_breaker"
+BREAKER = Actor.platform("guard")
+
+
+class BreakerOpened(EventPayload):
+    agent: str
+    blocks: int  # blocked customer and peer replies in the window
+    threshold: int
+    window_minutes: int
+
+
+class BreakerClosed(EventPayload):
+    agent: str
+    opened_at: str  # ISO 8601
+    open_minutes: int
+
+
+def _type(name: str, payload: type[EventPayload], description: str) -> EventType:
+    return register(name, app=APP, entity_type=ENTITY, payload=payload, description=description)
+
+
+GUARD_BREAKER_OPENED = _type(
+    "guard.breaker_opened",
+    BreakerOpened,
+    "An agent's blocked customer and peer replies in the last hour exceeded the threshold: its customer face "
+    "switched to strict composition until an owner closes the breaker, and the owners were e-mailed.",
+)
+GUARD_BREAKER_CLOSED = _type(
+    "guard.breaker_closed",
+    BreakerClosed,
+    "An owner closed an agent's guard breaker: its customer face composes as its contract says again.",
+)
+
+
+def guard_breaker_opened(*, breaker: GuardBreaker, agent_slug: str, window_minutes: int) -> AppendedEvent:
+    payload = BreakerOpened(
+        agent=agent_slug, blocks=breaker.blocks, threshold=breaker.threshold, window_minutes=window_minutes
+    )
+    return _append(GUARD_BREAKER_OPENED, breaker.tenant_id, str(breaker.pk), payload, BREAKER)
+
+
+def guard_breaker_closed(*, breaker: GuardBreaker, agent_slug: str, actor: Actor) -> AppendedEvent:
+    """`breaker` already holds its `closed_at`."""
+    assert breaker.closed_at is not None
+    minutes = int((breaker.closed_at - breaker.opened_at).total_seconds() // 60)
+    payload = BreakerClosed(agent=agent_slug, opened_at=breaker.opened_at.isoformat(), open_minutes=minutes)
+    return _append(GUARD_BREAKER_CLOSED, breaker.tenant_id, str(breaker.pk), payload, actor)

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_safe
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
+from guard.breaker import breaker_current
 from guard.selectors import delivered_violations
 
 from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, agent_metrics
@@ -171,5 +172,10 @@ def owner_overview(request: HttpRequest, slug: str) -> HttpResponse:
         agent = AgentPolicy.get_owned(request.user, slug)
     except NotFound as exc:
         raise Http404("no such agent among those you own") from exc
-    context = {"agent": agent, "review": overview_review(agent), **metrics_context(agent, with_replies=True)}
+    context = {
+        "agent": agent,
+        "review": overview_review(agent),
+        "breaker": breaker_current(agent),
+        **metrics_context(agent, with_replies=True),
+    }
     return render(request, "rsi/owner_overview.html", context)

@@ -30,7 +30,12 @@ from ledger.services import LedgerError, ledger_append
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("facade", "knowledge", "ledger", "rsi", "approvals", "audit", "guard")
 # The apps that write events today, each through its own events module.
-WRITERS = {"tenancy": "facade.tenancy.events", "dialogue": "facade.dialogue.events", "knowledge": "knowledge.events"}
+WRITERS = {
+    "tenancy": "facade.tenancy.events",
+    "dialogue": "facade.dialogue.events",
+    "knowledge": "knowledge.events",
+    "guard": "guard.events",
+}
 
 
 def app_types() -> list[EventType]:

@@ -77,6 +77,8 @@ def test_the_schema_lists_every_endpoint_with_its_error_codes(client: Any) -> No
         "/api/agents/{slug}/knowledge/quarantine": {"post": {"200", "400", "404"}},
         "/api/agents/{slug}/knowledge/unquarantine": {"post": {"200", "400", "404"}},
         "/api/audit/replay": {"get": {"200", "400", "401", "404"}},
+        "/api/agents/{slug}/guard-breaker": {"get": {"200", "401", "404"}},
+        "/api/agents/{slug}/guard-breaker/close": {"post": {"200", "401", "403", "404", "409"}},
     }
     for path, methods in expected.items():
         assert path in paths, path

@@ -49,6 +49,7 @@ NOT_PAGES = {
     "owner-feeds-run": "POST only: the Run observe now button on the feeds page, opened below",
     "owner-feed-toggle": "POST only: a feed's enable/disable button on the feeds page, opened below",
     "owner-candidate-propose": "POST only: a candidate's Propose as knowledge button on the feeds page, opened below",
+    "owner-guard-breaker-close": "POST only: the Close the breaker button of the overview, when the breaker is open",
     "owner-review-run": "POST only: the Run today's review and Review this day buttons of the overview",
     "owner-review-status": "JSON: a daily review's progress, polled by the review page (owner-review), opened below",
     "owner-inbox-card": "one change card (an HTML fragment) that the inbox page and the owner chat load",

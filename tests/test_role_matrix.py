@@ -134,6 +134,7 @@ ROUTES: dict[str, Rule] = {
         body={"kind": "wording", "language": "en", "situation": "greeting", "text": "Hi", "summary": "Hi"}
     ),
     "owner-chat": page(),
+    "owner-guard-breaker-close": owner_form(),
     "owner-preview": page(),
     "owner-requests": page(),
     "owner-request-move": owner_form(body={"to": "accepted"}),
@@ -196,6 +197,8 @@ ROUTES: dict[str, Rule] = {
     "observe-feeds": api(writes=OWNERS, body={"url": "http://127.0.0.1:9/feed"}),
     "observe-digest": api(missing=True),
     "agent-metrics": api(),
+    "guard-breaker": api(),
+    "guard-breaker-close": api(reads=frozenset(), writes=OWNERS),
     # --- the ledger API (`?tenant=`): its readers; a checkpoint is a reader's act (no row) ---
     "ledger-verify": Rule("api", reads=READERS, query_tenant=True),
     "ledger-checkpoints": Rule("api", reads=frozenset(), writes=READERS, query_tenant=True),
@@ -207,7 +210,7 @@ ADMIN = Rule("admin", tenant=False)
 ADMIN_ACCOUNT = Rule("admin", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True)
 ADMIN_ROUTES = {"admin:login": ADMIN_ACCOUNT, "admin:logout": ADMIN_ACCOUNT}
 # The rows a write would leave behind: every model of the governance apps, counted.
-GOVERNANCE_APPS = ("tenancy", "dialogue", "knowledge", "rsi", "approvals", "ledger")
+GOVERNANCE_APPS = ("tenancy", "dialogue", "knowledge", "rsi", "approvals", "ledger", "guard")
 
 
 # --- the routes --------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ SERVICE_MODULES = (
     "approvals.replay",
     "rsi.review_trigger",
     "guard.recheck",
+    "guard.breaker",
 )
 
 

@@ -95,6 +95,14 @@ class GuardBlocked(EventPayload):
     entry_id: int | None = None
 
 
+class GuardRewriteRequested(EventPayload):
+    category: str
+    check: str  # "guard", "grounding" or "taboo"
+    rule: str | None = None
+    audience: str
+    outcome: str  # sent, blocked, not_text, token_budget, provider_error
+
+
 class ToolRefused(EventPayload):
     tool: str
     audience: str
@@ -194,6 +202,16 @@ GUARD_BLOCKED = register(
     description=(
         "The commitment guard, the grounding check, the quoting rule or an approved taboo lesson replaced a reply "
         "with the boundary sentence."
+    ),
+)
+GUARD_REWRITE_REQUESTED = register(
+    "guard.rewrite_requested",
+    app=APP,
+    entity_type="run",
+    payload=GuardRewriteRequested,
+    description=(
+        "A customer or peer reply was blocked and the model was asked once more, told only the category; the "
+        "outcome says whether the rewrite was sent (a second block is also recorded as guard.blocked)."
     ),
 )
 TOOL_REFUSED = register(
@@ -324,6 +342,15 @@ def guard_blocked(
 ) -> AppendedEvent:
     payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id)
     return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
+
+
+def guard_rewrite_requested(
+    *, session: DialogueSession, run: Run, category: str, check: str, rule: str | None, outcome: str
+) -> AppendedEvent:
+    payload = GuardRewriteRequested(
+        category=category, check=check, rule=rule, audience=session.audience, outcome=outcome
+    )
+    return _append(GUARD_REWRITE_REQUESTED, session.tenant_id, run.pk, GUARD, payload)
 
 
 def tool_refused(

@@ -11,7 +11,7 @@ from facade.tenancy.identity import Principal
 from facade.tenancy.policy import NotFound
 
 from . import rules, turn_sql
-from .models import DialogueSession, Message
+from .models import DialogueSession, Message, Run
 
 
 def session_for_principal(*, principal: Principal, session_id: uuid.UUID | str) -> DialogueSession:
@@ -249,3 +249,20 @@ def audit_session_trail(*, tenant_id: int, session_id: uuid.UUID | str, with_tex
         "total_messages": Message.objects.filter(session=session).count(),
         "guard_blocks": sorted(Counter(categories).items()),
     }
+
+
+def blocked_replies_since(*, agent: Any, since: Any) -> int:
+    """The agent's customer and peer replies that were replaced by the boundary wording, of the
+    runs started since `since` (previews left out: an owner trying the customer face).  Read by
+    the guard breaker (guard/breaker.py) through the (tenant, started_at) index."""
+    return (
+        Run.objects.filter(
+            tenant_id=agent.tenant_id,
+            started_at__gte=since,
+            session__agent_id=agent.pk,
+            session__preview=False,
+            session__audience__in=("customer", "peer"),
+        )
+        .exclude(guard_category="")
+        .count()
+    )

@@ -443,6 +443,18 @@ def model_call_count(*, tenant_id: int) -> bool:
 
 
 @dataclass(frozen=True)
+class RewriteRecord:
+    """A customer or peer reply the outgoing check blocked, and what its one rewrite came to:
+    `outcome` is "sent" (the rewrite passed), "blocked" (it was blocked too), "not_text" (the
+    model answered with tool calls or nothing), "token_budget" or "provider_error"."""
+
+    category: str
+    check: str
+    rule: str | None
+    outcome: str
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """How a run ended, as `run_finish` records it."""
 
@@ -454,6 +466,7 @@ class RunOutcome:
     citations: list[dict[str, Any]]
     metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
     taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
+    rewrite: RewriteRecord | None = None  # the first reply was blocked and the model asked once more
 
 
 @transaction.atomic
@@ -467,8 +480,9 @@ def run_finish(
     agent: AgentProfile,
 ) -> Message:
     """Store the reply and the run's outcome, counters, spans and knowledge hits (`hits`: the
-    ids of the approved versions the reply cited), with the `run.finished` ledger event — and
-    `guard.blocked` when the guard replaced the reply — in one transaction.  A blocked reply costs
+    ids of the approved versions the reply cited), with the `run.finished` ledger event —
+    `guard.rewrite_requested` when a first reply was blocked and the model was asked once more,
+    and `guard.blocked` when the reply was replaced — in one transaction.  A blocked reply costs
     the customer no trust: it was the agent's reply, not anything the customer did."""
     now = timezone.now()
     # A customer's or peer's reply went through the outgoing check of this rule set (runtime/loop.py).
@@ -551,6 +565,15 @@ def run_finish(
     if hits and not session.preview:  # a preview is left out of the knowledge-hit rate
         knowledge_hits_record(agent=agent, session_id=session.pk, version_ids=hits)
     events.run_finished(session=session, run=run, agent=agent, reply=reply, citations=len(outcome.citations))
+    if outcome.rewrite is not None:
+        events.guard_rewrite_requested(
+            session=session,
+            run=run,
+            category=outcome.rewrite.category,
+            check=outcome.rewrite.check,
+            rule=outcome.rewrite.rule,
+            outcome=outcome.rewrite.outcome,
+        )
     if outcome.guard_category:
         events.guard_blocked(
             session=session,

@@ -18,6 +18,10 @@ FACADE_LLM_MAX_RETRIES = env_int("FACADE_LLM_MAX_RETRIES", 2)  # extra attempts 
 FACADE_TURN_TOKEN_LIMIT = env_int("FACADE_TURN_TOKEN_LIMIT", 12000)
 FACADE_DAILY_MODEL_CALLS = env_int("FACADE_DAILY_MODEL_CALLS", 5000)
 
+# The guard breaker: more than this many blocked customer and peer replies of one agent in a
+# sliding hour switch its customer face to strict composition until an owner closes it (0: off).
+FACADE_GUARD_BREAKER_THRESHOLD = env_int("FACADE_GUARD_BREAKER_THRESHOLD", 10)
+
 # Threads per web process that run chat turns (a turn waits on the model in one of them).
 FACADE_TURN_THREADS = env_int("FACADE_TURN_THREADS", 32)
 

@@ -30,13 +30,15 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
-from guard.outgoing import outgoing_check
+from guard.breaker import breaker_trip_quietly
+from guard.outgoing import UNSOURCED_FIGURE, outgoing_check
+from guard.quoting import APPLIED_QUOTE
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
 from ..models import DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
-from ..services import RunOutcome, model_call_count, run_finish, run_start
+from ..services import RewriteRecord, RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry, show_card
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
@@ -328,7 +330,61 @@ def run_turn(
             run.step_index += 1
         status = RunStatus.PLANNING
 
+    if not text:
+        text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
+        needs_input = False
     given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+    blocked = _blocked(text, audience, prompt.taboos, ctx.citations, given)
+    rewrite: RewriteRecord | None = None
+    if blocked is not None and provider.rewrites and not stop_reason:
+        # One bounded rewrite: the model is told the category that was blocked — not the rule,
+        # not the words — and answers once more, as text, within the same budgets.
+        if (
+            not cancelled()
+            and run.step_index < agent.max_steps
+            and run.prompt_tokens + run.completion_tokens < token_limit
+            and model_call_count(tenant_id=session.tenant_id)
+        ):
+            first = blocked
+            report("thinking")
+            if provider.remote and not connection.in_atomic_block:
+                connection.close()
+            started, wall = time.perf_counter(), timezone.now()
+            outcome = "blocked"
+            try:
+                reply = provider.complete(
+                    messages=[
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "system", "content": rewrite_note(first.category)},
+                    ],
+                    tools=[],
+                    max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
+                    audience=audience,
+                )
+            except ProviderError as exc:
+                run.llm_call_count += 1
+                span("model", provider.name, exc.reason, started, wall)
+                outcome = "provider_error"
+            else:
+                run.llm_call_count += 1
+                run.prompt_tokens += reply.prompt_tokens
+                run.completion_tokens += reply.completion_tokens
+                rewritten = reply.text.strip()
+                if reply.tool_calls or not rewritten:
+                    outcome = "not_text"  # a rewrite is an answer, not another round of tools
+                elif run.prompt_tokens + run.completion_tokens > token_limit:
+                    outcome = "token_budget"
+                else:
+                    blocked = _blocked(rewritten, audience, prompt.taboos, ctx.citations, given)
+                    if blocked is None:
+                        outcome = "sent"
+                        text = rewritten
+                        needs_input = reply.needs_input if reply.needs_input is not None else text.endswith(("?", "？"))
+                        status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
+                span("model", provider.name, f"rewrite_{outcome}", started, wall, reply)
+            rewrite = RewriteRecord(category=first.category, check=first.check, rule=first.rule, outcome=outcome)
+
     return _finish(
         run=run,
         session=session,
@@ -342,9 +398,58 @@ def run_turn(
         spans=spans,
         ctx=ctx,
         report=report,
-        given=given,
-        taboos=prompt.taboos,
+        blocked=blocked,
+        rewrite=rewrite,
     )
+
+
+# What the model is told when its customer or peer reply was not sent: the category only, never
+# the rule that fired, the words it fired on or how the check could be passed.
+_BLOCKED_BECAUSE = {
+    "price": "it stated a price",
+    "deadline": "it committed to a deadline or a time",
+    "outcome": "it promised an outcome",
+    "conclusion": "it stated a conclusion on the customer's case (such as eligibility, an approval or a refund)",
+    UNSOURCED_FIGURE: "it gave a figure (an amount, a duration or a date) that you were not given",
+    APPLIED_QUOTE: "it applied a quoted entry to the customer's own case",
+    TABOO: "it said something the owner has asked never to be said",
+}
+
+
+def rewrite_note(category: str) -> str:
+    """The note the model gets with its one rewrite."""
+    because = _BLOCKED_BECAUSE.get(category, "it made a commitment")
+    return (
+        f"Your reply was not sent because {because}. Answer again without committing to a price, deadline "
+        "or conclusion; offer to ask the owner instead. Answer with text only."
+    )
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a customer or peer reply is not sent: `check` is "guard", "grounding" or "taboo";
+    `rule` the named rule when the check has one; `taboo_entry` the broken taboo lesson's entry."""
+
+    category: str
+    check: str
+    rule: str | None = None
+    taboo_entry: int | None = None
+
+
+def _blocked(
+    text: str, audience: Audience, taboos: tuple[Taboo, ...], citations: list[dict[str, Any]], given: list[str]
+) -> Blocked | None:
+    """The owner's approved taboos (the whole reply, quotes included — the owner never says it),
+    then the whole outgoing check; None when the reply may be sent (always for the owner face)."""
+    if audience not in (Audience.CUSTOMER, Audience.PEER):
+        return None
+    broken = taboo_hit(text, taboos)
+    if broken is not None:
+        return Blocked(category=TABOO, check=TABOO, taboo_entry=broken.entry_id)
+    verdict = outgoing_check(text, given=given, citations=citations)
+    if not verdict.blocked:
+        return None
+    return Blocked(category=verdict.category or "unknown", check=verdict.check or "guard", rule=verdict.rule)
 
 
 def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
@@ -369,23 +474,17 @@ def _finish(
     spans: list[Span],
     ctx: ToolContext,
     report: Callable[[str], None],
-    given: list[str],
-    taboos: tuple[Taboo, ...] = (),
+    blocked: Blocked | None,
+    rewrite: RewriteRecord | None = None,
 ) -> TurnResult:
-    if not text:
-        text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
-        needs_input = False
-    guarded = ""
-    broken: Taboo | None = None
-    if audience in (Audience.CUSTOMER, Audience.PEER):
-        # The owner's approved taboos: the whole reply, quotes included — the owner never says it.
-        broken = taboo_hit(text, taboos)
-        guarded = TABOO if broken is not None else reply_blocked(text, ctx.citations, given)
-        if guarded:
-            text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
-            needs_input = True
-            if status == RunStatus.COMPLETED:
-                status = RunStatus.WAITING_INPUT
+    """Record the run's reply: a blocked one is replaced by the contract's boundary wording and
+    an offer (`blocked`: the verdict on the text as it stands)."""
+    if blocked is not None:
+        text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
+        needs_input = True
+        if status == RunStatus.COMPLETED:
+            status = RunStatus.WAITING_INPUT
+    guarded = blocked.category if blocked is not None else ""
     citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
     hits = [c["version_id"] for c in ctx.citations] if audience != Audience.OWNER and not guarded else []
     outcome = RunOutcome(
@@ -393,12 +492,15 @@ def _finish(
         stop_reason=stop_reason,
         needs_input=needs_input,
         guard_category=guarded,
-        taboo_entry=broken.entry_id if broken is not None else None,
+        taboo_entry=blocked.taboo_entry if blocked is not None else None,
         text=text,
         citations=citations,
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},
+        rewrite=rewrite,
     )
     reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
+    if guarded and not session.preview:
+        breaker_trip_quietly(agent=agent)  # after the reply is recorded: it never fails the turn
     if status == RunStatus.CANCELLED:
         cache.delete(cancel_key(run.pk))
     report("done")

@@ -82,6 +82,10 @@ class Provider(abc.ABC):
     # A remote model may take seconds to answer: the run loop gives its database connection
     # back (to the pool) before such a call instead of holding it idle.
     remote: bool = False
+    # Whether a reply the outgoing check blocked is worth asking for again (one bounded rewrite,
+    # told only the category that was blocked).  A real model may word it differently the second
+    # time; a deterministic one would only repeat itself.
+    rewrites: bool = True
 
     @abc.abstractmethod
     def complete(

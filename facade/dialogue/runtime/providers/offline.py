@@ -147,6 +147,7 @@ def _text(message: dict[str, Any]) -> str:
 
 class OfflineProvider(Provider):
     name = "offline"
+    rewrites = False  # deterministic: asked again, it would write the same reply
 
     def __init__(self, agent: AgentProfile, terms: ContractTerms | None = None) -> None:
         """`terms`: the contract to speak by instead of the live one (the proposal replay's

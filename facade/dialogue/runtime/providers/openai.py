@@ -85,6 +85,7 @@ class OpenAICompatibleProvider(Provider):
 
     name = "openai"
     remote = True
+    rewrites = True
 
     def __init__(
         self,

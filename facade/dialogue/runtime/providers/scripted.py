@@ -33,6 +33,7 @@ class ScriptedProvider(Provider):
     repeat_last: bool = False
     calls: list[Seen] = field(default_factory=list)
     name: str = "scripted"
+    rewrites: bool = True  # it stands in for a real model (False: for a deterministic one)
 
     @classmethod
     def of(cls, *steps: Step, repeat_last: bool = False) -> "ScriptedProvider":
