@@ -31,8 +31,9 @@ ISO_4217: Final = frozenset(
 )
 
 # Codes that are everyday English words: money only in capitals ("TOP 500", not "the top 3").
-WORD_CODES: Final = frozenset({"ALL", "BAM", "BOB", "CAD", "COP", "CUP", "ERN", "GEL", "MAD", "MOP", "PEN", "RON",
-                               "SOS", "TOP", "TRY", "XXX"})
+WORD_CODES: Final = frozenset(
+    {"ALL", "BAM", "BOB", "CAD", "COP", "CUP", "ERN", "GEL", "MAD", "MOP", "PEN", "RON", "SOS", "TOP", "TRY", "XXX"}
+)
 
 # Symbols, before or after the amount; the prefixed dollar forms come before it only.
 SYMBOLS: Final = {

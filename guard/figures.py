@@ -90,7 +90,20 @@ EN_RUN: Final = (
     rf"\b(?:an?\s+(?=hundred|thousand|million))?(?:{_EN_WORD})"
     rf"(?:(?:-|\s+|(?:(?<=hundred)|(?<=thousand))\s+and\s+)(?:{_EN_WORD}))*\b"
 )
-ZH_DIGITS: Final = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+ZH_DIGITS: Final = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS: Final = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
 ZH_RUN: Final = "[零〇一二两三四五六七八九十百千万亿]+"
 _ZH_DIGIT: Final = "[零〇一二两三四五六七八九]"
@@ -102,7 +115,7 @@ def _dec(value: Decimal | int | str) -> Decimal:
 
 
 def english_number(text: str) -> Decimal | None:
-    """"a hundred and twenty" → 120, "forty-five" → 45, "two thousand three hundred" → 2300."""
+    """ "a hundred and twenty" → 120, "forty-five" → 45, "two thousand three hundred" → 2300."""
     total, current, seen = 0, 0, False
     for word in re.split(r"[-\s]+", text.strip()):
         if word in _EN_VALUES:
@@ -130,7 +143,8 @@ def chinese_number(text: str) -> Decimal | None:
         if ch in ZH_DIGITS:
             digit = ZH_DIGITS[ch]
         elif ch in ("万", "亿"):
-            total = (total + section + (digit or 0)) * _ZH_UNITS[ch] if ch == "亿" else total + (section + (digit or 0)) * 10_000
+            here = section + (digit or 0)
+            total = (total + here) * _ZH_UNITS[ch] if ch == "亿" else total + here * _ZH_UNITS[ch]
             section, digit, last_unit = 0, None, _ZH_UNITS[ch]
         else:
             unit = _ZH_UNITS[ch]
@@ -171,7 +185,9 @@ _SUFFIX_CODE: Final = re.compile(r"\s?([a-z]{3})\b")
 _SUFFIX_WORD: Final = re.compile(r"\s?(" + "|".join(sorted(WORDS_EN, key=len, reverse=True)) + r")\b")
 _SUFFIX_ZH: Final = re.compile("(" + "|".join(sorted(WORDS_ZH, key=len, reverse=True)) + ")")
 _SUFFIX_CENTS: Final = re.compile(r"\s?(cents?|pence|p\b)")
-_MULTIPLIER: Final = re.compile(r"(?P<k>k\b)|\s?(?P<grand>grand\b)|\s?(?P<m>million\b|mn\b|m\b)|\s?(?P<bn>billion\b|bn\b)")
+_MULTIPLIER: Final = re.compile(
+    r"(?P<k>k\b)|\s?(?P<grand>grand\b)|\s?(?P<m>million\b|mn\b|m\b)|\s?(?P<bn>billion\b|bn\b)"
+)
 # After "k" or "grand" with no currency: a figure only where the phrase ends ("two grand for
 # it"), not before a noun ("2 grand pianos", "a 5k run").
 _PHRASE_ENDS: Final = re.compile(
@@ -198,9 +214,11 @@ _ZH_PRICE_ENDS: Final = re.compile(rf"(?=$|\s|{_PUNCT}|吧|啊|呀|呢|哦|就|�
 
 _PERCENT: Final = re.compile(r"\s?(?:%|percent\b|per\s?cent\b)")
 _ZHE: Final = re.compile(r"折(?!扣|叠|腾|磨|断|算)")
-_AMPM: Final = re.compile(r"\s?(?:(?P<am>a\.?m\b\.?)|(?P<pm>p\.?m\b\.?))")
+_AMPM: Final = re.compile(r"\s?(?:(?P<am>a\.m\.|a\.?m\b)|(?P<pm>p\.m\.|p\.?m\b))")
 _OCLOCK: Final = re.compile(r"\s?(?:o'?clock\b|(?P<noon>noon\b))")
-_ZH_CLOCK: Final = re.compile(rf"点(?:(?P<half>半)|钟|(?P<min>{ZH_RUN}|\d{{1,2}})分|(?P<num>{ZH_RUN}|\d{{1,2}})(?!分))?")
+_ZH_CLOCK: Final = re.compile(
+    rf"点(?:(?P<half>半)|钟|(?P<min>{ZH_RUN}|\d{{1,2}})分|(?P<num>{ZH_RUN}|\d{{1,2}})(?!分))?"
+)
 _ZH_DAYPART: Final = re.compile(r"(上午|早上|早晨|清晨|中午|下午|傍晚|晚上|夜里|夜间|凌晨)\s?$")
 _MONTH_AFTER: Final = re.compile(rf"(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?")
 _ORDINAL: Final = re.compile(r"(?:st|nd|rd|th)\b")
@@ -211,7 +229,10 @@ _DURATION_EN: Final = re.compile(
     + "|".join(sorted(_DURATIONS_EN, key=len, reverse=True))
     + r")\b"
 )
-_DURATION_ZH: Final = re.compile(r"个?\s?(工作日|小时|钟头|分钟|天|日(?=内|之内|以内)|周(?![一二三四五六日天末])|星期(?![一二三四五六日天])|礼拜(?![一二三四五六日天])|月)")
+_DURATION_ZH: Final = re.compile(
+    r"个?\s?(工作日|小时|钟头|分钟|天|日(?=内|之内|以内)|周(?![一二三四五六日天末])"
+    r"|星期(?![一二三四五六日天])|礼拜(?![一二三四五六日天])|月)"
+)
 
 _MASTER: Final = re.compile(
     r"(?P<clock>(?<![\d:.])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:]))"
@@ -238,7 +259,10 @@ _AT_LEAST_BEFORE: Final = re.compile(
     r"(?:\b(?:at\s+least|more\s+than|over|above|from|starting\s+(?:at|from)|min(?:imum)?:?|upwards\s+of"
     r"|no\s+less\s+than|not\s+less\s+than)|至少|最少|起码|最低|超过|多于|高于|不低于|不少于)\s*$"
 )
-_AT_MOST_AFTER: Final = re.compile(r"\s*(?:or\s+less\b|or\s+under\b|or\s+fewer\b|max\b|maximum\b|tops\b|at\s+most\b|at\s+the\s+most\b|以内|之内|内|以下|封顶|为限)")
+_AT_MOST_AFTER: Final = re.compile(
+    r"\s*(?:or\s+less\b|or\s+under\b|or\s+fewer\b|max\b|maximum\b|tops\b|at\s+most\b|at\s+the\s+most\b"
+    r"|以内|之内|内|以下|封顶|为限)"
+)
 _AT_LEAST_AFTER: Final = re.compile(r"\s*(?:or\s+more\b|or\s+over\b|at\s+least\b|minimum\b|\+|起步|起价|起|以上)")
 
 
@@ -284,17 +308,17 @@ def _amount(t: str, match: re.Match[str]) -> _Amount | None:
     if group == "zh":
         if len(text) == 2 and all(ch in ZH_DIGITS for ch in text) and 0 < ZH_DIGITS[text[0]] + 1 == ZH_DIGITS[text[1]]:
             return _Amount(Decimal(ZH_DIGITS[text[0]]), start, end, "zh", Decimal(ZH_DIGITS[text[1]]))  # 两三天
-        value = chinese_number(text)
-        if value is None:
+        number = chinese_number(text)
+        if number is None:
             return None
         decimal = re.match(rf"点({_ZH_DIGIT}+)(?![零〇一二两三四五六七八九十]*分|钟)", t[end:])  # 三点五个小时
         if decimal and not _ZH_DAYPART.search(t[:start]):
             digits = "".join(str(ZH_DIGITS[ch]) for ch in decimal.group(1))
-            value, end = Decimal(f"{value}.{digits}"), end + decimal.end()
-        return _Amount(value, start, end, "zh")
+            number, end = Decimal(f"{number}.{digits}"), end + decimal.end()
+        return _Amount(number, start, end, "zh")
     if group == "en":
-        value = english_number(text)
-        return _Amount(value, start, end, "en") if value is not None else None
+        words = english_number(text)
+        return _Amount(words, start, end, "en") if words is not None else None
     return _Amount(Decimal(1), start, end, "a")
 
 
@@ -427,39 +451,39 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
         clock = _ZH_CLOCK.match(t, end)
         daypart = _ZH_DAYPART.search(before)
         if clock and (daypart or value != 1 or clock.group("half") or clock.group("min") or clock.group(0) != "点"):
-            hour = Decimal(value)
-            if daypart and daypart.group(1) in ("下午", "傍晚", "晚上", "夜里", "夜间") and hour < 12:
-                hour += 12
-            elif daypart and daypart.group(1) == "中午" and hour < 11:
-                hour += 12
+            clock_hour = Decimal(value)
+            if daypart and daypart.group(1) in ("下午", "傍晚", "晚上", "夜里", "夜间") and clock_hour < 12:
+                clock_hour += 12
+            elif daypart and daypart.group(1) == "中午" and clock_hour < 11:
+                clock_hour += 12
             minute = Decimal(0)
             if clock.group("half"):
                 minute = Decimal(30)
             elif clock.group("min") or clock.group("num"):
                 minute = _zh_or_digits(clock.group("min") or clock.group("num")) or Decimal(0)
             first = start - len(daypart.group()) if daypart else start
-            figure = _figure("time", hour + minute / 60, "clock", first, clock.end())
-            return _Item(figure, None, Decimal(1)), clock.end()
+            at = _figure("time", clock_hour + minute / 60, "clock", first, clock.end())
+            return _Item(at, None, Decimal(1)), clock.end()
 
     # Dates: 12 june, 6月18日, 18号.
     if amount.form == "num" and value == value.to_integral_value():
         month = _MONTH_AFTER.match(t, end)
         if month:
-            figure = _date_or_none(value, _MONTHS[month.group(1)], start, month.end())
-            if figure:
-                return _Item(figure, None, Decimal(1)), month.end()
+            date = _date_or_none(value, _MONTHS[month.group(1)], start, month.end())
+            if date:
+                return _Item(date, None, Decimal(1)), month.end()
     if amount.form in ("num", "zh") and 1 <= value <= 12:
         month_day = _ZH_MONTH_DAY.match(t, end)
         if month_day:
-            figure = _date_or_none(_zh_or_digits(month_day.group(1)), int(value), start, month_day.end())
-            if figure:
-                return _Item(figure, None, Decimal(1)), month_day.end()
+            date = _date_or_none(_zh_or_digits(month_day.group(1)), int(value), start, month_day.end())
+            if date:
+                return _Item(date, None, Decimal(1)), month_day.end()
     if amount.form in ("num", "zh"):
         day = _ZH_DAY.match(t, end)
         if day and not re.search(r"[月第]\s?$", before):
-            figure = _date_or_none(value, None, start, day.end())
-            if figure:
-                return _Item(figure, None, Decimal(1)), day.end()
+            date = _date_or_none(value, None, start, day.end())
+            if date:
+                return _Item(date, None, Decimal(1)), day.end()
 
     # Durations: 48 hours, two weeks, 3-day, 三天, 两个工作日, 48小时.
     duration = _DURATION_EN.match(t, end) if amount.form != "zh" else None
@@ -505,8 +529,14 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
     if prefix is not None:
         figure = _figure("money", value, prefix, _prefix_start(t, start), end, high)
         return _Item(figure, None, Decimal(1)), end
-    if amount.form != "a" and (
-        _PAYING_EN.search(before) or _PAYING_ZH.search(before) or (before.endswith("满") and _MAN_JIAN.match(t, end))
+    if (
+        amount.form != "a"
+        and not t.startswith("点", end)
+        and (
+            _PAYING_EN.search(before)
+            or _PAYING_ZH.search(before)
+            or (before.endswith("满") and _MAN_JIAN.match(t, end))
+        )
     ):
         return _Item(_figure("money", value, "", start, end, high), None, Decimal(1)), end
     text = t[start:end]
@@ -557,21 +587,19 @@ def _items(t: str, folded: str | None) -> list[_Item]:
         elif group in ("zhweek", "enweek"):
             items.append(_Item(_weekday(group, text, start, end), None, Decimal(1)))
         elif group == "monthday":
-            month_word, day = re.match(r"([a-z]+)\.?\s+(?:the\s+)?(\d+)", text).groups()  # type: ignore[union-attr]
-            figure_or_none = _date_or_none(Decimal(day), _MONTHS[month_word], start, end)
+            month_word, day_text = text.replace(".", " ").split()[0], re.findall(r"\d+", text)[0]
+            figure_or_none = _date_or_none(Decimal(day_text), _MONTHS[month_word], start, end)
             if figure_or_none:
                 items.append(_Item(figure_or_none, None, Decimal(1)))
-        elif group == "special" and text != "a couple of" and not re.fullmatch(r"a\s+couple\s+of", text):
-            if text == "半":
-                amount = _Amount(Decimal("0.5"), start, end, "zh")
-                item, pos = _read_amount(t, folded, amount)
-                items.append(item)
-            else:
-                items.append(_Item(_special(text, start, end), None, Decimal(1)))
+        elif group == "special" and not re.fullmatch(r"a\s+couple\s+of|半", text):
+            items.append(_Item(_special(text, start, end), None, Decimal(1)))
         else:
-            amount = (
-                _Amount(Decimal(2), start, end, "en") if group == "special" else _amount(t, match)
-            )
+            amount: _Amount | None
+            if group == "special":  # "a couple of days", 半小时
+                half = text == "半"
+                amount = _Amount(Decimal("0.5") if half else Decimal(2), start, end, "zh" if half else "en")
+            else:
+                amount = _amount(t, match)
             if amount is None:
                 continue
             item, pos = _read_amount(t, folded, amount)
@@ -585,7 +613,11 @@ def _joined(t: str, first: _Item, second: _Item) -> Figure | None:
         return None
     if first.figure is not None:
         earlier = first.figure
-        if earlier.kind != later.kind or earlier.bound != "exact" or (earlier.unit and later.unit and earlier.unit != later.unit):
+        if (
+            earlier.kind != later.kind
+            or earlier.bound != "exact"
+            or (earlier.unit and later.unit and earlier.unit != later.unit)
+        ):
             return None
         low, start, gap_start = earlier.value, earlier.span[0], earlier.span[1]
     else:
@@ -647,4 +679,3 @@ def read(text: str) -> list[Figure]:
             figures.append(figure if figure.bound == "range" else _bounded(t, figure))
         index += 1
     return figures
-
