@@ -179,6 +179,7 @@ _PUNCT: Final = r"[,.!?;:。！？；、…()\[\]\"'“”‘’「」/\-~]"
 _SYMBOL: Final = "|".join(re.escape(s) for s in sorted(SYMBOLS, key=len, reverse=True))
 _PREFIX_SYMBOL: Final = re.compile(rf"(?:(?<![a-z])(?:{_SYMBOL})|[$€£¥₩₹₽₺₫฿₱₪₴₦])\s?$")
 _PREFIX_CODE: Final = re.compile(r"(?<![a-z])([a-z]{3})\s?$")
+_PREFIX_LAST: Final = "$€£¥₩₹₽₺₫฿₱₪₴₦.币元金"  # what a currency written before an amount ends with
 _PREFIX_ZH: Final = re.compile(r"(?:人民币|美元|美金|欧元|英镑|日元|港币|港元)\s?$")
 _SUFFIX_SYMBOL: Final = re.compile(r"\s?([$€£¥₩₹₽₺₫฿₱₪₴₦])")
 _SUFFIX_CODE: Final = re.compile(r"\s?([a-z]{3})\b")
@@ -234,6 +235,9 @@ _DURATION_ZH: Final = re.compile(
     r"|星期(?![一二三四五六日天])|礼拜(?![一二三四五六日天])|月)"
 )
 
+_ZH_SCALE: Final = re.compile("[万千百亿]")
+_ZH_DECIMAL: Final = re.compile(rf"点({_ZH_DIGIT}+)(?![零〇一二两三四五六七八九十]*分|钟)")
+_MAO: Final = re.compile(r"(?:毛|角)(?:钱)?")
 _MASTER: Final = re.compile(
     r"(?P<clock>(?<![\d:.])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:]))"
     r"|(?P<slash>(?<![\d/.])\d{1,2}/\d{1,2}(?:/\d{2,4})?(?![\d/]))"
@@ -249,6 +253,11 @@ _MASTER: Final = re.compile(
     rf"|(?P<en>{EN_RUN})"
 )
 
+_CANDIDATE: Final = re.compile(r"[\d零〇一二两三四五六七八九十百千万亿周星礼半下这本上]|[a-z]+")
+_STARTS: Final = frozenset(
+    [*_EN_VALUES, *_EN_SCALES, *_MONTHS, *_WEEKDAYS, "next", "this", "on", "a", "an", "half"]
+    + ["noon", "midday", "midnight", "fortnight"]
+)
 _RANGE_JOIN: Final = re.compile(r"\s*(?:-|–|—|~|to|and|or|到|至|或|~)\s*$")
 _AT_MOST_BEFORE: Final = re.compile(
     r"(?:\b(?:up\s+to|at\s+most|at\s+the\s+most|no\s+more\s+than|not\s+more\s+than|no\s+longer\s+than"
@@ -301,7 +310,7 @@ def _amount(t: str, match: re.Match[str]) -> _Amount | None:
     text = match.group()
     if group == "num":
         value = Decimal(text.replace(",", ""))
-        scale = re.match(r"[万千百亿]", t[end:])  # 1.5万, 5千
+        scale = _ZH_SCALE.match(t, end)  # 1.5万, 5千
         if scale:
             value, end = value * _ZH_UNITS[scale.group()], end + 1
         return _Amount(value, start, end, "num")
@@ -311,10 +320,10 @@ def _amount(t: str, match: re.Match[str]) -> _Amount | None:
         number = chinese_number(text)
         if number is None:
             return None
-        decimal = re.match(rf"点({_ZH_DIGIT}+)(?![零〇一二两三四五六七八九十]*分|钟)", t[end:])  # 三点五个小时
-        if decimal and not _ZH_DAYPART.search(t[:start]):
+        decimal = _ZH_DECIMAL.match(t, end)  # 三点五个小时
+        if decimal and not _ZH_DAYPART.search(t[max(0, start - 4) : start]):
             digits = "".join(str(ZH_DIGITS[ch]) for ch in decimal.group(1))
-            number, end = Decimal(f"{number}.{digits}"), end + decimal.end()
+            number, end = Decimal(f"{number}.{digits}"), decimal.end()
         return _Amount(number, start, end, "zh")
     if group == "en":
         words = english_number(text)
@@ -370,6 +379,9 @@ def _date_or_none(day: Decimal | None, month: int | None, start: int, end: int) 
 def _money_prefix(t: str, folded: str | None, start: int) -> str | None:
     """The currency written before the amount at `start`, if any."""
     window = t[max(0, start - 8) : start]
+    last = window.rstrip()[-1:]
+    if not last or not (last.isascii() and last.isalpha() or last in _PREFIX_LAST):
+        return None
     symbol = _PREFIX_SYMBOL.search(window)
     if symbol:
         return SYMBOLS[symbol.group().strip()]
@@ -414,9 +426,9 @@ def _money_suffix(t: str, folded: str | None, pos: int, start: int) -> tuple[str
         if name == "块" and (not _KUAI_ENDS.match(t, pos) or _CUT_BEFORE.search(t[max(0, start - 3) : start])):
             return None
         return WORDS_ZH[name], zh.end(), Decimal(1)
-    mao = re.match(r"(?:毛|角)(?:钱)?", t[pos:])
+    mao = _MAO.match(t, pos)
     if mao:
-        return "CNY", pos + mao.end(), Decimal("0.1")
+        return "CNY", mao.end(), Decimal("0.1")
     return None
 
 
@@ -449,7 +461,7 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
             return _Item(_figure("time", value, "clock", start, oclock.end()), None, Decimal(1)), oclock.end()
     if amount.form in ("num", "zh") and value == value.to_integral_value() and 0 <= value <= 24:
         clock = _ZH_CLOCK.match(t, end)
-        daypart = _ZH_DAYPART.search(before)
+        daypart = _ZH_DAYPART.search(before[-4:]) if clock else None
         if clock and (daypart or value != 1 or clock.group("half") or clock.group("min") or clock.group(0) != "点"):
             clock_hour = Decimal(value)
             if daypart and daypart.group(1) in ("下午", "傍晚", "晚上", "夜里", "夜间") and clock_hour < 12:
@@ -563,10 +575,16 @@ def _prefix_start(t: str, start: int) -> int:
 def _items(t: str, folded: str | None) -> list[_Item]:
     items: list[_Item] = []
     pos = 0
-    while True:
-        match = _MASTER.search(t, pos)
+    # `_MASTER` is tried only where a match can start: a digit, a numeral or a weekday's first
+    # character, or a word of `_STARTS` (a plain search tries every alternative at every
+    # character: several times slower).
+    for candidate in _CANDIDATE.finditer(t):
+        word = candidate.group()
+        if candidate.start() < pos or (word.isascii() and word.isalpha() and word not in _STARTS):
+            continue
+        match = _MASTER.match(t, candidate.start())
         if match is None:
-            return items
+            continue
         group, text, (start, end) = match.lastgroup, match.group(), match.span()
         pos = end
         if group == "clock":
@@ -604,6 +622,7 @@ def _items(t: str, folded: str | None) -> list[_Item]:
                 continue
             item, pos = _read_amount(t, folded, amount)
             items.append(item)
+    return items
 
 
 def _joined(t: str, first: _Item, second: _Item) -> Figure | None:
