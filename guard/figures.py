@@ -184,7 +184,7 @@ _PREFIX_ZH: Final = re.compile(r"(?:人民币|美元|美金|欧元|英镑|日元
 _SUFFIX_SYMBOL: Final = re.compile(r"\s?([$€£¥₩₹₽₺₫฿₱₪₴₦])")
 _SUFFIX_CODE: Final = re.compile(r"\s?([a-z]{3})\b")
 _SUFFIX_WORD: Final = re.compile(r"\s?(" + "|".join(sorted(WORDS_EN, key=len, reverse=True)) + r")\b")
-_SUFFIX_ZH: Final = re.compile("(" + "|".join(sorted(WORDS_ZH, key=len, reverse=True)) + ")")
+_SUFFIX_ZH: Final = re.compile(r"\s?(" + "|".join(sorted(WORDS_ZH, key=len, reverse=True)) + ")")
 _SUFFIX_CENTS: Final = re.compile(r"\s?(cents?|pence|p\b)")
 _MULTIPLIER: Final = re.compile(
     r"(?P<k>k\b)|\s?(?P<grand>grand\b)|\s?(?P<m>million\b|mn\b|m\b)|\s?(?P<bn>billion\b|bn\b)"
@@ -198,7 +198,8 @@ _PHRASE_ENDS: Final = re.compile(
 # 块 is money where a phrase ends or money follows ("两百块。", "五块五", "两百块钱"), not before
 # what it counts ("一块蛋糕") nor after cutting ("切12块").
 _KUAI_ENDS: Final = re.compile(
-    rf"块(?=$|\s|{_PUNCT}|钱|{_ZH_DIGIT}|\d|左右|以内|之内|以下|以上|起|就|吧|啊|呀|呢|哦|了|而已|一[个次位件]|每|的[价费]|多)"
+    rf"块(?=$|\s|{_PUNCT}|钱|{_ZH_DIGIT}|\d|左右|以内|之内|以下|以上|起|就|吧|啊|呀|呢|哦|哈|嘛|呗|啦|喔|噢|哟|了|而已|差不多"
+    r"|一[个次位件节晚天份张斤套小]|每|的[价费]|多|直接|搞定|全包|包|拿走|带走|回收|给|卖|收|成交|都|也|还)"
 )
 _CUT_BEFORE: Final = re.compile(r"(?:切成?|分成|剪成|掰成|拆成)\s?$")
 _JIAO: Final = re.compile(rf"\s?(?:钱)?({_ZH_DIGIT}|\d)(?:毛|角)?")
@@ -214,30 +215,36 @@ _MAN_JIAN: Final = re.compile(r"(?:元|块)?(?:减|送|打|立减)")  # 满200�
 _ZH_PRICE_ENDS: Final = re.compile(rf"(?=$|\s|{_PUNCT}|吧|啊|呀|呢|哦|就|左右)")
 
 _PERCENT: Final = re.compile(r"\s?(?:%|percent\b|per\s?cent\b)")
-_ZHE: Final = re.compile(r"折(?!扣|叠|腾|磨|断|算)")
+_ZHE: Final = re.compile(r"\s?折(?!扣|叠|腾|磨|断|算)")
 _AMPM: Final = re.compile(r"\s?(?:(?P<am>a\.m\.|a\.?m\b)|(?P<pm>p\.m\.|p\.?m\b))")
 _OCLOCK: Final = re.compile(r"\s?(?:o'?clock\b|(?P<noon>noon\b))")
 _ZH_CLOCK: Final = re.compile(
-    rf"点(?:(?P<half>半)|钟|(?P<min>{ZH_RUN}|\d{{1,2}})分|(?P<num>{ZH_RUN}|\d{{1,2}})(?!分))?"
+    rf"\s?点(?:(?P<half>半)|钟|(?P<min>{ZH_RUN}|\d{{1,2}})分|(?P<num>{ZH_RUN}|\d{{1,2}})(?!分))?"
 )
 _ZH_DAYPART: Final = re.compile(r"(上午|早上|早晨|清晨|中午|下午|傍晚|晚上|夜里|夜间|凌晨)\s?$")
 _MONTH_AFTER: Final = re.compile(rf"(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?")
 _ORDINAL: Final = re.compile(r"(?:st|nd|rd|th)\b")
-_ZH_MONTH_DAY: Final = re.compile(rf"月({ZH_RUN}|\d{{1,2}})(?:日|号)?")
-_ZH_DAY: Final = re.compile(r"(?:号(?![楼房线桌床门口码机位座厅馆车窗])|日(?!内|之内|以内|元|币))")
+_ZH_MONTH_DAY: Final = re.compile(rf"\s?月\s?({ZH_RUN}|\d{{1,2}})\s?(?:日|号)?")
+# 号 and 日 as the day of a month: where a phrase ends or a time word follows ("18号前", "18号下午"),
+# not "3号楼", "3号线" or "12号货架"; never after a street ("人民路88号").
+_ZH_DAY: Final = re.compile(
+    rf"\s?(?:号|日(?!内|之内|以内))(?=$|\s|{_PUNCT}|前|之前|以前|后|以后|之后|到|至|或|和|送|发|交|取|上午|下午|晚上|早上|中午"
+    r"|当天|那天|左右|周|星期|礼拜|的|开始|截止|起|见|再|就|才|会|能|可以|有|是|我们|您|你|第)"
+)
+_STREET_BEFORE: Final = re.compile(r"[路街道巷弄里村区栋座第]\s?$")
 _DURATION_EN: Final = re.compile(
     r"\s?-?\s?(?:(?P<biz>business|working)\s+|calendar\s+)?(?P<unit>"
     + "|".join(sorted(_DURATIONS_EN, key=len, reverse=True))
     + r")\b"
 )
 _DURATION_ZH: Final = re.compile(
-    r"个?\s?(工作日|小时|钟头|分钟|天|日(?=内|之内|以内)|周(?![一二三四五六日天末])"
+    r"\s?个?\s?(工作日|小时|钟头|分钟|天|日(?=内|之内|以内)|周(?![一二三四五六日天末])"
     r"|星期(?![一二三四五六日天])|礼拜(?![一二三四五六日天])|月)"
 )
 
 _ZH_SCALE: Final = re.compile("[万千百亿]")
 _ZH_DECIMAL: Final = re.compile(rf"点({_ZH_DIGIT}+)(?![零〇一二两三四五六七八九十]*分|钟)")
-_MAO: Final = re.compile(r"(?:毛|角)(?:钱)?")
+_MAO: Final = re.compile(r"\s?(?:毛|角)(?:钱)?")
 _MASTER: Final = re.compile(
     r"(?P<clock>(?<![\d:.])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:]))"
     r"|(?P<slash>(?<![\d/.])\d{1,2}/\d{1,2}(?:/\d{2,4})?(?![\d/]))"
@@ -423,7 +430,7 @@ def _money_suffix(t: str, folded: str | None, pos: int, start: int) -> tuple[str
     zh = _SUFFIX_ZH.match(t, pos)
     if zh:
         name = zh.group(1)
-        if name == "块" and (not _KUAI_ENDS.match(t, pos) or _CUT_BEFORE.search(t[max(0, start - 3) : start])):
+        if name == "块" and (not _KUAI_ENDS.match(t, zh.start(1)) or _CUT_BEFORE.search(t[max(0, start - 3) : start])):
             return None
         return WORDS_ZH[name], zh.end(), Decimal(1)
     mao = _MAO.match(t, pos)
@@ -462,7 +469,7 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
     if amount.form in ("num", "zh") and value == value.to_integral_value() and 0 <= value <= 24:
         clock = _ZH_CLOCK.match(t, end)
         daypart = _ZH_DAYPART.search(before[-4:]) if clock else None
-        if clock and (daypart or value != 1 or clock.group("half") or clock.group("min") or clock.group(0) != "点"):
+        if clock and (daypart or value != 1 or clock.group(0).strip() != "点"):
             clock_hour = Decimal(value)
             if daypart and daypart.group(1) in ("下午", "傍晚", "晚上", "夜里", "夜间") and clock_hour < 12:
                 clock_hour += 12
@@ -492,7 +499,7 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
                 return _Item(date, None, Decimal(1)), month_day.end()
     if amount.form in ("num", "zh"):
         day = _ZH_DAY.match(t, end)
-        if day and not re.search(r"[月第]\s?$", before):
+        if day and not _STREET_BEFORE.search(before[-2:]):
             date = _date_or_none(value, None, start, day.end())
             if date:
                 return _Item(date, None, Decimal(1)), day.end()
@@ -507,7 +514,7 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
             value, unit, high = value * 14, "day", high * 14 if high is not None else None
         return _Item(_figure("duration", value, unit, start, duration.end(), high), None, Decimal(1)), duration.end()
     duration = _DURATION_ZH.match(t, end) if amount.form != "en" else None
-    if duration and not (duration.group(1) == "月" and not duration.group().startswith("个")):
+    if duration and not (duration.group(1) == "月" and "个" not in duration.group()):
         unit = _DURATIONS_ZH[duration.group(1)]
         return _Item(_figure("duration", value, unit, start, duration.end(), high), None, Decimal(1)), duration.end()
 
@@ -522,7 +529,9 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
     suffix = _money_suffix(t, folded, after, start)
     if multiplier and suffix is None and prefix is None:
         word = multiplier.lastgroup
-        if word in ("k", "grand") and _PHRASE_ENDS.match(t, after):
+        # "an upright or a grand?" is a piano.
+        a_piano = amount.form == "a" and (t.startswith("?", after) or re.search(r"\bor\s+$", before))
+        if word in ("k", "grand") and _PHRASE_ENDS.match(t, after) and not a_piano:
             return _Item(_figure("money", value * scale, "", start, after), None, scale), after
         scale, after = Decimal(1), end
         suffix = _money_suffix(t, folded, end, start)

@@ -15,7 +15,8 @@ a figure.  A figure counts as given when its number appears anywhere in the inpu
 in words ("nine in the morning" gives 9, "两百" gives 200, "two grand" gives 2000 and 2), or a
 number it is the same as: a time's hour on either clock ("6pm" is sourced by "six"), a duration
 in the next unit ("48 hours" by "2 days", "a fortnight" by "two weeks"), a Chinese discount as
-its digit ("八折" by "8折" or "80%").  0 and 1 are never checked: too common to tell anything.  A
+its digit ("八折" by "8折" or "80%").  0 and 1 are never checked, nor 100%: too common to tell
+anything.  A
 figure the customer named is given too (a reply may say back "within 10 days"), so agreeing to
 the customer's own figure is left to the guard.
 """
@@ -80,6 +81,8 @@ def _same(figure: Figure, number: Decimal) -> set[Decimal]:
 def _stated(figure: Figure) -> Iterator[Decimal]:
     """The numbers of a figure the grounding check asks about: the value, or both ends."""
     if figure.kind not in _CHECKED_KINDS or (figure.kind == "date" and figure.unit == "weekday"):
+        return
+    if figure.kind == "percent" and figure.value == 100:  # "100% cotton", 百分之百: "all", not a rate
         return
     ends = {end for end in (figure.low, figure.high) if end is not None} or {figure.value}
     for end in ends:

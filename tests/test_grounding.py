@@ -84,8 +84,10 @@ def test_only_money_and_time_figures_the_model_was_not_given_count(
         ("Ready in 48 hours.", ["Repairs take 2 days."], set()),
         ("Back in a fortnight.", ["We are closed for two weeks."], set()),
         ("Open until 6pm.", ["We close at 18:00."], set()),
-        # Not figures.
+        # Not figures, or too common to tell anything: 100% is "all".
         ("Room 101 is on the left.", [], set()),
+        ("We use 100% cotton.", [], set()),
+        ("我们的衬衫是百分之百纯棉的。", [], set()),
         ("把蛋糕切成8块。", [], set()),
     ],
 )
