@@ -33,7 +33,7 @@ def _ruleset_hash() -> str:
     """SHA-256 of what decides a verdict.  Stored with every delivered reply, so the nightly
     re-check can skip the replies the current checks have already read."""
     digest = hashlib.sha256()
-    for name in ("engine.py", "grounding.py", "quoting.py"):
+    for name in ("engine.py", "figures.py", "currencies.py", "grounding.py", "quoting.py"):
         digest.update((Path(__file__).with_name(name)).read_bytes())
     return digest.hexdigest()
 

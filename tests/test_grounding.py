@@ -58,3 +58,44 @@ def test_only_money_and_time_figures_the_model_was_not_given_count(
     reply: str, given: list[str], unsourced: set[int]
 ) -> None:
     assert unsourced_figures(reply, given) == {Decimal(n) for n in unsourced}
+
+
+@pytest.mark.parametrize(
+    "reply, given, unsourced",
+    [
+        # The guard and the grounding check read the same figures (guard/figures.py).
+        ("That is JPY 5000.", [], {5000}),
+        ("That is JPY 5000.", ["The deluxe set is 5000 yen."], set()),
+        ("That is JPY 5000.", ["The deluxe set is 500 yen."], {5000}),
+        # "two grand" is 2000, not 2.
+        ("It's two grand.", [], {2000}),
+        ("It's two grand.", ["We have 2 models."], {2000}),
+        ("It's two grand.", ["Rebuilds run at 2,000."], set()),
+        ("It's two grand.", ["Rebuilds are around two grand."], set()),
+        # A range checks both ends, a bound its bound; a weekday states no number.
+        ("It takes 3-5 days.", ["Shipping takes 3 days."], {5}),
+        ("No more than €30.", [], {30}),
+        ("Pickup on Friday.", [], set()),
+        ("Pickup on 6/18.", [], {18}),
+        ("Pickup on 6/18.", ["Open again on June 18."], set()),
+        ("20% off today.", [], {20}),
+        ("打八折。", ["会员8折"], set()),
+        # The same figure in another unit is the same figure.
+        ("Ready in 48 hours.", ["Repairs take 2 days."], set()),
+        ("Back in a fortnight.", ["We are closed for two weeks."], set()),
+        ("Open until 6pm.", ["We close at 18:00."], set()),
+        # Not figures, or too common to tell anything: 100% is "all".
+        ("Room 101 is on the left.", [], set()),
+        ("We use 100% cotton.", [], set()),
+        ("我们的衬衫是百分之百纯棉的。", [], set()),
+        ("把蛋糕切成8块。", [], set()),
+    ],
+)
+def test_grounding_reads_the_figures_the_figure_reader_reads(reply: str, given: list[str], unsourced: set[int]) -> None:
+    assert unsourced_figures(reply, given) == {Decimal(n) for n in unsourced}
+
+
+def test_the_given_side_counts_the_values_of_figures_too() -> None:
+    assert {Decimal(2), Decimal(2000)} <= numbers_in("two grand")
+    assert Decimal(14) in numbers_in("a fortnight")
+    assert Decimal(5000) in numbers_in("5k")

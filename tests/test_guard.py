@@ -5,13 +5,10 @@ management command.  No database: the guard is pure and the command only needs s
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from guard.engine import GuardCategory, GuardVerdict, _check, guard_check
 
@@ -290,37 +287,3 @@ def test_verdict_json() -> None:
     assert GuardVerdict(blocked=True, category=PRICE).as_json() == {"blocked": True, "category": "price"}
     assert GuardVerdict(blocked=False, category=None).as_json() == {"blocked": False, "category": None}
     assert [category.value for category in GuardCategory] == ["price", "deadline", "outcome"]
-
-
-# --- the management command ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "text, line",
-    [
-        ("The haircut costs €35.", '{"blocked": true, "category": "price"}'),
-        ("三天内送达。", '{"blocked": true, "category": "deadline"}'),
-        ("We guarantee you'll be satisfied.", '{"blocked": true, "category": "outcome"}'),
-        ("The owner will confirm the price.", '{"blocked": false, "category": null}'),
-    ],
-)
-def test_command_prints_one_json_line(text: str, line: str) -> None:
-    out = io.StringIO()
-    call_command("guard_check", text, stdout=out)
-    assert out.getvalue() == line + "\n"
-
-
-def test_command_reads_standard_input() -> None:
-    out = io.StringIO()
-    call_command("guard_check", "-", stdin=io.StringIO("我们无法保证。\n"), stdout=out)
-    assert out.getvalue() == '{"blocked": false, "category": null}\n'
-    out = io.StringIO()
-    call_command("guard_check", "-", stdin=io.StringIO("明天发货"), stdout=out)
-    assert out.getvalue() == '{"blocked": true, "category": "deadline"}\n'
-
-
-def test_command_without_text_is_an_error() -> None:
-    with pytest.raises(CommandError, match="no message given"):
-        call_command("guard_check", stdout=io.StringIO())
-    with pytest.raises(CommandError, match="empty"):
-        call_command("guard_check", "-", stdin=io.StringIO("  \n"), stdout=io.StringIO())

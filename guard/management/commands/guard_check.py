@@ -1,37 +1,132 @@
-"""`manage.py guard_check "TEXT"`: run the commitment guard on one message and print the verdict.
+"""`manage.py guard_check "TEXT"`: run the whole outgoing check on a message and print the verdict.
 
-Prints exactly one line of JSON - `{"blocked": true, "category": "price"}` or
-`{"blocked": false, "category": null}` - so scripts and the owner's tooling can use it as is.
-`-` reads the message from standard input; a message that itself starts with "-" goes after
-`--`.  The guard is pure: the command touches no database."""
+The message goes through `guard.outgoing.outgoing_check` exactly as a customer reply does: the
+commitment guard, then the grounding check, then the quoting rule.  The grounding check compares
+the message's figures with what the model was given: nothing unless `--given "TEXT"` (repeatable)
+names it, plus with `--agent SLUG` the agent's published texts — its live contract's mission, its
+own wording, its boundary wording and the labels of its request flow — and the texts (title and
+body) of its approved knowledge versions served and valid now.
+
+Prints exactly one line of JSON per message —
+`{"blocked": true, "category": "price", "check": "guard", "rule": null}`, or
+`{"blocked": false, "category": null, "check": null, "rule": null}` — so scripts and the
+owner's tooling can use it as is.  `--file F` checks one sentence per line (blank lines
+skipped; `-` reads the lines from standard input) and prints one line per sentence.  `-` as the
+message reads it from standard input; a message that itself starts with "-" goes after `--`.
+Without `--agent` the command touches no database."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from guard.engine import guard_check
+from guard.outgoing import outgoing_check
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included (a request flow's state names, its labels)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def published_texts(slug: str) -> list[str]:
+    """What every customer run of the agent `slug` is given before the conversation: its live
+    contract's texts and its approved knowledge served and valid now."""
+    from django.db.models import Q
+    from django.utils import timezone
+
+    from approvals.contract import live_terms
+    from facade.tenancy.models import AgentProfile
+    from knowledge.models import EntryVersion, Status
+
+    agent = AgentProfile.objects.filter(slug=slug).first()
+    if agent is None:
+        raise CommandError(f"no agent with the slug {slug!r}")
+    terms = live_terms(agent)
+    texts = [terms.mission, *terms.boundary_wording.values()]
+    texts += [sentence for said in terms.wording.values() for sentence in said.values()]
+    texts += list(_strings(terms.request_flow))
+    now = timezone.now()
+    versions = (
+        EntryVersion.objects.filter(agent=agent, status=Status.APPROVED, served=True)
+        .filter(
+            Q(valid_from__isnull=True) | Q(valid_from__lte=now), Q(valid_until__isnull=True) | Q(valid_until__gt=now)
+        )
+        .order_by("entry_id")
+        .values_list("title", "body")
+    )
+    texts += [f"{title}\n{body}" for title, body in versions]
+    return [text for text in texts if text]
 
 
 class Command(BaseCommand):
-    help = 'Check one outgoing message with the commitment guard; "-" reads it from standard input.'
-    # The guard reads no model and no setting; system checks would only slow a per-message call.
+    help = (
+        "Check outgoing messages as a customer reply is checked: the commitment guard, then the grounding "
+        "check against --given texts (and the agent's published texts with --agent), then the quoting rule. "
+        'Prints one JSON line {"blocked", "category", "check", "rule"} per message; "-" reads the message '
+        "from standard input, --file checks one sentence per line."
+    )
+    # Without --agent the check reads no model and no setting; system checks would only slow a
+    # per-message call.
     requires_system_checks: list[str] = []
     # Lets call_command(..., stdin=...) stand in for the process's standard input.
     stealth_options = ("stdin",)
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("text", nargs="?", help='the message to check, or "-" to read it from standard input')
+        parser.add_argument(
+            "--given",
+            action="append",
+            default=[],
+            metavar="TEXT",
+            help="a text the model was given (repeatable): its figures may appear in the message",
+        )
+        parser.add_argument(
+            "--agent",
+            metavar="SLUG",
+            help="also count the agent's published texts and its approved knowledge valid now as given",
+        )
+        parser.add_argument(
+            "--file", metavar="F", help='check each non-blank line of F ("-": standard input) as one message'
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         text: str | None = options["text"]
-        if text is None:
-            raise CommandError('no message given: pass the text to check, or "-" to read it from standard input')
-        if text == "-":
-            text = (options.get("stdin") or sys.stdin).read()
-        if not text.strip():
-            raise CommandError("the message to check is empty")
-        self.stdout.write(json.dumps(guard_check(text).as_json()))
+        path: str | None = options["file"]
+        stdin = options.get("stdin") or sys.stdin
+        if text is not None and path is not None:
+            raise CommandError("pass either a message or --file, not both")
+        if path is not None:
+            try:
+                content = stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+            except OSError as error:
+                raise CommandError(f"cannot read {path}: {error.strerror}") from error
+            messages = [line.strip() for line in content.splitlines() if line.strip()]
+            if not messages:
+                raise CommandError(f"{path} holds no message to check")
+        else:
+            if text is None:
+                raise CommandError('no message given: pass the text to check, or "-" to read it from standard input')
+            if text == "-":
+                text = stdin.read()
+            if not text.strip():
+                raise CommandError("the message to check is empty")
+            messages = [text]
+        given = list(options["given"])
+        if options["agent"]:
+            given += published_texts(options["agent"])
+        for message in messages:
+            verdict = outgoing_check(message, given=given)
+            self.stdout.write(json.dumps(verdict.as_json(), ensure_ascii=False))
