@@ -25,6 +25,16 @@ What it blocks, in English and Simplified Chinese:
   your back pain for good", "your grades will go up", "will look brand new", "..., no question",
   一辈子都不会再歪, 跟新的一模一样, 照价赔偿, 全额退款, 保一年).
 
+How it is built.  The rules are data (guard/rules/: one `Rule` per way of committing, with its
+id, category, language, pattern and example sentences; one `Scope` per pattern that lifts a
+match).  This module is the engine: normalise -> sentences -> clauses -> per clause, the
+prefilter (guard/prefilter.py, derived from the rules' literals: a rule none of whose literals is
+in a clause is not tried there) -> the rules, a category's rules of one language read as one
+alternation in order -> the scopes below -> the verdict, which names the rule that fired and the
+span of its clause in `normalised(text)`.  A deadline is a conjunction: a `time` rule and a `verb`
+rule at most 8 tokens apart; its verdict's `rule` is the time rule and `paired_rule` the verb
+rule.  `price.en.money` / `price.zh.money` are the "number with a currency" rules.
+
 How it decides.  The text is NFKC-normalised (full-width digits and punctuation become ASCII) and
 lower-cased, cut into sentences, then at contrast words ("but", "however", 但是, 不过 ...), then
 at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (三, 十五, 两百,

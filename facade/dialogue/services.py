@@ -453,6 +453,7 @@ class RunOutcome:
     citations: list[dict[str, Any]]
     metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
     taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
+    guard_rule: str = ""  # the id of the guard rule that fired (guard/rules/), "" when none
 
 
 @transaction.atomic
@@ -552,6 +553,7 @@ def run_finish(
             category=outcome.guard_category,
             audience=session.audience,
             entry_id=outcome.taboo_entry,
+            rule=outcome.guard_rule,
         )
     return reply
 

@@ -30,7 +30,7 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
-from guard.outgoing import outgoing_check
+from guard.outgoing import OutgoingVerdict, outgoing_check
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
@@ -347,12 +347,16 @@ def run_turn(
     )
 
 
+def reply_verdict(text: str, citations: list[dict[str, Any]], given: list[str]) -> OutgoingVerdict:
+    """Whether and why an outgoing customer or peer reply is stopped: the whole outgoing check
+    (guard/outgoing.py) - the commitment guard, the grounding check, and a quote applied to the
+    customer.  The verdict names the category and the rule, never the text."""
+    return outgoing_check(text, given=given, citations=citations)
+
+
 def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
-    """Why an outgoing customer or peer reply is stopped ("" when it is sent): the whole
-    outgoing check (guard/outgoing.py) - the commitment guard, the grounding check, and a quote
-    applied to the customer."""
-    verdict = outgoing_check(text, given=given, citations=citations)
-    return verdict.category or ""
+    """The category `reply_verdict` blocks the reply for, "" when it is sent."""
+    return reply_verdict(text, citations, given).category or ""
 
 
 def _finish(
@@ -375,12 +379,16 @@ def _finish(
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
-    guarded = ""
+    guarded = rule = ""
     broken: Taboo | None = None
     if audience in (Audience.CUSTOMER, Audience.PEER):
         # The owner's approved taboos: the whole reply, quotes included — the owner never says it.
         broken = taboo_hit(text, taboos)
-        guarded = TABOO if broken is not None else reply_blocked(text, ctx.citations, given)
+        if broken is not None:
+            guarded = TABOO
+        else:
+            verdict = reply_verdict(text, ctx.citations, given)
+            guarded, rule = verdict.category or "", verdict.rule or ""
         if guarded:
             text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
             needs_input = True
@@ -394,6 +402,7 @@ def _finish(
         needs_input=needs_input,
         guard_category=guarded,
         taboo_entry=broken.entry_id if broken is not None else None,
+        guard_rule=rule,
         text=text,
         citations=citations,
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},
