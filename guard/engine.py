@@ -18,6 +18,12 @@ What it blocks, in English and Simplified Chinese:
   做好, 到账, 上门, 到 ...) within a few words of a time (within 3 days, by Friday, tomorrow, the
   same day, next week, at 5pm, 8am sharp, in a jiffy, before the holidays, 三天内, 明天, 下周一前,
   月底前, 48小时内, 6月18日前, 下班前, 当场 ...).
+* ``conclusion`` - an assurance about eligibility, entitlement, approval, a refund, a waiver, a
+  tax, legal or medical outcome or a result ("you qualify", "you're eligible", "it's confirmed",
+  "that's final", "the fee is waived for you", "your claim will go through", "you will get a
+  refund", "no tax is due on that", "you won't need surgery", "we'll refund you", 您符合条件,
+  这是确定的, 肯定能批下来, 您这种情况可以全额退, 不用交税, 不严重不用手术, 滞纳金可以免掉).  Read
+  like an outcome, and a hedge lifts it too ("I think you qualify", 一般来说您符合条件).
 * ``outcome`` - a promised result: guarantee / promise / assure / ensure, "100% sure", "will
   definitely work", "you will get a refund", "can't fail", "zero risk", 保证, 承诺, 确保, 担保,
   一定能, 肯定没问题, 绝对可以, 包过, 打包票, 稳过, 百分之百消失, 万无一失 ..., and lasting results
@@ -55,9 +61,16 @@ at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (
 
 A negation in another clause does not hide a promise: "I can't talk long, but we guarantee
 delivery" is blocked.  When several categories are found the verdict names the first of price,
-deadline, outcome.
+deadline, conclusion, outcome: the most specific promise first, a general assurance last ("you
+will definitely get a refund, guaranteed" is a conclusion).
 
 Known limits - it matches patterns, it does not understand the text:
+
+* Conclusions are recognised by their wording (qualify, eligible, confirmed, final, waived, go
+  through, tax-free, 符合条件, 批下来, 免税, 良性 ...); "rest assured" alone is not one, and an
+  approval or a guarantee inside the older outcome rules ("the embassy will approve", "申请已经通过")
+  stays an outcome or moved to conclusion only where it was its own rule.  A hedge word that is
+  part of another word lifts a conclusion ("违约金" contains 约).
 
 * Promises worded without any known word or time pass ("you'll be delighted with the result");
   so do time promises about replies rather than deliveries ("the owner will call you tomorrow").
@@ -111,6 +124,7 @@ class GuardCategory(StrEnum):
     PRICE = "price"
     DEADLINE = "deadline"
     OUTCOME = "outcome"
+    CONCLUSION = "conclusion"
 
 
 @dataclass(frozen=True)
@@ -224,6 +238,8 @@ _VERB_EN: Final = _group("deadline", "en", "verb")
 _VERB_ZH: Final = _group("deadline", "zh", "verb")
 _OUTCOME_EN: Final = _group("outcome", "en")
 _OUTCOME_ZH: Final = _group("outcome", "zh")
+_CONCLUSION_EN: Final = _group("conclusion", "en")
+_CONCLUSION_ZH: Final = _group("conclusion", "zh")
 
 
 def _indices(*groups: tuple[_Compiled, ...]) -> frozenset[int]:
@@ -234,6 +250,7 @@ _PRICE_RULES: Final = _indices(_PRICE_MATCH, _PRICE_EN, _PRICE_ZH)
 _TIME_RULES: Final = _indices(_TIME_EN, _TIME_ZH)
 _VERB_RULES: Final = _indices(_VERB_EN, _VERB_ZH)
 _OUTCOME_RULES: Final = _indices(_OUTCOME_EN, _OUTCOME_ZH)
+_CONCLUSION_RULES: Final = _indices(_CONCLUSION_EN, _CONCLUSION_ZH)
 
 
 class _Hit(NamedTuple):
@@ -465,6 +482,21 @@ def _outcome_in(clause: _Clause, active: frozenset[int]) -> str | None:
     return None
 
 
+def _conclusion_in(clause: _Clause, active: frozenset[int]) -> str | None:
+    """Like an outcome, and a hedge lifts it too: "I think you qualify" is an opinion."""
+    text = clause.text
+    for hit in _find(_CONCLUSION_EN, _CONCLUSION_ZH, text, active):
+        if _RELAY.search(text):
+            return None
+        before = text[: hit.match.start()]
+        if _CUSTOMER_SIDE.search(text[: hit.match.end()]) or _negated(text, hit.match.start(), hit.match.end()):
+            continue  # "are you eligible", "we can't confirm whether you qualify"
+        if _HEDGE.search(before) or _HEDGE.search(clause.lead) or _TRAILING_HEDGE.match(clause.tail):
+            continue  # "you probably qualify", "一般来说，您符合条件", "you qualify, I think"
+        return hit.rule.id
+    return None
+
+
 # --- the check -------------------------------------------------------------------------------
 
 
@@ -488,12 +520,18 @@ def normalised(text: str) -> str:
 
 
 def guard_check(text: str) -> GuardVerdict:
-    """Whether `text` commits the business to a price, a deadline or an outcome."""
+    """Whether `text` commits the business to a price, a deadline, a conclusion or an outcome."""
     return _check(text, gated=True)
 
 
-# Checked in this order, which is also the order of precedence in the verdict.
-_ORDER: Final = (GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.OUTCOME)
+# Checked in this order, which is also the order of precedence in the verdict: the most specific
+# promise first, a general assurance ("guaranteed") last.
+_ORDER: Final = (GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.CONCLUSION, GuardCategory.OUTCOME)
+_FINDERS: Final = {
+    GuardCategory.PRICE: _price_in,
+    GuardCategory.CONCLUSION: _conclusion_in,
+    GuardCategory.OUTCOME: _outcome_in,
+}
 
 
 def _check(text: str, *, gated: bool) -> GuardVerdict:
@@ -510,6 +548,7 @@ def _check(text: str, *, gated: bool) -> GuardVerdict:
             for category, rules in (
                 (GuardCategory.PRICE, _PRICE_RULES),
                 (GuardCategory.DEADLINE, _TIME_RULES),
+                (GuardCategory.CONCLUSION, _CONCLUSION_RULES),
                 (GuardCategory.OUTCOME, _OUTCOME_RULES),
             )
             if category not in found and not opened.isdisjoint(rules)
@@ -531,7 +570,7 @@ def _check(text: str, *, gated: bool) -> GuardVerdict:
                         continue
                     verdict = GuardVerdict(True, category, rule=pair[0], clause=span, paired_rule=pair[1])
                 else:
-                    rule = (_price_in if category is GuardCategory.PRICE else _outcome_in)(clause, active)
+                    rule = _FINDERS[category](clause, active)
                     if rule is None:
                         continue
                     verdict = GuardVerdict(True, category, rule=rule, clause=span)

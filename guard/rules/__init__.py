@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from . import deadline, outcome, price, scopes
+from . import conclusion, deadline, outcome, price, scopes
 from .model import Language, Rule, Scope
 
 __all__ = ["RULES", "SCOPES", "Language", "Rule", "Scope"]
 
-RULES: Final[tuple[Rule, ...]] = price.RULES + deadline.RULES + outcome.RULES
+RULES: Final[tuple[Rule, ...]] = price.RULES + deadline.RULES + conclusion.RULES + outcome.RULES
 SCOPES: Final[tuple[Scope, ...]] = scopes.SCOPES

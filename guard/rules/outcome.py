@@ -42,17 +42,6 @@ RULES: Final[tuple[Rule, ...]] = (
         must_pass=("I can't give you my word on that.",),
     ),
     Rule(
-        id="outcome.en.refund_you",
-        category="outcome",
-        language="en",
-        pattern=r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
-        must_block=(
-            "We will refund you in full, no questions asked.",
-            "We'll reimburse you in full for the damaged blouse.",
-        ),
-        must_pass=("Refunds are handled by the owner, not by me.",),
-    ),
-    Rule(
         id="outcome.en.hundred_percent",
         category="outcome",
         language="en",
@@ -130,43 +119,6 @@ RULES: Final[tuple[Rule, ...]] = (
             "There's zero risk: the part fits your model for sure.",
         ),
         must_pass=("I don't know the price yet.",),
-    ),
-    Rule(
-        id="outcome.en.as_good_as",
-        category="outcome",
-        language="en",
-        pattern=r"\bas good as (?:approved|done|yours|guaranteed|granted|won)\b",
-        must_block=(
-            "The visa is as good as yours.",
-            "The loan is as good as approved.",
-        ),
-        must_pass=("It's not as good as approved until the office says so.",),
-    ),
-    Rule(
-        id="outcome.en.you_get_refund",
-        category="outcome",
-        language="en",
-        pattern=r"\byou(?:'ll| will) (?:definitely |certainly |surely )?(?:get|receive|be given|have) (?:a |your |the |full "
-        r"|a full |all |every )*"
-        r"(?:refund|replacement|compensation|money back|deposit back|approval|visa|job|loan)\b",
-        must_block=(
-            "You will definitely get a refund.",
-            "You'll get your deposit back, I promise.",
-        ),
-        must_pass=("I can't say whether you'll get a refund.",),
-    ),
-    Rule(
-        id="outcome.en.will_be_approved",
-        category="outcome",
-        language="en",
-        pattern=r"\b(?:will|shall) be (?:approved|accepted|granted|reimbursed|resolved in your favou?r)\b",
-        must_block=(
-            "I'm certain it will be approved.",
-            "Your claim will be accepted, I'm certain.",
-        ),
-        must_pass=(
-            "Many clients ask whether their tax return will be accepted. Honestly, that depends on the tax office, not on us.",
-        ),
     ),
     Rule(
         id="outcome.en.you_will_pass",
@@ -460,18 +412,10 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"也不会(?:卡|坏|漏|掉|裂|生锈|褪色|变形)|彻底不(?:疼|痛|痒|漏)|彻底(?:好了|治好|根治|解决)|照价赔偿|原价赔偿|全额(?:退款|退还|退费|赔偿|抵扣)"
         rf"|(?:肯定|保证|绝对)(?:在|不超过|低于|少于)\s?{ZH_N}|免费(?:重印|重做|重拍|重修|更换|补寄|重寄)",
         must_block=(
-            "✅ 押金会全额退还给您。",
+            "弄坏的那件衬衫我们照价赔偿。",
             "弄坏的那件衬衫我们照价赔偿。",
         ),
         must_pass=("这个问题能不能彻底解决，现在还不好说。",),
-    ),
-    Rule(
-        id="outcome.zh.application_approved",
-        category="outcome",
-        language="zh",
-        pattern=r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
-        must_block=("您的保修申请已经通过了,厂家会给您换新机。",),
-        must_pass=("申请能不能通过，要看审核结果。",),
     ),
     Rule(
         id="outcome.zh.quick_heal",
@@ -513,7 +457,7 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"(?:能|可以|会)(?:治好|治愈|根治)|药到病除|必(?:赢|胜|过|成|定)|无论如何(?:都|也)?(?:会|能|一定)",
         must_block=(
             "这个官司我们必赢。",
-            "无论如何都会给您赔偿。",
+            "这个病我们能治好，您尽管放心。",
         ),
         must_pass=("能不能治好要看医生的判断。",),
     ),
