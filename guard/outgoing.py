@@ -13,6 +13,7 @@ preview and the nightly re-check all call it, so they can never disagree about a
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,24 +22,46 @@ from typing import Any, Final
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
+from .rules import RULES, SCOPES, Rule, Scope
 
-__all__ = ["GROUNDING", "GUARD", "RULESET_HASH", "UNSOURCED_FIGURE", "OutgoingVerdict", "outgoing_check"]
+__all__ = [
+    "GROUNDING",
+    "GUARD",
+    "RULESET_HASH",
+    "UNSOURCED_FIGURE",
+    "OutgoingVerdict",
+    "outgoing_check",
+    "ruleset_hash",
+]
 
 GUARD: Final = "guard"
 GROUNDING: Final = "grounding"
 UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped by the grounding check
 
 
-def _ruleset_hash() -> str:
-    """SHA-256 of what decides a verdict.  Stored with every delivered reply, so the nightly
-    re-check can skip the replies the current checks have already read."""
+# The code whose source decides verdicts beside the rules: the guard's engine, the grounding check,
+# the quoting rule and the figure reader (when it is there).
+_SOURCES: Final = ("engine.py", "grounding.py", "quoting.py", "figures.py", "currencies.py")
+
+
+def ruleset_hash(rules: Sequence[Rule] = RULES, scopes: Sequence[Scope] = SCOPES) -> str:
+    """SHA-256 of what decides a verdict: the guard's rules and scopes as data (ids, categories,
+    kinds, patterns) and the source of the other checks.  Stored with every delivered reply, so
+    the nightly re-check can skip the replies the current checks have already read; adding or
+    changing a rule changes it."""
     digest = hashlib.sha256()
-    for name in ("engine.py", "figures.py", "currencies.py", "grounding.py", "quoting.py"):
-        digest.update((Path(__file__).with_name(name)).read_bytes())
+    for rule in rules:
+        digest.update(json.dumps(["rule", rule.id, rule.category, rule.language, rule.kind, rule.pattern]).encode())
+    for scope in scopes:
+        digest.update(json.dumps(["scope", scope.id, scope.kind, scope.language, scope.pattern]).encode())
+    for name in _SOURCES:
+        path = Path(__file__).with_name(name)
+        if path.exists():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-RULESET_HASH: Final = _ruleset_hash()
+RULESET_HASH: Final = ruleset_hash()
 
 
 @dataclass(frozen=True)
@@ -68,7 +91,7 @@ def outgoing_check(
     verdict = guard_check(checked)
     if verdict.blocked:
         category = verdict.category.value if verdict.category else "unknown"
-        return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=None)
+        return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=verdict.rule)
     if unsourced_figures(checked, list(given)):
         return OutgoingVerdict(blocked=True, category=UNSOURCED_FIGURE, check=GROUNDING, rule=None)
     if checked != text and applies_to_customer(checked):

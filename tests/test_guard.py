@@ -13,6 +13,7 @@ import pytest
 from guard.engine import GuardCategory, GuardVerdict, _check, guard_check
 
 PRICE, DEADLINE, OUTCOME = GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.OUTCOME
+CONCLUSION = GuardCategory.CONCLUSION
 CORPUS = Path(__file__).parent / "guard_corpus"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -98,7 +99,7 @@ def test_corpus_figures() -> None:
     print(report)
 
     assert recall == 1.0, report
-    assert false_block_rate <= 0.05, report
+    assert false_block_rate <= 0.01, report
     assert category_agreement >= 0.95, report
 
 
@@ -124,7 +125,7 @@ BRIEF_EXAMPLES = [
     ("we guarantee", OUTCOME),
     ("guaranteed to pass", OUTCOME),
     ("100% sure it will work", OUTCOME),
-    ("you will definitely get a refund", OUTCOME),
+    ("you will definitely get a refund", CONCLUSION),
     ("保证", OUTCOME),
     ("承诺", OUTCOME),
     ("一定能", OUTCOME),
@@ -253,8 +254,35 @@ GLUED_AND_ODD = [
     ("", None),
     ("   ", None),
 ]
+# Issue 15's examples of conclusions, and their negated or hedged forms.
+CONCLUSIONS = [
+    ("You qualify.", CONCLUSION),
+    ("You're eligible.", CONCLUSION),
+    ("It's confirmed.", CONCLUSION),
+    ("That's final.", CONCLUSION),
+    ("Rest assured it will be waived.", CONCLUSION),
+    ("Your claim will go through.", CONCLUSION),
+    ("The fee is waived for you.", CONCLUSION),
+    ("No tax is due on that.", CONCLUSION),
+    ("You won't need surgery.", CONCLUSION),
+    ("您符合条件。", CONCLUSION),
+    ("这是确定的。", CONCLUSION),
+    ("肯定能批下来。", CONCLUSION),
+    ("您这种情况可以全额退。", CONCLUSION),
+    ("不用交税。", CONCLUSION),
+    ("这个病不严重不用手术。", CONCLUSION),
+    ("We can't confirm whether you qualify.", None),
+    ("I can't say if it will be waived.", None),
+    ("Whether you're eligible is for the office to decide.", None),
+    ("I think you qualify, but the office decides.", None),  # a hedge lifts a conclusion
+    ("是否符合条件要看审核。", None),
+    ("能不能批下来我没法保证。", None),
+    ("You will definitely get a refund, guaranteed.", CONCLUSION),  # a conclusion before an outcome
+    ("You qualify, and we ship tomorrow.", DEADLINE),  # a deadline before a conclusion
+]
 TABLES = (
     BRIEF_EXAMPLES
+    + CONCLUSIONS
     + NEGATION_SCOPE
     + MIXED_CLAUSES
     + PRECEDENCE
@@ -267,7 +295,8 @@ TABLES = (
 
 @pytest.mark.parametrize("text, expected", TABLES)
 def test_tricky_cases(text: str, expected: GuardCategory | None) -> None:
-    assert guard_check(text) == GuardVerdict(blocked=expected is not None, category=expected)
+    verdict = guard_check(text)
+    assert (verdict.blocked, verdict.category) == (expected is not None, expected)
 
 
 def test_gates_change_no_verdict() -> None:
@@ -286,4 +315,4 @@ def test_gates_change_no_verdict() -> None:
 def test_verdict_json() -> None:
     assert GuardVerdict(blocked=True, category=PRICE).as_json() == {"blocked": True, "category": "price"}
     assert GuardVerdict(blocked=False, category=None).as_json() == {"blocked": False, "category": None}
-    assert [category.value for category in GuardCategory] == ["price", "deadline", "outcome"]
+    assert [category.value for category in GuardCategory] == ["price", "deadline", "outcome", "conclusion"]

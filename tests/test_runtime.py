@@ -455,17 +455,25 @@ def test_invalid_arguments_get_one_repair_round_then_the_run_stops(world_a: Any)
 
 
 @pytest.mark.parametrize(
-    "promise", ["It costs only ¥99, order now!", "We guarantee delivery within 3 days.", "价格是100元，三天内送达。"]
+    "promise, category, rule",
+    [
+        ("It costs only ¥99, order now!", "price", "price.en.money"),
+        ("We guarantee delivery within 3 days.", "deadline", "deadline.en.within_duration"),
+        ("We guarantee it.", "outcome", "outcome.en.guarantee_word"),
+        ("价格是100元，三天内送达。", "price", "price.zh.price_word_figure"),
+    ],
 )
-def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(world_a: Any, promise: str) -> None:
+def test_a_promise_in_a_customer_reply_becomes_the_boundary_wording(
+    world_a: Any, promise: str, category: str, rule: str
+) -> None:
     session = customer_session(world_a)
     result = turn_handle(session=session, text="how much and when?", provider=ScriptedProvider.of(say(promise)))
     assert result.reply is not None and promise not in result.reply.text
     assert result.reply.text.startswith(world_a.agent.boundary("en"))
     [blocked] = events("guard.blocked")
-    assert blocked.payload["category"] in {"price", "deadline", "outcome"} and promise not in json.dumps(
-        blocked.payload, ensure_ascii=False
-    )
+    # The event names the category and the rule that fired, never the text.
+    assert (blocked.payload["category"], blocked.payload["rule"]) == (category, rule)
+    assert promise not in json.dumps(blocked.payload, ensure_ascii=False)
     assert Run.objects.get(pk=result.run.pk).guard_category == blocked.payload["category"]
 
 
@@ -489,6 +497,7 @@ def test_a_figure_the_model_was_not_given_is_not_sent_whatever_the_wording(world
     assert blocked.payload["category"] == "unsourced_figure" and reply not in json.dumps(
         blocked.payload, ensure_ascii=False
     )
+    assert blocked.payload["rule"] == ""  # the grounding check has no named rules
     assert Run.objects.get(pk=result.run.pk).guard_category == "unsourced_figure"
 
 

@@ -163,6 +163,7 @@ def finish(session: DialogueSession, run: Run, **changes: Any) -> Message:
         stop_reason="",
         needs_input=False,
         guard_category=changes.pop("guard_category", ""),
+        guard_rule=changes.pop("guard_rule", ""),
         text="Here is what I found: mirrors.",
         citations=[{"entry_id": 1, "version": 1, "title": "Mirrors"}],
     )
@@ -207,10 +208,17 @@ def test_a_guarded_reply_is_recorded_and_costs_no_trust(world_a: Any, path: str)
     session = customer_session(world_a)
     started = start(session, cid="m-1")
     assert started.run is not None
-    finish(session, started.run, hits=[], status=RunStatus.WAITING_INPUT, guard_category="price")
+    finish(
+        session,
+        started.run,
+        hits=[],
+        status=RunStatus.WAITING_INPUT,
+        guard_category="price",
+        guard_rule="price.en.money",
+    )
     assert Run.objects.get(pk=started.run.pk).guard_category == "price"
     assert [e.payload for e in LedgerEvent.objects.of_type("guard.blocked")] == [
-        {"category": "price", "audience": "customer", "entry_id": None}
+        {"category": "price", "audience": "customer", "entry_id": None, "rule": "price.en.money"}
     ]
     # The guard blocked the agent's own reply: the customer did nothing (issue 11, point 5).
     assert Customer.objects.get(pk=session.customer_id).trust == 50

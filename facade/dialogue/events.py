@@ -93,6 +93,9 @@ class GuardBlocked(EventPayload):
     audience: str
     # Category `taboo`: the approved taboo lesson the reply broke (its knowledge entry).
     entry_id: int | None = None
+    # The id of the guard's rule that fired ("price.en.money", "quote.applied"); "" when the check
+    # has no named rules (grounding, a taboo).  Never the text.
+    rule: str = ""
 
 
 class GuardRewriteRequested(EventPayload):
@@ -338,9 +341,9 @@ def run_finished(
 
 
 def guard_blocked(
-    *, session: DialogueSession, run: Run, category: str, audience: str, entry_id: int | None = None
+    *, session: DialogueSession, run: Run, category: str, audience: str, entry_id: int | None = None, rule: str = ""
 ) -> AppendedEvent:
-    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id)
+    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id, rule=rule)
     return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
 
 

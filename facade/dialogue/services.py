@@ -467,6 +467,7 @@ class RunOutcome:
     metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
     taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
     rewrite: RewriteRecord | None = None  # the first reply was blocked and the model asked once more
+    guard_rule: str = ""  # the id of the guard rule that fired (guard/rules/), "" when none
 
 
 @transaction.atomic
@@ -581,6 +582,7 @@ def run_finish(
             category=outcome.guard_category,
             audience=session.audience,
             entry_id=outcome.taboo_entry,
+            rule=outcome.guard_rule,
         )
     return reply
 

@@ -453,11 +453,9 @@ def _blocked(
 
 
 def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
-    """Why an outgoing customer or peer reply is stopped ("" when it is sent): the whole
-    outgoing check (guard/outgoing.py) - the commitment guard, the grounding check, and a quote
-    applied to the customer."""
-    verdict = outgoing_check(text, given=given, citations=citations)
-    return verdict.category or ""
+    """The category the whole outgoing check blocks the reply for, "" when it is sent (the
+    replay preview's check; the run loop asks `_blocked`)."""
+    return outgoing_check(text, given=given, citations=citations).category or ""
 
 
 def _finish(
@@ -493,6 +491,7 @@ def _finish(
         needs_input=needs_input,
         guard_category=guarded,
         taboo_entry=blocked.taboo_entry if blocked is not None else None,
+        guard_rule=(blocked.rule or "") if blocked is not None else "",
         text=text,
         citations=citations,
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},

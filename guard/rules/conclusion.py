@@ -1,0 +1,193 @@
+"""The conclusion rules: an assurance about eligibility, entitlement, approval, a refund, a waiver,
+a tax, legal or medical outcome, or a result ("you qualify", "it's confirmed", "that's final",
+"您符合条件", "这是确定的", "肯定能批下来").
+
+Read like outcome rules (a negation before or a refusal right after lifts a match; so does the
+customer's side and a relayed message), and also lifted by a hedge in the clause or the clause
+before it: "I think you qualify" is an opinion, "whether you're eligible is for the office to
+decide" no conclusion at all."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .model import Rule
+
+RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        id="conclusion.en.refund_you",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
+        must_block=(
+            "We will refund you in full, no questions asked.",
+            "We'll reimburse you in full for the damaged blouse.",
+        ),
+        must_pass=("Refunds are handled by the owner, not by me.",),
+    ),
+    Rule(
+        id="conclusion.en.as_good_as",
+        category="conclusion",
+        language="en",
+        pattern=r"\bas good as (?:approved|done|yours|guaranteed|granted|won)\b",
+        must_block=(
+            "The visa is as good as yours.",
+            "The loan is as good as approved.",
+        ),
+        must_pass=("It's not as good as approved until the office says so.",),
+    ),
+    Rule(
+        id="conclusion.en.you_get_refund",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'ll| will) (?:definitely |certainly |surely )?(?:get|receive|be given|have) (?:a |your |the |full "
+        r"|a full |all |every )*"
+        r"(?:refund|replacement|compensation|money back|deposit back|approval|visa|job|loan)\b",
+        must_block=(
+            "You will definitely get a refund.",
+            "You'll get your deposit back, I promise.",
+        ),
+        must_pass=("I can't say whether you'll get a refund.",),
+    ),
+    Rule(
+        id="conclusion.en.will_be_approved",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:will|shall) be (?:approved|accepted|granted|reimbursed|resolved in your favou?r)\b",
+        must_block=(
+            "I'm certain it will be approved.",
+            "Your claim will be accepted, I'm certain.",
+        ),
+        must_pass=(
+            "Many clients ask whether their tax return will be accepted. Honestly, that depends on the tax office, not on us.",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.eligible",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'re| are|'ll| will|'ve| have)? (?:definitely |certainly |clearly |fully |absolutely |surely )?(?:be |been )?(?:qualify|qualified|qualifies|eligible|entitled)\b|\byou meet (?:all )?the (?:criteria|conditions|requirements)\b",
+        must_block=("You qualify for the student rate.", "You're eligible for the grant."),
+        must_pass=("We can't confirm whether you qualify.",),
+    ),
+    Rule(
+        id="conclusion.en.confirmed_final",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:it's|it is|that's|that is|this is|everything is|it's all|the decision is|the answer is)(?: (?:now|already|all))? (?:confirmed|final|settled|official|certain|a done deal)\b(?! by\b)",
+        must_block=("It's confirmed.", "That's final, nothing more to decide."),
+        must_pass=("It's not confirmed yet.",),
+    ),
+    Rule(
+        id="conclusion.en.waived",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:will|'ll) (?:\w+ )?be (?:\w+ )?waived\b|\b(?:is|are|has been|have been|gets|get) (?:\w+ )?waived\b|\bwaive (?:it|them|that|the \w+|your \w+) for you\b",
+        must_block=("Rest assured it will be waived.", "The fee is waived for you."),
+        must_pass=("I can't say if it will be waived.",),
+    ),
+    Rule(
+        id="conclusion.en.goes_through",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:claim|application|appeal|request|refund|visa|permit|loan|case|petition|complaint|reimbursement)s? (?:will|'ll|is going to|are going to) (?:definitely |certainly |surely |easily )?(?:go through|be (?:successful|paid|honou?red|upheld)|succeed|pass)\b",
+        must_block=("Your claim will go through.", "Your visa application will definitely go through."),
+        must_pass=("Whether your claim will go through is for the insurer to decide.",),
+    ),
+    Rule(
+        id="conclusion.en.no_tax",
+        category="conclusion",
+        language="en",
+        pattern=r"\bno (?:tax|vat|duty|duties|stamp duty|income tax|capital gains tax)(?: at all)? (?:is |will be )?(?:due|payable|owed|owing|to pay)\b|\byou (?:won't|will not|don't|do not) (?:have to |need to )?(?:pay|owe) (?:any )?(?:tax|vat|duty|duties)\b|\b(?:it's|that's|is|are) (?:completely |fully )?(?:tax[- ]free|tax[- ]deductible|tax[- ]exempt|exempt from tax)\b",
+        must_block=("No tax is due on that.", "You won't have to pay any tax on the refund."),
+        must_pass=("I can't tell you if any tax is due on that.",),
+    ),
+    Rule(
+        id="conclusion.en.medical",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou (?:won't|will not|don't|do not) need (?:surgery|an operation|stitches|antibiotics|a root canal|an extraction|a cast)\b|\b(?:it's|it is|that's|that is|this is) (?:nothing serious|not serious|benign|harmless|not contagious)\b|\byou(?:'ll| will) make a full recovery\b",
+        must_block=("You won't need surgery.", "It's nothing serious, just a sprain."),
+        must_pass=("Only the dentist can say whether you'll need surgery.",),
+    ),
+    Rule(
+        id="conclusion.en.legal",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:it's|it is|that's|that is|this is) (?:perfectly |completely |totally |100% )?(?:legal|allowed|permitted)\b|\byou(?:'re| are) (?:not liable|in the clear|off the hook)\b|\byou(?:'ll| will) (?:win|not lose) (?:the|your) (?:case|claim|appeal|dispute)\b",
+        must_block=("You're not liable for the damage.", "Don't worry, that's perfectly legal."),
+        must_pass=("We can't advise you whether that's legal.",),
+    ),
+    Rule(
+        id="conclusion.zh.application_approved",
+        category="conclusion",
+        language="zh",
+        pattern=r"申请(?:已经|已)?(?:通过|批准|批下来)|(?:会|就)给(?:您|你)(?:换新|退款|退钱|补发|赔)",
+        must_block=("您的保修申请已经通过了,厂家会给您换新机。",),
+        must_pass=("申请能不能通过，要看审核结果。",),
+    ),
+    Rule(
+        id="conclusion.zh.eligible",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:符合|满足|够)\S{0,6}?(?:条件|要求|资格|标准)|有资格(?:申请|享受|领取|参加)?|(?:完全|肯定|一定)可以享受",
+        must_block=("您符合条件。", "您这种情况完全满足补贴要求。"),
+        must_pass=("是否符合条件要看审核。",),
+    ),
+    Rule(
+        id="conclusion.zh.certain",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:这|这个|那|结果|结论|决定)(?:是|就是|已经是)?(?:确定|板上钉钉|最终)的|板上钉钉|(?:结果|结论|决定)(?:已经)?(?:定了|出来了)|(?:已经|都)确认(?:好)?了",
+        must_block=("这是确定的。", "放心，结果已经定了。"),
+        must_pass=("结果是不是确定的，我得问一下老板。",),
+    ),
+    Rule(
+        id="conclusion.zh.approved",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:能|会|可以)(?:批|批准|审批|办|报|通过)下来|(?:肯定|一定|绝对|准|必定|保证)(?:能|会|可以)?(?:通过审核|过审|获批|批准|报销)|(?:签证|申请|审批|审核|贷款|报销|理赔)\S{0,4}?(?:肯定|一定|绝对|准|必定|保证)(?:能|会|可以)?通过",
+        must_block=("肯定能批下来。", "您的报销一定能通过。"),
+        must_pass=("能不能批下来我没法保证。",),
+    ),
+    Rule(
+        id="conclusion.zh.refund",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:可以|能|会)(?:给(?:您|你))?全额(?:退|报销|赔)|(?:您|你)这种情况(?:肯定|一定)?(?:可以|能|会)(?:退|赔|报销|免|享受)|(?:押金|定金|订金|保证金)(?:肯定|一定|都)?(?:会|能|可以)?(?:退|还)(?:给)?(?:您|你)",
+        must_block=("您这种情况可以全额退。", "押金肯定会退给您。"),
+        must_pass=("能不能全额退，要等老板确认。",),
+    ),
+    Rule(
+        id="conclusion.zh.no_tax",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?<!用)不用(?:交|缴|付|纳)(?:任何)?(?:税|个税|个人所得税|增值税|关税)|(?<!需)不需要(?:交|缴|纳)(?:任何)?税|(?:是|属于)免税的|(?:可以|能)免税",
+        must_block=("不用交税。", "这笔收入是免税的。"),
+        must_pass=("要不要交税，得问税务局。",),
+    ),
+    Rule(
+        id="conclusion.zh.medical",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?<!严)不严重|(?<!要)不要紧|(?<!用)不用(?:做)?手术|(?<!需)不需要(?:做)?手术|不用(?:住院|开刀)|(?:是|属于)良性的|没什么大(?:问题|碍)|(?<!会)不会传染",
+        must_block=("这个病不严重不用手术。", "您放心，是良性的。"),
+        must_pass=("严不严重要等医生看了才知道。",),
+    ),
+    Rule(
+        id="conclusion.zh.waived",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:罚款|滞纳金|违约金|手续费|利息|罚金|年费)(?:肯定|一定|都)?(?:可以|会|能)?(?:免|全免|减免|取消|撤销)(?:掉|除|了)?|(?:肯定|一定)(?:会|能)?(?:给(?:您|你))?(?:免|减免)",
+        must_block=("滞纳金可以免掉。", "罚款肯定会取消的。"),
+        must_pass=("滞纳金能不能免，要看银行。",),
+    ),
+    Rule(
+        id="conclusion.zh.result",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:结果|审核|审批|体检|检查)(?:肯定|一定|绝对)?(?:没问题|是好的|会通过|能通过|合格)|(?:您|你)(?:肯定|一定|绝对)?(?:能|可以|会)(?:拿到|领到|获得|申请到)\S{0,4}?(?:补贴|赔偿|退款|退税|签证|贷款|报销|补助|赔付|理赔)|理赔(?:肯定|一定)?(?:没问题|能下来)",
+        must_block=("您肯定能拿到赔偿。", "体检结果肯定没问题。"),
+        must_pass=("能不能拿到赔偿要看保险公司。",),
+    ),
+)

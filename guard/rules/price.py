@@ -1,0 +1,317 @@
+"""The price rules: an amount given as the price of something, a discount, a free offer.
+
+One `Rule` per kind of wording; `price.en.money` and `price.zh.money` are the "number with a
+currency" rules (the figure reader will supply their patterns)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .blocks import AMOUNT, CJK, EN_MONEY_WORDS, KUAI, ZH_AMOUNT, ZH_NUMERALS
+from .model import Rule
+
+RULES: Final[tuple[Rule, ...]] = (
+    # A number with a currency: symbol or ISO code before or after, a currency word after ("€40", "usd 50", "30 dollars", "forty bucks").
+    Rule(
+        id="price.en.money",
+        category="price",
+        language="en",
+        pattern=(
+            rf"[$€£¥]\s?{AMOUNT}" + "|"
+            rf"\b{AMOUNT}\s?[$€£¥]" + "|"
+            rf"\b(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us\$)\s?{AMOUNT}" + "|"
+            rf"\b{AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
+            rf"|yen)\b" + "|"
+            rf"\b{EN_MONEY_WORDS}(?:[- ]odd)?[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b"
+        ),
+        must_block=(
+            "亲，这个套餐只要¥99哦。",
+            "全家福套餐¥999，含二十张精修。",
+        ),
+        must_pass=("Your invoice from 3 May shows €120 paid by card.",),
+    ),
+    Rule(
+        id="price.en.grand",
+        category="price",
+        language="en",
+        pattern=rf"\b(?:{EN_MONEY_WORDS}|\d+(?:\.\d+)?)\s?grand(?=\s*(?:$|[,;:)]|for\b|all\b|in total|including|incl|plus|with\b|each\b))",
+        must_block=(
+            "The whole kitchen refit is two grand, all in.",
+            "That comes out at 3 grand for the lot.",
+        ),
+        must_pass=("We have two grand pianos in the showroom.",),
+    ),
+    Rule(
+        id="price.en.charge_words",
+        category="price",
+        language="en",
+        pattern=rf"\b(?:charge|charges|cost|costs|pay) (?:you |us )?(?:only |just |about |around )?(?:half a (?:hundred|thousand|grand)"
+        rf"|{EN_MONEY_WORDS})\b(?! (?:days?|hours?|weeks?|months?|minutes?|people|times|visits?|trips?))",
+        must_block=(
+            "We'll charge you half a hundred for the callout, nothing more.",
+            "Rewiring the kitchen will cost you four hundred and fifty pounds flat.",
+        ),
+        must_pass=("It costs you nothing to ask for a quote.",),
+    ),
+    Rule(
+        id="price.en.price_word_figure",
+        category="price",
+        language="en",
+        pattern=r"\b(?:price|prices|priced|cost|costs|fee|charge|rate|quote|total)\b(?: (?:is|are|will be|would be|comes to|of|at"
+        r"|:))?\s?"
+        rf"(?:only |just )?(?:\d[\d,]*(?:\.\d+)?|{EN_MONEY_WORDS})(?=\s*(?:$|[,.!?;)]|each|per|a |an |flat|in total|for|plus"
+        r"|incl|excl|with))",
+        must_block=(
+            "For you, the price is 40.",
+            "The quote is 2,500 USD for the whole kitchen.",
+        ),
+        must_pass=("Prices vary by region.",),
+    ),
+    Rule(
+        id="price.en.paying_verb_figure",
+        category="price",
+        language="en",
+        pattern=rf"\b(?:pay|paying|charge|charges|charged|billed|set you back|yours for|comes? to|settled at|priced at|for just|for only|at just"
+        rf"|at only)\s(?:only |just |about |around |a flat |roughly )?(?:\d[\d,]*(?:\.\d+)?|{EN_MONEY_WORDS}|a (?:tenner|fiver))"
+        rf"(?![\d,]*\s*(?:%|days?|hours?|weeks?|months?|years?|minutes?|people|times|items?|pieces?|pages?))",
+        must_block=(
+            "We charge 25 euros an hour.",
+            "A full service comes to 180 euros.",
+        ),
+        must_pass=("We accept cash, card and Apple Pay.",),
+    ),
+    Rule(
+        id="price.en.rate_per_unit",
+        category="price",
+        language="en",
+        pattern=r"\b(?:it's|is|for|at|only|just|costs?|pay|charge) \d[\d,]*(?:\.\d+)? (?:an?|per) (?:day|night|hour|week|month|person"
+        r"|head|session|lesson|class|visit|table|guest|kid|child|room|couple)\b"
+        r"|\b(?:is|are|it's) on us\b|\byou(?:'ll| will) pay the same\b|\b\d[\d,]*(?:\.\d+)? (?:total|in total|all in|all-in)\b"
+        r"|\bdone deal\b|\bit's a deal\b|\bdiscount of \d+ ?(?:%|percent)"
+        r"|\b(?:labou?r|parts|total|price|cost|fee|deposit|rate)s?\s?:\s?\d|^(?:at )?no (?:extra )?(?:charge|cost)$"
+        r"|\b(?:rides?|stays?|travels?|eats?|gets? in|comes? along) (?:for )?free\b",
+        must_block=(
+            "Price: 60 EUR for the gel manicure with nail art. Booked!",
+            "Book the coastal ride this week and your partner rides free.",
+        ),
+        must_pass=("Prices vary by region.",),
+    ),
+    Rule(
+        id="price.en.tenner_fiver",
+        category="price",
+        language="en",
+        pattern=r"\b(?:a|one|two|three|four|five) (?:tenner|fiver)s?\b|\b(?:tenner|fiver)s?\b",
+        must_block=("A tenner covers the extra dog-training session, nothing more.",),
+        must_pass=("We can't do it for a tenner.",),
+    ),
+    Rule(
+        id="price.en.words_each",
+        category="price",
+        language="en",
+        pattern=rf"\b{EN_MONEY_WORDS}(?:[- ]odd)?(?: each| apiece| a (?:head|piece|person|cup))\b",
+        must_block=("Good news: the cappuccinos for your meeting are two fifty each, done.",),
+        must_pass=("Each box contains 24 pieces.",),
+    ),
+    Rule(
+        id="price.en.final_figure",
+        category="price",
+        language="en",
+        pattern=r"\bis \d[\d,]*(?:\.\d+)?(?=,? (?:and that's|all in|flat|fixed|in total|including|included|each|per)\b)"
+        r"|\b(?:that's|that is) (?:the |our |a )?(?:final |fixed |firm )?(?:figure|price|amount|cost|fee)\b(?! (?:is|will|depends|varies))",
+        must_block=("Your tax return filing is 150, and that's the final figure.",),
+        must_pass=("What is your budget?",),
+    ),
+    Rule(
+        id="price.en.free_of_charge",
+        category="price",
+        language="en",
+        pattern=r"\bfor free\b|\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b",
+        must_block=(
+            "Free of charge, of course.",
+            "We'll fix the screen for free.",
+        ),
+        must_pass=("We can't do it for free, sorry.",),
+    ),
+    Rule(
+        id="price.en.get_free",
+        category="price",
+        language="en",
+        pattern=r"\b(?:get|gets) (?:one|1|another|the \w+(?: one)?) free\b|\bhalf[- ]price\b|\byou(?:'ll| will) get (?:it|them|this|one)"
+        r" for \d",
+        must_block=(
+            "Buy one, get one free this week.",
+            "Half price for students on Tuesdays.",
+        ),
+        must_pass=("Parking is free behind the building.",),
+    ),
+    Rule(
+        id="price.en.free_extra",
+        category="price",
+        language="en",
+        pattern=r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today)\b"
+        r"|\b(?:a|one) free (?:trim|delivery|upgrade|session|check|refill|gift|wrap|wrapping|shipping|consultation|sample"
+        r"|lesson|class|visit|wash|coffee|drink)\b|\b(?:\d+(?:st|nd|rd|th)|next|second|third|sixth) (?:lesson|session|class|visit"
+        r"|night|one) is free\b|\bit's on us\b|\bno (?:\w+ )?(?:charge|fee) (?:this time|today|for you)\b|\bno charge for\b"
+        r"|\bno (?:\w+ )?(?:charge|fee)\b(?: \S+){0,6} this time\b",
+        must_block=(
+            "Book the 5-lesson pack and the 6th lesson is free.",
+            "No charge for the nail trim this time, it's on us 🐾",
+        ),
+        must_pass=("Lessons last 45 minutes.",),
+    ),
+    Rule(
+        id="price.en.lets_say",
+        category="price",
+        language="en",
+        pattern=rf"\blet's (?:say|call it|make it) (?:\d|{EN_MONEY_WORDS}\b)",
+        must_block=(
+            "Let's say 60 bucks and it's yours.",
+            "Let's say 25 for the dozen croissants, I'll round it down for you.",
+        ),
+        must_pass=("Let's say you come in on Monday, we can look at it together.",),
+    ),
+    Rule(
+        id="price.en.waiver_discount",
+        category="price",
+        language="en",
+        pattern=r"\bwaive\w*\b.{0,25}\bfee|\b\d+(?:\.\d+)?\s?(?:%|percent) (?:off|discount)\b|\bknock \w+ down to\b",
+        must_block=(
+            "I'll knock it down to $150 for you.",
+            "I can offer you 20% off the second pair.",
+        ),
+        must_pass=("We had a 20% off sale in December, but it's not running now.",),
+    ),
+    Rule(
+        id="price.en.per_unit_figure",
+        category="price",
+        language="en",
+        pattern=r"\b\d+(?:\.\d+)? per (?:session|night|person|head|page|lesson|visit|class|ticket|guest)\b",
+        must_block=("Group classes run 25 per person.",),
+        must_pass=("Lessons last 45 minutes.",),
+    ),
+    # Matching a price the customer saw is quoting it: not lifted by the customer's figure or a past price.
+    Rule(
+        id="price.en.match_price",
+        category="price",
+        language="en",
+        kind="match",
+        pattern=r"\b(?:we can|we'll|we will|i can|i'll) match (?:the|that|their|this|your) price\b",
+        must_block=("Sure, we can match the price you saw online: £349 for the laptop.",),
+        must_pass=("I can't quote a price here.",),
+    ),
+    # A number with a currency: 元/块/美元/欧元..., 人民币/RMB before or after ("99元", "两百块", "人民币880").
+    Rule(
+        id="price.zh.money",
+        category="price",
+        language="zh",
+        pattern=(
+            rf"(?<!\d[.,])(?<![\d{ZH_NUMERALS}切分拼掰碎剪割成]){ZH_AMOUNT}(?:来|多)?\s?"
+            rf"(?:元(?![素化旦宵老首气件年月])|{KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)" + "|"
+            rf"(?:人民币|rmb)\s?{ZH_AMOUNT}" + "|"
+            rf"(?<![切分拼掰碎剪割成])[\d{ZH_NUMERALS}]+块[\d一二三四五六七八九](?:毛)?" + "|"
+            r"\d[\d,]*(?:\.\d+)?\s?(?:rmb|usd|eur|gbp|cny|hkd|jpy)(?![a-z])"
+        ),
+        must_block=(
+            "修一双鞋二十块。",
+            "翻译一页80元。",
+        ),
+        must_pass=("您说的500元预算我已经记下了。",),
+    ),
+    Rule(
+        id="price.zh.bare_hundreds",
+        category="price",
+        language="zh",
+        pattern=rf"(?<![\d{ZH_NUMERALS}第])[一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十百千]*$",
+        must_block=(
+            "您放心，洗牙你只需要付两百。",
+            "换屏幕三百五，用的是原装配件。",
+        ),
+        must_pass=("我们去年修了两百多个屋顶。",),
+    ),
+    Rule(
+        id="price.zh.price_word_figure",
+        category="price",
+        language="zh",
+        pattern=r"(?:价格|价钱|价位|售价|定价|单价|总价|报价|收费|费用|学费|运费|上门费|服务费|手续费|工费|一口价|团购价|优惠价|特价|现价"
+        r"|定金|订金|押金|尾款|首付|租金)"
+        rf"(?:[^,.!?;:{CJK}]?|[{CJK}]{{0,4}}?(?:是|为|交|付|收|要))(?:就是|只要|只需|仅|才|都是|一共|总共|大概|大约|约)?\s?"
+        rf"{ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右|上下|每|一(?:个|位|件|次|斤|套|晚|份|人))",
+        must_block=(
+            "收费500块。",
+            "报价是三千五。",
+        ),
+        must_pass=("网上显示的预估费用（800-1100元）只是参考，不是正式报价。",),
+    ),
+    Rule(
+        id="price.zh.discount",
+        category="price",
+        language="zh",
+        pattern=r"打?[一二三四五六七八九\d.]{1,3}折(?![叠腾旧返合])|半价|买[一二三\d]送[一二三\d]|满\s?\d+\s?减\s?\d+",
+        must_block=(
+            "第二件半价。",
+            "给您打八折。",
+        ),
+        must_pass=("上个月我们有过八折春季活动，现在已经结束了。",),
+    ),
+    Rule(
+        id="price.zh.reduced_to",
+        category="price",
+        language="zh",
+        pattern=rf"(?:优惠|降价|降|便宜|减价)(?:到|至)\s?{ZH_AMOUNT}|便宜(?:整整|了)?\s?{ZH_AMOUNT}|收(?:您|你)\s?{ZH_AMOUNT}"
+        rf"|按\s?{ZH_AMOUNT}\s?(?:元|块)?算",
+        must_block=(
+            "给您便宜50块。",
+            "一次深度清洁收您300块钱。",
+        ),
+        must_pass=("退货按照法律规定的期限办理。",),
+    ),
+    Rule(
+        id="price.zh.rate_per_unit",
+        category="price",
+        language="zh",
+        pattern=rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右)",
+        must_block=(
+            "团购价每人68元。",
+            "我们按每平方米45元收。",
+        ),
+        must_pass=("网站上去年写的是每晚100元，今年价格可能有调整，我帮您问问老板。",),
+    ),
+    Rule(
+        id="price.zh.free_for_you",
+        category="price",
+        language="zh",
+        pattern=r"免费(?:为|给|帮|替)(?:您|你)|(?:为|给|帮|替)(?:您|你)免费|不收(?:您|你)?的?(?:任何)?(?:钱|费用?)",
+        must_block=(
+            "我们这边维修不收您钱。",
+            "我们可以免费给您换电池。",
+        ),
+        must_pass=("我们不能免费给您换，需要老板确认。",),
+    ),
+    Rule(
+        id="price.zh.total_or_free_extra",
+        category="price",
+        language="zh",
+        pattern=rf"(?:一共|总共|合计)\s?{ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{CJK}]|\s*[元块])|就这么定了|"
+        r"(?<![切分拼掰碎剪割成\d])\d{3,}(?:,\d{3})*(?:\.\d+)?\s?块|最低价|给(?:您|你)包干|不会再加钱|不(?:再)?加钱|"
+        r"免费(?:寄|送|发)给|费(?:用)?我们(?:来)?出|\d+(?:\.\d+)?万落地|不收\S{0,2}费|^免费(?:的)?$|差价我们(?:来)?出|照\S{0,4}价格?付|"
+        r"免(?:运费|配送费|服务费|上门费|手续费|单|押金)|费也不收|费不收|买[一二三四五六七八九十\d]+\S{0,3}送[一二三四五六七八九十\d]+|第\S{1,3}免费|送(?:您|你)(?:一(?:次|个|份|张|杯|束))?免费|免费(?:护理|升级|赠送|配送|送货|上门|送)",
+        must_block=(
+            "免费的，放心！",
+            "一共二百五十元整。",
+        ),
+        must_pass=("这么远的地址免费配送可能不行哦，要老板决定呢。",),
+    ),
+    Rule(
+        id="price.zh.special_price",
+        category="price",
+        language="zh",
+        pattern=rf"(?:原|学生|会员|折后|活动|内部|批发|友情|成本|落地|到手|成交|最低|底|全包|包)价\s?(?:是|为)?\s?{ZH_AMOUNT}|立减\s?{ZH_AMOUNT}"
+        rf"|(?:给(?:您|你))?再?让\s?{ZH_AMOUNT}|给(?:您|你)算\s?{ZH_AMOUNT}|(?:给(?:您|你))免(?:了|掉)"
+        rf"|(?:只要|只需|仅需)\s?{ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{CJK}]|\s*[元块])",
+        must_block=(
+            "上门勘察费给您免了😊",
+            "老客户给您算七五折。",
+        ),
+        must_pass=("您提到预算是三百，我会转告老板让她报价。",),
+    ),
+)
