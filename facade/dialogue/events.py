@@ -93,6 +93,9 @@ class GuardBlocked(EventPayload):
     audience: str
     # Category `taboo`: the approved taboo lesson the reply broke (its knowledge entry).
     entry_id: int | None = None
+    # Category `strict_refused`: why the strict composer refused the model's answer, a code of
+    # facade/dialogue/runtime/strict.py REASONS (never the answer's text).
+    reason: str | None = None
 
 
 class ToolRefused(EventPayload):
@@ -192,8 +195,8 @@ GUARD_BLOCKED = register(
     entity_type="run",
     payload=GuardBlocked,
     description=(
-        "The commitment guard, the grounding check, the quoting rule or an approved taboo lesson replaced a reply "
-        "with the boundary sentence."
+        "The commitment guard, the grounding check, the quoting rule, an approved taboo lesson or the strict "
+        "composer replaced a reply with the boundary sentence."
     ),
 )
 TOOL_REFUSED = register(
@@ -320,9 +323,15 @@ def run_finished(
 
 
 def guard_blocked(
-    *, session: DialogueSession, run: Run, category: str, audience: str, entry_id: int | None = None
+    *,
+    session: DialogueSession,
+    run: Run,
+    category: str,
+    audience: str,
+    entry_id: int | None = None,
+    reason: str | None = None,
 ) -> AppendedEvent:
-    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id)
+    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id, reason=reason)
     return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
 
 

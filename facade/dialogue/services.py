@@ -453,6 +453,7 @@ class RunOutcome:
     citations: list[dict[str, Any]]
     metadata: dict[str, Any] = dataclass_field(default_factory=dict)  # the owner face's cards
     taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
+    guard_reason: str = ""  # category `strict_refused`: why the strict composer refused the model's answer
 
 
 @transaction.atomic
@@ -552,6 +553,7 @@ def run_finish(
             category=outcome.guard_category,
             audience=session.audience,
             entry_id=outcome.taboo_entry,
+            reason=outcome.guard_reason or None,
         )
     return reply
 

@@ -34,19 +34,21 @@ from guard.outgoing import outgoing_check
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
-from ..models import DialogueSession, Message, Run, RunStatus, Span
+from ..models import CustomerRequest, DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
 from ..services import RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry, show_card
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
+from .strict import STRICT, STRICT_REFUSED, Composed, compose, composition_mode, instructions
 from .taboo import taboo_hit
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
 TABOO = "taboo"  # the category of a reply that said what an approved taboo lesson forbids
 REPLY_TOKENS = 800
+CUSTOMER_MESSAGES = 500  # the customer's messages a strict reply's slots are looked up in
 
 # What the agent says when a run ends without a reply of the model's, and after a blocked one.
 # Read as HONEST[language][key] (facade/i18n.py); the Chinese is in locale/.
@@ -161,6 +163,7 @@ def turn_handle(
         prompt=prompt,
         progress=progress,
         still_owner=still_owner,
+        terms=terms,
     )
 
 
@@ -198,11 +201,17 @@ def run_turn(
     prompt: Prompt,
     progress: Callable[[str], None] | None = None,
     still_owner: Callable[[], bool] | None = None,
+    terms: ContractTerms | None = None,
 ) -> TurnResult:
     """The loop of a run `turn_handle` started with its message; `first_call_counted` is whether
-    the daily budget had room for the first model call (counted in the message's transaction)."""
+    the daily budget had room for the first model call (counted in the message's transaction).
+    `terms`: the live contract a customer or peer run speaks by (read by `turn_handle`)."""
     agent = session.agent
     audience = Audience(session.audience)
+    if audience != Audience.OWNER and terms is None:
+        terms = live_terms(agent)
+    # Strict composition (strict.py): the model chooses parts, the server composes the reply.
+    strict = terms is not None and audience != Audience.OWNER and composition_mode(agent, terms) == STRICT
     report = progress or (lambda state: None)
     specs = [tool.spec() for tool in tools]
     if still_owner is None:
@@ -222,8 +231,11 @@ def run_turn(
     )
     if audience == Audience.OWNER:
         _decision_card(ctx, message.text)
+    system = prompt.system
+    if strict and terms is not None:
+        system = f"{system}\n\n{instructions(agent, terms, language)}"
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": prompt.system},
+        {"role": "system", "content": system},
         *history,
         {"role": "user", "content": message.text},
     ]
@@ -232,6 +244,7 @@ def run_turn(
     repairs = 0
     text = ""
     needs_input = False
+    guess_input = True  # whether the model left it to the text's last character
     status, stop_reason = RunStatus.PLANNING, ""
 
     def span(kind: str, name: str, outcome: str, started: float, wall: Any, reply: ModelReply | None = None) -> None:
@@ -279,6 +292,8 @@ def run_turn(
                 tools=specs,
                 max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
                 audience=audience,
+                # Only in strict mode, so a provider written before the mode existed keeps working.
+                **({"composition": STRICT} if strict else {}),
             )
         except ProviderError as exc:
             run.llm_call_count += 1
@@ -294,6 +309,7 @@ def run_turn(
             break
         if not reply.tool_calls:
             text = reply.text.strip()
+            guess_input = reply.needs_input is None
             needs_input = reply.needs_input if reply.needs_input is not None else text.rstrip().endswith(("?", "？"))
             status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
             break
@@ -344,6 +360,8 @@ def run_turn(
         report=report,
         given=given,
         taboos=prompt.taboos,
+        strict_terms=terms if strict else None,
+        guess_input=guess_input,
     )
 
 
@@ -371,28 +389,49 @@ def _finish(
     report: Callable[[str], None],
     given: list[str],
     taboos: tuple[Taboo, ...] = (),
+    strict_terms: ContractTerms | None = None,
+    guess_input: bool = True,
 ) -> TurnResult:
+    """`strict_terms`: the contract of a strict-mode run, whose reply the server composes from
+    the model's structured choice (strict.py); `guess_input`: the model did not say whether its
+    reply asks for something."""
+    from_model = bool(text)
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
-    guarded = ""
+    guarded = refused = ""
     broken: Taboo | None = None
+    cited = list(ctx.citations)
     if audience in (Audience.CUSTOMER, Audience.PEER):
-        # The owner's approved taboos: the whole reply, quotes included — the owner never says it.
-        broken = taboo_hit(text, taboos)
-        guarded = TABOO if broken is not None else reply_blocked(text, ctx.citations, given)
+        if strict_terms is not None and from_model:
+            composed = _composed(
+                text, session=session, agent=agent, terms=strict_terms, language=language, ctx=ctx, spans=spans
+            )
+            if composed.text is None:
+                guarded, refused = STRICT_REFUSED, composed.reason
+            else:
+                text, cited = composed.text, [ctx.citations[i] for i in composed.cited]
+                if guess_input:
+                    needs_input = composed.asks
+                if needs_input and status == RunStatus.COMPLETED:
+                    status = RunStatus.WAITING_INPUT
+        if not guarded:
+            # The owner's approved taboos: the whole reply, quotes included — the owner never says it.
+            broken = taboo_hit(text, taboos)
+            guarded = TABOO if broken is not None else reply_blocked(text, cited, given)
         if guarded:
             text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
             needs_input = True
             if status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT
-    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
-    hits = [c["version_id"] for c in ctx.citations] if audience != Audience.OWNER and not guarded else []
+    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in cited] if not guarded else []
+    hits = [c["version_id"] for c in cited] if audience != Audience.OWNER and not guarded else []
     outcome = RunOutcome(
         status=status,
         stop_reason=stop_reason,
         needs_input=needs_input,
         guard_category=guarded,
+        guard_reason=refused,
         taboo_entry=broken.entry_id if broken is not None else None,
         text=text,
         citations=citations,
@@ -403,3 +442,40 @@ def _finish(
         cache.delete(cancel_key(run.pk))
     report("done")
     return TurnResult(run.message, reply, run, ctx.request, duplicate=False)
+
+
+def _composed(
+    raw: str,
+    *,
+    session: DialogueSession,
+    agent: AgentProfile,
+    terms: ContractTerms,
+    language: str,
+    ctx: ToolContext,
+    spans: list[Span],
+) -> Composed:
+    """The strict reply the server composes from the model's answer (strict.py), drawing on this
+    run's citations and request, and on the customer's own messages of the session."""
+
+    def customer_said() -> list[str]:
+        return list(
+            Message.objects.filter(session=session, role="principal")
+            .order_by("-pk")
+            .values_list("text", flat=True)[:CUSTOMER_MESSAGES]
+        )
+
+    def session_request(number: int) -> dict[str, Any] | None:
+        request = CustomerRequest.objects.filter(session=session, pk=number).first()
+        return request_view(request) if request is not None else None
+
+    return compose(
+        raw,
+        agent=agent,
+        terms=terms,
+        language=language,
+        citations=ctx.citations,
+        customer_said=customer_said,
+        request=ctx.request,
+        tools_done=[s.name for s in spans if s.kind == "tool" and s.outcome == Outcome.OK.value],
+        session_request=session_request,
+    )
