@@ -13,10 +13,12 @@ from approvals.contract_rules import content_hash, contract_problems, default_co
 from approvals.models import ProposalStatus
 from approvals.rules import Level, Origin, Requires
 from approvals.services import ProposalError, proposal_create, proposal_rollback
-from facade.dialogue.models import Run, RunStatus
+from facade.dialogue.models import CustomerRequest, Run, RunStatus
 from facade.dialogue.runtime.loop import HONEST, turn_handle
+from facade.dialogue.runtime.providers.offline import OfflineProvider
 from facade.dialogue.runtime.providers.scripted import ScriptedProvider
 from facade.dialogue.runtime.strict import Choices, composition_mode, sentences
+from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
 from ledger.models import LedgerEvent
 from ledger.selectors import ledger_verify
@@ -314,3 +316,50 @@ def test_a_whole_entry_quoted_as_it_stands_and_a_status_line_of_the_run(world_a:
     assert where.reply is not None and where.reply.text == (
         f"Request #{number}: Submitted. Next: the owner reviews it and gets back to you."
     )
+
+
+# --- the offline model in strict mode -------------------------------------------------------------
+
+
+def test_the_offline_model_answers_with_the_structured_choice(world_a: Any) -> None:
+    strict(world_a)
+    provider = OfflineProvider(world_a.agent)
+    hello = [{"role": "user", "content": "Hello"}]
+    reply = provider.complete(
+        messages=hello, tools=[], max_tokens=800, audience=Audience.CUSTOMER, composition="strict"
+    )
+    assert json.loads(reply.text) == [{"kind": "template", "id": "greeting"}]
+    guarded = provider.complete(messages=hello, tools=[], max_tokens=800, audience=Audience.CUSTOMER)
+    assert guarded.text.startswith("Hello! I can answer questions")
+
+
+def test_the_offline_model_in_strict_mode_answers_with_a_citation_and_refuses_a_price(world_a: Any) -> None:
+    hours = teach(world_a, "Opening hours", HOURS)
+    strict(world_a)
+    session = customer_session(world_a)
+    result = turn_handle(session=session, text="When is the shop open?")
+    assert result.reply is not None
+    assert result.reply.text == f"Here is what I found:\n[1] Opening hours: {HOURS}"
+    assert result.reply.citations == [{"entry_id": hours.entry_id, "version": hours.number, "title": "Opening hours"}]
+    assert Run.objects.get(message=result.message).guard_category == ""
+    price = turn_handle(session=session, text="How much does a wedding cake cost?")
+    assert price.reply is not None
+    assert price.reply.text == f"{live_terms(world_a.agent).boundary('en')}\n{HONEST['en']['offer']}"
+    assert "€" not in price.reply.text and price.reply.citations == []
+    run = Run.objects.get(message=price.message)
+    assert (run.guard_category, run.status) == ("", RunStatus.WAITING_INPUT)  # its own choice, not a refusal
+
+
+def test_a_request_is_registered_in_strict_mode_from_the_customers_own_words(world_a: Any) -> None:
+    strict(world_a)
+    session = customer_session(world_a)
+    said = ["I'd like a birthday cake with roses", "next Friday", "anna@example.com"]
+    replies = [turn_handle(session=session, text=text).reply for text in said]
+    summary = replies[-1]
+    assert summary is not None and summary.text.startswith("Please check your request before I register it:")
+    assert "- When: next Friday" in summary.text and summary.text.endswith("(yes / no)")
+    done = turn_handle(session=session, text="yes")
+    assert done.reply is not None and done.reply.text.startswith("I've registered your request #")
+    request = CustomerRequest.objects.get(session=session)
+    assert request.details["when"] == "next Friday"
+    assert not [e for e in events("guard.blocked")]

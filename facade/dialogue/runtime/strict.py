@@ -326,6 +326,21 @@ class _Lazy(Sequence[str]):
         return len(self._all())
 
 
+# Templates that name a request the customer gave the number of (slot `request`).
+REQUEST_TEMPLATES: Final = frozenset({"owner_has_acted", "already_withdrawn"})
+
+
+def _about_request(choice: Choice, language: str, said: Sequence[str]) -> str:
+    from .providers.offline import TEXT
+
+    if set(choice.slots) != {"request"}:
+        raise _Refused("unknown_slot")
+    number = choice.slots["request"].strip().lstrip("#")
+    if not number.isdigit() or not _given(number, said):
+        raise _Refused("slot_not_given")
+    return TEXT[language][choice.id].format(id=number)
+
+
 @dataclass(frozen=True)
 class _Run:
     """What a strict reply may draw on from its run: the request a tool of this run touched, the
@@ -370,6 +385,8 @@ def compose(
                     cited.append(index)
             elif choice.kind == "template" and choice.id == "summary":
                 lines.append(_summary(choice, terms, language, said))
+            elif choice.kind == "template" and choice.id in REQUEST_TEMPLATES:
+                lines.append(_about_request(choice, language, said))
             elif choice.kind == "template":
                 if choice.id not in published:
                     raise _Refused("unknown_template")
@@ -397,6 +414,7 @@ def instructions(agent: AgentProfile, terms: ContractTerms, language: str) -> st
         *(f"    {key}: {text}" for key, text in published.items()),
         '    summary: the request summary; slots "need" and the clarification fields, each exactly as the',
         "      customer wrote it (end your answer with it before submit_request).",
+        '    owner_has_acted, already_withdrawn: slot {"request": "<number the customer gave>"}.',
         '- status: "registered", "handoff", "withdrawn", "amended" after that tool ran in this turn; "request"',
         '  with slot {"request": "<number the customer gave>"} for where a request stands.',
         "A slot holds only words the customer wrote in this conversation: never a price, a date or an amount of yours.",
