@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from llm_server import text_reply, tool_call, tool_call_reply
 
 from approvals.contract import ContractInvalid, contract_compile, live_content, live_terms
 from approvals.contract_rules import content_hash, contract_problems, default_content
@@ -16,8 +17,9 @@ from approvals.services import ProposalError, proposal_create, proposal_rollback
 from facade.dialogue.models import CustomerRequest, Run, RunStatus
 from facade.dialogue.runtime.loop import HONEST, turn_handle
 from facade.dialogue.runtime.providers.offline import OfflineProvider
+from facade.dialogue.runtime.providers.openai import OpenAICompatibleProvider
 from facade.dialogue.runtime.providers.scripted import ScriptedProvider
-from facade.dialogue.runtime.strict import Choices, composition_mode, sentences
+from facade.dialogue.runtime.strict import Choices, composition_mode, response_schema, sentences
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
 from ledger.models import LedgerEvent
@@ -363,3 +365,49 @@ def test_a_request_is_registered_in_strict_mode_from_the_customers_own_words(wor
     request = CustomerRequest.objects.get(session=session)
     assert request.details["when"] == "next Friday"
     assert not [e for e in events("guard.blocked")]
+
+
+# --- the OpenAI-compatible provider in strict mode, against a real local server -------------------
+
+
+def test_the_openai_compatible_provider_asks_for_the_schema_and_the_answer_is_composed_or_refused(
+    world_a: Any, llm_server: Any
+) -> None:
+    hours = teach(world_a, "Opening hours", HOURS)
+    session = customer_session(world_a)
+    with OpenAICompatibleProvider(llm_server.url, "test-model", max_retries=0, timeout=5.0) as provider:
+        llm_server.push(text_reply("We are open Monday to Saturday."))
+        guarded = turn_handle(session=session, text="When are you open?", provider=provider)
+        assert guarded.reply is not None and guarded.reply.text == "We are open Monday to Saturday."
+        assert "response_format" not in llm_server.requests[-1].json  # guarded: free text, as before
+        strict(world_a)
+        session = customer_session(world_a)
+        answer = {"reply": [{"kind": "knowledge", "id": "1.1"}, {"kind": "template", "id": "offer"}]}
+        llm_server.push(
+            tool_call_reply(tool_call("call_1", "search_knowledge", {"query": "open"})),
+            text_reply(json.dumps(answer)),
+        )
+        result = turn_handle(session=session, text="When are you open?", provider=provider)
+        sent = llm_server.requests[-1].json
+        assert sent["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {"name": "strict_reply", "schema": response_schema(), "strict": False},
+        }
+        assert sent["response_format"]["json_schema"]["schema"]["properties"]["reply"]["items"]["required"] == [
+            "kind",
+            "id",
+        ]
+        assert "STRICT MODE" in sent["messages"][0]["content"]
+        assert result.reply is not None and result.reply.text == (
+            "[1] Opening hours: The shop is open Monday to Saturday, 9 to 18.\n"
+            "Shall I register a request so that the owner can confirm it with you?"
+        )
+        assert result.reply.citations == [
+            {"entry_id": hours.entry_id, "version": hours.number, "title": "Opening hours"}
+        ]
+        # An answer that does not validate (a key the schema does not have) is refused.
+        bad = {"reply": [{"kind": "template", "id": "offer", "text": "Your cake is €20."}]}
+        llm_server.push(text_reply(json.dumps(bad)))
+        refused(world_a, turn_handle(session=session, text="And the price?", provider=provider), "invalid_choice")
+        llm_server.push(text_reply("Your cake is €20 and ready Friday."))
+        refused(world_a, turn_handle(session=session, text="And the price?", provider=provider), "not_structured")
