@@ -411,3 +411,29 @@ def test_the_openai_compatible_provider_asks_for_the_schema_and_the_answer_is_co
         refused(world_a, turn_handle(session=session, text="And the price?", provider=provider), "invalid_choice")
         llm_server.push(text_reply("Your cake is €20 and ready Friday."))
         refused(world_a, turn_handle(session=session, text="And the price?", provider=provider), "not_structured")
+
+
+# --- the owner's contract page --------------------------------------------------------------------
+
+
+def test_the_contract_page_shows_the_mode_and_switches_it(world_a: Any) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(world_a.owner)
+    url = f"/owner/{world_a.agent.slug}/contract"
+    html = client.get(url).content.decode()
+    assert 'id="composition_mode-h"' in html and "Guarded (the default) <strong>(in effect)</strong>" in html
+    assert "replies are stiffer" in html  # the trade-off is explained
+    assert 'value="strict" checked' in html  # the form offers the other mode
+    bad = client.post(url + "/change", {"kind": "composition_mode", "mode": "lenient", "summary": "x"})
+    assert bad.status_code == 400 and "Not proposed: mode:" in bad.content.decode()
+    assert live_terms(world_a.agent).composition_mode == "guarded"
+    done = client.post(url + "/change", {"kind": "composition_mode", "mode": "strict", "summary": "Strict please"})
+    assert done.status_code == 302 and done["Location"].endswith("#composition_mode-h")
+    assert live_terms(world_a.agent).composition_mode == "strict"
+    html = client.get(url).content.decode()
+    assert "Applied: customers hear it from their next message." in html
+    assert "Strict <strong>(in effect)</strong>" in html
+    zh = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "回复的组成方式" in zh and "严格模式 <strong>（当前生效）</strong>" in zh
