@@ -50,6 +50,7 @@ KIND_WORDS: dict[str, Promise] = {
     Kind.DELIVERY: _("Delivery"),
     Kind.PRICING: _("Prices"),
     Kind.STATE_CONTRACT: _("Request states"),
+    Kind.COMPOSITION_MODE: _("How replies are composed"),
     Kind.ROLLBACK: _("Roll-back"),
 }
 ORIGIN_WORDS: dict[str, Promise] = {
@@ -74,6 +75,14 @@ SITUATION_WORDS: dict[str, Promise] = {
     "unknown": _("when it does not know"),
     "handoff": _("handing over to a person"),
     "request_registered": _("after registering a request"),
+}
+# The two composition modes as the owner reads them (facade/dialogue/runtime/strict.py).
+MODE_WORDS: dict[str, Promise] = {
+    "guarded": _("Guarded: the agent writes its own replies; the guard and the grounding check stop any promise."),
+    "strict": _(
+        "Strict: the agent only repeats your approved knowledge, your published sentences and request status; "
+        "anything else is refused with your boundary wording."
+    ),
 }
 ROLLBACK_WORDS: dict[int, Promise] = {
     1: _("Restore the entry's previous version on the knowledge page (it becomes a new version)."),
@@ -279,6 +288,11 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
                 view.heading_after = gettext("After the change (the platform's own sentence)")
         if view.text_before and view.text_after:
             view.text_segments = text_diff(view.text_before, view.text_after)
+        return
+    if kind == Kind.COMPOSITION_MODE:
+        view.diff_kind = "text"
+        view.text_before = _word(MODE_WORDS, str(before or "guarded"))
+        view.text_after = _word(MODE_WORDS, str(after or "guarded"))
         return
     view.diff_kind = "rows"
     if kind == Kind.PRICING:

@@ -31,7 +31,7 @@ from facade.tenancy.schemas import Actor
 
 from . import contract_events as events
 from .contract_models import AgentContract
-from .contract_rules import FIELDS, content_hash, contract_problems, default_content
+from .contract_rules import FIELDS, GUARDED, content_hash, contract_problems, default_content
 
 CLOSE_REASON = "contract_republished"
 
@@ -56,6 +56,9 @@ class ContractTerms:
     clarification_order: list[str]
     request_flow: dict[str, Any]
     skill_ids: list[str]
+    # How a customer or peer reply is put together: "guarded" or "strict".  The runtime reads it
+    # only through facade.dialogue.runtime.strict.composition_mode.
+    composition_mode: str = GUARDED
 
     def boundary(self, language: str) -> str:
         """The owner's wording in `language`, else the owner's English, else the default."""
@@ -79,6 +82,7 @@ def _terms(contract: AgentContract) -> ContractTerms:
         clarification_order=[str(f) for f in contract.clarification_order or []],
         request_flow=dict(contract.request_flow or {}),
         skill_ids=[str(s) for s in contract.skill_ids or []],
+        composition_mode=str(contract.composition_mode or GUARDED),
     )
 
 
@@ -122,6 +126,7 @@ def live_terms(agent: AgentProfile) -> ContractTerms:
         clarification_order=[str(f) for f in content["clarification_order"]],
         request_flow=content["request_flow"],
         skill_ids=list(content["skill_ids"]),
+        composition_mode=str(content["composition_mode"]),
     )
 
 

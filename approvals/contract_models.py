@@ -22,6 +22,8 @@ class AgentContract(models.Model):
     skill_ids = models.JSONField(default=list)  # ids from approvals/skills.py
     delivery = models.JSONField(default=list)  # [{channel (approvals/skills.py), note}]
     pricing = models.JSONField(default=dict)  # {currency, items: [{name, amount: "35.00"}]}
+    # "guarded" or "strict" (contract_rules.COMPOSITION_MODES; facade/dialogue/runtime/strict.py)
+    composition_mode = models.CharField(max_length=16, default="guarded")
     content_hash = models.CharField(max_length=64)  # approvals.contract_rules.content_hash
     is_live = models.BooleanField(default=False)
     published_at = models.DateTimeField()
@@ -48,4 +50,5 @@ class AgentContract(models.Model):
             "skill_ids": self.skill_ids,
             "delivery": self.delivery,
             "pricing": self.pricing,
+            "composition_mode": self.composition_mode,
         }

@@ -24,7 +24,14 @@ FIELDS = (
     "skill_ids",
     "delivery",
     "pricing",
+    "composition_mode",
 )
+# How a customer or peer reply is put together (issue 15 §4, facade/dialogue/runtime/strict.py):
+# `guarded` - the model's own words behind the outgoing check; `strict` - only sentences of
+# approved knowledge the run cited, published templates and request status lines, chosen by the
+# model and composed by the server.
+GUARDED, STRICT = "guarded", "strict"
+COMPOSITION_MODES = (GUARDED, STRICT)
 LANGUAGES = frozenset({"en", "zh-hans"})
 NEXT_ACTORS = frozenset({"owner", "customer", "nobody"})
 # The moments the owner may word what the agent says (L2 `wording` changes).
@@ -50,13 +57,23 @@ def default_content() -> dict[str, Any]:
         "skill_ids": ["knowledge_answers", "request_intake", "handoff"],
         "delivery": [],
         "pricing": {"currency": "EUR", "items": []},
+        "composition_mode": GUARDED,
     }
 
 
 def content_hash(content: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of a contract's content (sorted keys, no spaces, UTF-8)."""
+    """sha256 of the canonical JSON of a contract's content (sorted keys, no spaces, UTF-8).
+    The default composition mode (`guarded`) is left out, so a version written before the mode
+    existed keeps the hash it was published (and recorded in the ledger) with."""
     canonical = json.dumps(
-        {name: content.get(name) for name in FIELDS}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        {
+            name: content.get(name)
+            for name in FIELDS
+            if not (name == "composition_mode" and content.get(name, GUARDED) == GUARDED)
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -181,4 +198,6 @@ def contract_problems(content: dict[str, Any]) -> list[str]:
     problems += _delivery_problems(content["delivery"])
     problems += _wording_problems(content["wording"])
     problems += _pricing_problems(content["pricing"])
+    if content["composition_mode"] not in COMPOSITION_MODES:
+        problems.append(f"composition_mode: must be one of {', '.join(COMPOSITION_MODES)}")
     return problems

@@ -11,7 +11,7 @@ from .schemas import Kind
 
 class Level(IntEnum):
     L1 = 1  # knowledge and lessons
-    L2 = 2  # how the agent words things and the order of its questions
+    L2 = 2  # how the agent words things, the order of its questions and how its replies are composed
     L3 = 3  # the contract: skills, delivery, pricing, the request state machine
 
 
@@ -34,6 +34,7 @@ LEVELS: dict[Kind, Level] = {
     Kind.WORDING: Level.L2,
     Kind.CLARIFICATION_ORDER: Level.L2,
     Kind.BOUNDARY_WORDING: Level.L2,
+    Kind.COMPOSITION_MODE: Level.L2,
     Kind.SKILL_IDS: Level.L3,
     Kind.DELIVERY: Level.L3,
     Kind.PRICING: Level.L3,

@@ -63,6 +63,7 @@ class Kind(StrEnum):
     DELIVERY = "delivery"
     PRICING = "pricing"
     STATE_CONTRACT = "state_contract"
+    COMPOSITION_MODE = "composition_mode"
     ROLLBACK = "rollback"
 
 
@@ -178,6 +179,15 @@ class StateContract(Strict):
     states: dict[Ident, FlowState] = Field(min_length=1, max_length=30)
 
 
+class CompositionMode(Strict):
+    """How the agent's customer and peer replies are put together: `guarded` (the model's own
+    words, behind the commitment guard and the grounding check) or `strict` (only approved
+    knowledge the run cited, published templates and request status lines, composed by the
+    server from the model's structured choice)."""
+
+    mode: Literal["guarded", "strict"]
+
+
 class RollbackOf(Strict):
     """Undo an applied L2/L3 change: what it set goes back to what it replaced."""
 
@@ -194,6 +204,7 @@ PAYLOADS: dict[Kind, type[Strict]] = {
     Kind.DELIVERY: Delivery,
     Kind.PRICING: Pricing,
     Kind.STATE_CONTRACT: StateContract,
+    Kind.COMPOSITION_MODE: CompositionMode,
     Kind.ROLLBACK: RollbackOf,
 }
 

@@ -21,6 +21,7 @@ FIELD_OF: dict[Kind, str] = {
     Kind.DELIVERY: "delivery",
     Kind.PRICING: "pricing",
     Kind.STATE_CONTRACT: "request_flow",
+    Kind.COMPOSITION_MODE: "composition_mode",
 }
 
 
@@ -49,6 +50,8 @@ def value_of(kind: str, data: dict[str, Any]) -> Any:
         return list(data["skill_ids"])
     if kind == Kind.DELIVERY:
         return [dict(option) for option in data["options"]]
+    if kind == Kind.COMPOSITION_MODE:
+        return str(data["mode"])
     return copy.deepcopy(data)  # pricing and the state machine are the whole field
 
 

@@ -35,6 +35,7 @@ FIELD_LABELS: dict[str, Any] = {
     "skill_ids": _("Skills"),
     "delivery": _("Delivery"),
     "pricing": _("Pricing"),
+    "composition_mode": _("Composition mode"),
 }
 INPUT_FORMAT = "%Y-%m-%dT%H:%M:%S"
 

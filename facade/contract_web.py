@@ -70,6 +70,28 @@ SUMMARIES = {
     Kind.DELIVERY: _("Change the delivery options"),
     Kind.PRICING: _("Change the prices"),
     Kind.STATE_CONTRACT: _("Change the request flow"),
+    Kind.COMPOSITION_MODE: _("Change how replies are composed"),
+}
+# The two composition modes (facade/dialogue/runtime/strict.py): a name and the trade-off.
+MODES = {
+    "guarded": (
+        _("Guarded (the default)"),
+        _(
+            "The agent writes its own replies from your knowledge. Before a reply is sent, the commitment guard and "
+            "the grounding check stop any price, date or outcome it was not given, and your boundary wording is "
+            "sent instead. Replies read naturally; a promise the checks miss could still get through."
+        ),
+    ),
+    "strict": (
+        _("Strict"),
+        _(
+            "The agent may only repeat sentences of your approved knowledge that it found for this question, your "
+            "published sentences (greeting, questions, boundary wording, hand-over) and the status of a request, "
+            "filled in only with what the customer wrote. Anything else is refused with your boundary wording. A "
+            "promise can then only come from something you approved; replies are stiffer, and the agent cannot "
+            "say what you have not published."
+        ),
+    ),
 }
 FORM_KINDS = tuple(SUMMARIES)
 EMPTY_PRICE_ROWS = 5
@@ -141,6 +163,9 @@ def _live_forms(agent: AgentProfile) -> dict[str, Form]:
         Kind.STATE_CONTRACT: Form(
             Kind.STATE_CONTRACT, {"flow": json.dumps(terms.request_flow, indent=2, ensure_ascii=False)}, ""
         ),
+        Kind.COMPOSITION_MODE: Form(
+            Kind.COMPOSITION_MODE, {"mode": "guarded" if terms.composition_mode == "strict" else "strict"}, ""
+        ),
     }
 
 
@@ -171,6 +196,7 @@ def _posted_form(kind: str, post: Any) -> Form:
         Kind.BOUNDARY_WORDING: ("language", "text"),
         Kind.CLARIFICATION_ORDER: ("fields",),
         Kind.STATE_CONTRACT: ("flow",),
+        Kind.COMPOSITION_MODE: ("mode",),
     }[Kind(kind)]
     return Form(kind, {k: post.get(k, "")[:20_000] for k in keys}, summary)
 
@@ -190,6 +216,8 @@ def payload_of(form: Form) -> dict[str, Any]:
         return {"options": [{"channel": c, "note": v["notes"].get(c, "")} for c in CHANNELS if c in v["channels"]]}
     if form.kind == Kind.PRICING:
         return {"currency": v["currency"], "items": [dict(row) for row in form.rows]}
+    if form.kind == Kind.COMPOSITION_MODE:
+        return {"mode": v["mode"]}
     try:
         return dict(json.loads(v["flow"]))
     except (ValueError, TypeError) as exc:
@@ -288,6 +316,8 @@ def _page(request: HttpRequest, agent: AgentProfile, forms: dict[str, Form], sta
             if c in DELIVERY_CHANNELS
         ],
         "change_url": reverse("owner-contract-change", args=[agent.slug]),
+        "mode": terms.composition_mode,
+        "modes": [{"code": code, "name": name, "explained": explained} for code, (name, explained) in MODES.items()],
     }
     response = render(request, "contract/owner_contract.html", context, status=status)
     response["Cache-Control"] = "no-store"

@@ -136,7 +136,7 @@ def test_a_reply_that_slipped_past_an_older_rule_set_is_found_once_and_shown_wit
     assert (found[slipped.pk].category, found[slipped.pk].failed_check, found[slipped.pk].rule) == (
         "price",
         "guard",
-        "",
+        "price.en.money",
     )
     assert (found[applied.pk].category, found[applied.pk].rule) == ("applied_quote", "quote.applied")
     assert found[slipped.pk].run_id == Run.objects.get(message_id=slipped.reply_to_id).pk
@@ -291,9 +291,9 @@ def test_the_review_input_carries_the_violations_as_figures_and_pointers_and_no_
     review_input = review_input_build(agent=world_a.agent, day=day, partial=False).review_input
     figures = review_input.figures
     assert figures["guard.delivered_violations"] == 2
-    assert figures["violations.rule.quote.applied"] == 1 and figures["violations.category.price"] == 1
+    assert figures["violations.rule.quote.applied"] == 1 and figures["violations.rule.price.en.money"] == 1
     assert {(v.message_id, v.rule, v.category) for v in review_input.violations} == {
-        (slipped.pk, None, "price"),
+        (slipped.pk, "price.en.money", "price"),
         (applied.pk, "quote.applied", "applied_quote"),
     }
     assert {v.session_id for v in review_input.violations} == {str(slipped.session_id), str(applied.session_id)}

@@ -85,8 +85,8 @@ def test_the_page_shows_the_live_contract(world_a: Any) -> None:
         assert f"<code>{state}</code>" in html
     assert f'href="/owner/{world_a.agent.slug}/inbox"' in html and "Changes waiting for your decision: 0" in html
     # Every form carries the CSRF token and posts to the one change route.
-    assert html.count('name="csrfmiddlewaretoken"') >= 7
-    assert len(re.findall(rf'action="/owner/{world_a.agent.slug}/contract/change#\w+-h"', html)) == 7
+    assert html.count('name="csrfmiddlewaretoken"') >= 8
+    assert len(re.findall(rf'action="/owner/{world_a.agent.slug}/contract/change#\w+-h"', html)) == 8
 
 
 def test_an_english_greeting_applies_and_the_next_turn_says_it(world_a: Any) -> None:

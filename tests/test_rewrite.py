@@ -50,7 +50,7 @@ def test_a_blocked_reply_gets_one_rewrite_and_the_clean_rewrite_is_sent(world_a:
     assert requested.payload == {
         "category": "price",
         "check": "guard",
-        "rule": None,
+        "rule": "price.en.money",
         "audience": "customer",
         "outcome": "sent",
     }

@@ -13,6 +13,7 @@ LEVELS = [
     ("lesson", 1),
     ("wording", 2),
     ("clarification_order", 2),
+    ("composition_mode", 2),
     ("boundary_wording", 2),
     ("skill_ids", 3),
     ("delivery", 3),
@@ -77,6 +78,8 @@ GOOD = [
             "states": {"new": {"next_actor": "owner", "to": ["done"]}, "done": {"next_actor": "nobody"}},
         },
     ),
+    ("composition_mode", {"mode": "strict"}),
+    ("composition_mode", {"mode": "guarded"}),
     ("rollback", {"change_id": "chg_abc-DEF_123"}),
 ]
 
@@ -105,6 +108,8 @@ BAD = [
     ("state_contract", {"initial": "new", "states": {"new": {"next_actor": "robot", "to": []}}}),
     ("state_contract", {"initial": "new", "states": {}}),
     ("rollback", {"change_id": "not a change"}),
+    ("composition_mode", {"mode": "lenient"}),
+    ("composition_mode", {"mode": "strict", "requires": "auto"}),
 ]
 
 

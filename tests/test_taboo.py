@@ -206,7 +206,13 @@ def test_an_approved_taboo_stops_the_reply_that_says_it(
     run = Run.objects.get(pk=result.run.pk)
     assert (run.guard_category, run.status, run.needs_input) == ("taboo", "waiting_input", True)
     [blocked] = taboo_blocks()
-    assert blocked == {"category": "taboo", "audience": "customer", "entry_id": version.entry_id, "rule": ""}
+    assert blocked == {
+        "category": "taboo",
+        "audience": "customer",
+        "entry_id": version.entry_id,
+        "rule": "",
+        "reason": None,
+    }
     assert SAYS[language] not in json.dumps(blocked, ensure_ascii=False)  # ids only, never the text
     # A peer's reply too.
     peer, _provider = customer_turn(world_a, language, Audience.PEER)

@@ -218,7 +218,7 @@ def test_a_guarded_reply_is_recorded_and_costs_no_trust(world_a: Any, path: str)
     )
     assert Run.objects.get(pk=started.run.pk).guard_category == "price"
     assert [e.payload for e in LedgerEvent.objects.of_type("guard.blocked")] == [
-        {"category": "price", "audience": "customer", "entry_id": None, "rule": "price.en.money"}
+        {"category": "price", "audience": "customer", "entry_id": None, "rule": "price.en.money", "reason": None}
     ]
     # The guard blocked the agent's own reply: the customer did nothing (issue 11, point 5).
     assert Customer.objects.get(pk=session.customer_id).trust == 50

@@ -4,7 +4,12 @@ import django.db.models.deletion
 from django.db import migrations, models
 from django.utils import timezone
 
-from approvals.contract_rules import FIELDS, content_hash, default_content
+from approvals.contract_rules import content_hash, default_content
+
+
+# The contract's fields when this migration was written (later fields have columns only after
+# later migrations; their defaults leave the hash as it was, see contract_rules.content_hash).
+FIELDS = ("mission", "boundary_wording", "clarification_order", "request_flow", "skill_ids", "delivery", "pricing")
 
 
 def create_version_one(apps, schema_editor):

@@ -3,7 +3,12 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from approvals.contract_rules import FIELDS, content_hash
+from approvals.contract_rules import content_hash
+
+
+# The contract's fields when this migration was written (later fields have columns only after
+# later migrations; their defaults leave the hash as it was, see contract_rules.content_hash).
+FIELDS = ("mission", "boundary_wording", "wording", "clarification_order", "request_flow", "skill_ids", "delivery", "pricing")
 
 
 def forwards(apps, schema_editor):

@@ -96,6 +96,9 @@ class GuardBlocked(EventPayload):
     # The id of the guard's rule that fired ("price.en.money", "quote.applied"); "" when the check
     # has no named rules (grounding, a taboo).  Never the text.
     rule: str = ""
+    # Category `strict_refused`: why the strict composer refused the model's answer, a code of
+    # facade/dialogue/runtime/strict.py REASONS (never the answer's text).
+    reason: str | None = None
 
 
 class GuardRewriteRequested(EventPayload):
@@ -203,8 +206,8 @@ GUARD_BLOCKED = register(
     entity_type="run",
     payload=GuardBlocked,
     description=(
-        "The commitment guard, the grounding check, the quoting rule or an approved taboo lesson replaced a reply "
-        "with the boundary sentence."
+        "The commitment guard, the grounding check, the quoting rule, an approved taboo lesson or the strict "
+        "composer replaced a reply with the boundary sentence."
     ),
 )
 GUARD_REWRITE_REQUESTED = register(
@@ -341,9 +344,16 @@ def run_finished(
 
 
 def guard_blocked(
-    *, session: DialogueSession, run: Run, category: str, audience: str, entry_id: int | None = None, rule: str = ""
+    *,
+    session: DialogueSession,
+    run: Run,
+    category: str,
+    audience: str,
+    entry_id: int | None = None,
+    rule: str = "",
+    reason: str | None = None,
 ) -> AppendedEvent:
-    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id, rule=rule)
+    payload = GuardBlocked(category=category, audience=audience, entry_id=entry_id, rule=rule, reason=reason)
     return _append(GUARD_BLOCKED, session.tenant_id, run.pk, GUARD, payload)
 
 

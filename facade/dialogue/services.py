@@ -468,6 +468,7 @@ class RunOutcome:
     taboo_entry: int | None = None  # the taboo lesson's entry when it was one that replaced the reply
     rewrite: RewriteRecord | None = None  # the first reply was blocked and the model asked once more
     guard_rule: str = ""  # the id of the guard rule that fired (guard/rules/), "" when none
+    guard_reason: str = ""  # category `strict_refused`: why the strict composer refused the model's answer
 
 
 @transaction.atomic
@@ -583,6 +584,7 @@ def run_finish(
             audience=session.audience,
             entry_id=outcome.taboo_entry,
             rule=outcome.guard_rule,
+            reason=outcome.guard_reason or None,
         )
     return reply
 

@@ -36,19 +36,21 @@ from guard.quoting import APPLIED_QUOTE
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
-from ..models import DialogueSession, Message, Run, RunStatus, Span
+from ..models import CustomerRequest, DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
 from ..services import RewriteRecord, RunOutcome, model_call_count, run_finish, run_start
 from .builtin_tools import registry, show_card
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
+from .strict import STRICT, STRICT_REFUSED, Composed, compose, composition_mode, instructions
 from .taboo import taboo_hit
 from .tools import Outcome, Tool, ToolContext, recorded_name
 
 HISTORY = 20
 TABOO = "taboo"  # the category of a reply that said what an approved taboo lesson forbids
 REPLY_TOKENS = 800
+CUSTOMER_MESSAGES = 500  # the customer's messages a strict reply's slots are looked up in
 
 # What the agent says when a run ends without a reply of the model's, and after a blocked one.
 # Read as HONEST[language][key] (facade/i18n.py); the Chinese is in locale/.
@@ -163,6 +165,7 @@ def turn_handle(
         prompt=prompt,
         progress=progress,
         still_owner=still_owner,
+        terms=terms,
     )
 
 
@@ -200,11 +203,17 @@ def run_turn(
     prompt: Prompt,
     progress: Callable[[str], None] | None = None,
     still_owner: Callable[[], bool] | None = None,
+    terms: ContractTerms | None = None,
 ) -> TurnResult:
     """The loop of a run `turn_handle` started with its message; `first_call_counted` is whether
-    the daily budget had room for the first model call (counted in the message's transaction)."""
+    the daily budget had room for the first model call (counted in the message's transaction).
+    `terms`: the live contract a customer or peer run speaks by (read by `turn_handle`)."""
     agent = session.agent
     audience = Audience(session.audience)
+    if audience != Audience.OWNER and terms is None:
+        terms = live_terms(agent)
+    # Strict composition (strict.py): the model chooses parts, the server composes the reply.
+    strict = terms is not None and audience != Audience.OWNER and composition_mode(agent, terms) == STRICT
     report = progress or (lambda state: None)
     specs = [tool.spec() for tool in tools]
     if still_owner is None:
@@ -224,8 +233,11 @@ def run_turn(
     )
     if audience == Audience.OWNER:
         _decision_card(ctx, message.text)
+    system = prompt.system
+    if strict and terms is not None:
+        system = f"{system}\n\n{instructions(agent, terms, language)}"
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": prompt.system},
+        {"role": "system", "content": system},
         *history,
         {"role": "user", "content": message.text},
     ]
@@ -234,6 +246,7 @@ def run_turn(
     repairs = 0
     text = ""
     needs_input = False
+    guess_input = True  # whether the model left it to the text's last character
     status, stop_reason = RunStatus.PLANNING, ""
 
     def span(kind: str, name: str, outcome: str, started: float, wall: Any, reply: ModelReply | None = None) -> None:
@@ -281,6 +294,8 @@ def run_turn(
                 tools=specs,
                 max_tokens=min(REPLY_TOKENS, max(1, token_limit - run.prompt_tokens - run.completion_tokens)),
                 audience=audience,
+                # Only in strict mode, so a provider written before the mode existed keeps working.
+                **({"composition": STRICT} if strict else {}),
             )
         except ProviderError as exc:
             run.llm_call_count += 1
@@ -296,6 +311,7 @@ def run_turn(
             break
         if not reply.tool_calls:
             text = reply.text.strip()
+            guess_input = reply.needs_input is None
             needs_input = reply.needs_input if reply.needs_input is not None else text.rstrip().endswith(("?", "？"))
             status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
             break
@@ -330,13 +346,30 @@ def run_turn(
             run.step_index += 1
         status = RunStatus.PLANNING
 
+    from_model = bool(text)
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
     given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
-    blocked = _blocked(text, audience, prompt.taboos, ctx.citations, given)
+    cited = list(ctx.citations)
+    blocked: Blocked | None = None
+    if strict and terms is not None and from_model:
+        # The server composes the reply from the model's structured choice (strict.py); what it
+        # composes still goes through the taboos and the whole outgoing check below.
+        composed = _composed(text, session=session, agent=agent, terms=terms, language=language, ctx=ctx, spans=spans)
+        if composed.text is None:
+            blocked = Blocked(category=STRICT_REFUSED, check="strict", reason=composed.reason)
+        else:
+            text, cited = composed.text, [ctx.citations[i] for i in composed.cited]
+            if guess_input:
+                needs_input = composed.asks
+            if needs_input and status == RunStatus.COMPLETED:
+                status = RunStatus.WAITING_INPUT
+    if blocked is None:
+        blocked = _blocked(text, audience, prompt.taboos, cited, given)
     rewrite: RewriteRecord | None = None
-    if blocked is not None and provider.rewrites and not stop_reason:
+    # In strict mode there is no rewrite: the model chose parts, and a refusal is final.
+    if blocked is not None and provider.rewrites and not stop_reason and not strict:
         # One bounded rewrite: the model is told the category that was blocked — not the rule,
         # not the words — and answers once more, as text, within the same budgets.
         if (
@@ -400,6 +433,7 @@ def run_turn(
         report=report,
         blocked=blocked,
         rewrite=rewrite,
+        cited=cited,
     )
 
 
@@ -427,13 +461,14 @@ def rewrite_note(category: str) -> str:
 
 @dataclass(frozen=True)
 class Blocked:
-    """Why a customer or peer reply is not sent: `check` is "guard", "grounding" or "taboo";
+    """Why a customer or peer reply is not sent: `check` is "guard", "grounding", "taboo" or "strict";
     `rule` the named rule when the check has one; `taboo_entry` the broken taboo lesson's entry."""
 
     category: str
     check: str
     rule: str | None = None
     taboo_entry: int | None = None
+    reason: str | None = None  # category `strict_refused`: the strict composer's reason code
 
 
 def _blocked(
@@ -474,17 +509,20 @@ def _finish(
     report: Callable[[str], None],
     blocked: Blocked | None,
     rewrite: RewriteRecord | None = None,
+    cited: list[dict[str, Any]] | None = None,
 ) -> TurnResult:
     """Record the run's reply: a blocked one is replaced by the contract's boundary wording and
-    an offer (`blocked`: the verdict on the text as it stands)."""
+    an offer (`blocked`: the verdict on the text as it stands; `cited`: the search results the
+    reply quotes, all of the run's unless a strict reply was composed from some of them)."""
+    cited = list(ctx.citations) if cited is None else cited
     if blocked is not None:
         text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
         needs_input = True
         if status == RunStatus.COMPLETED:
             status = RunStatus.WAITING_INPUT
     guarded = blocked.category if blocked is not None else ""
-    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in ctx.citations] if not guarded else []
-    hits = [c["version_id"] for c in ctx.citations] if audience != Audience.OWNER and not guarded else []
+    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in cited] if not guarded else []
+    hits = [c["version_id"] for c in cited] if audience != Audience.OWNER and not guarded else []
     outcome = RunOutcome(
         status=status,
         stop_reason=stop_reason,
@@ -492,6 +530,7 @@ def _finish(
         guard_category=guarded,
         taboo_entry=blocked.taboo_entry if blocked is not None else None,
         guard_rule=(blocked.rule or "") if blocked is not None else "",
+        guard_reason=(blocked.reason or "") if blocked is not None else "",
         text=text,
         citations=citations,
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},
@@ -504,3 +543,40 @@ def _finish(
         cache.delete(cancel_key(run.pk))
     report("done")
     return TurnResult(run.message, reply, run, ctx.request, duplicate=False)
+
+
+def _composed(
+    raw: str,
+    *,
+    session: DialogueSession,
+    agent: AgentProfile,
+    terms: ContractTerms,
+    language: str,
+    ctx: ToolContext,
+    spans: list[Span],
+) -> Composed:
+    """The strict reply the server composes from the model's answer (strict.py), drawing on this
+    run's citations and request, and on the customer's own messages of the session."""
+
+    def customer_said() -> list[str]:
+        return list(
+            Message.objects.filter(session=session, role="principal")
+            .order_by("-pk")
+            .values_list("text", flat=True)[:CUSTOMER_MESSAGES]
+        )
+
+    def session_request(number: int) -> dict[str, Any] | None:
+        request = CustomerRequest.objects.filter(session=session, pk=number).first()
+        return request_view(request) if request is not None else None
+
+    return compose(
+        raw,
+        agent=agent,
+        terms=terms,
+        language=language,
+        citations=ctx.citations,
+        customer_said=customer_said,
+        request=ctx.request,
+        tools_done=[s.name for s in spans if s.kind == "tool" and s.outcome == Outcome.OK.value],
+        session_request=session_request,
+    )

@@ -18,6 +18,12 @@ implements `complete` and sets `name`:
 `complete` raises `ProviderError` (with a short machine-readable `reason`) when the model cannot
 answer — after the provider's own retries; the run then stops with stop reason
 `provider_error` and the customer gets an honest short reply.
+
+Strict composition (runtime/strict.py): when an agent's contract says `strict`, the loop calls
+`complete(..., composition="strict")` and the final answer's text must be the structured choice
+(a JSON list of `{"kind", "id", "slots"}`) the server composes the reply from; anything else is
+refused.  The argument is passed only in strict mode, so a provider that does not know it still
+serves guarded agents.
 """
 
 from __future__ import annotations
@@ -89,9 +95,16 @@ class Provider(abc.ABC):
 
     @abc.abstractmethod
     def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        max_tokens: int,
+        audience: Audience,
+        composition: str = "guarded",
     ) -> ModelReply:
         """The model's next step for `messages` (dicts with `role` system/user/assistant/tool,
         `content`, and for assistant turns `tool_calls`, for tool turns `tool_call_id`), offered
         `tools`, in a session with `audience` (owner, customer or peer).  Must not return more
-        than `max_tokens` completion tokens' worth of text."""
+        than `max_tokens` completion tokens' worth of text.  `composition` "strict": answer with
+        the structured choice (module docstring)."""

@@ -31,6 +31,12 @@ model would, so the product is useful (and testable) without one:
 
 Its own questions are fixed sentences, which is how it finds its place in a conversation again
 from the history alone.
+
+Strict composition (runtime/strict.py): everything it says to a customer or a peer is already a
+published template, a quote of a search result or a status line of a request, so each answer is
+built as a `Said` — the text, and the parts it is made of.  Called with `composition="strict"`
+it answers with those parts, the structured choice, and the server composes the reply from them;
+otherwise with the text.
 """
 
 from __future__ import annotations
@@ -59,6 +65,37 @@ from ..summary import SUMMARY, request_summary
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
+
+
+class Said(str):
+    """An answer to a customer or a peer: its text (guarded mode) and the parts it is made of,
+    each a structured choice of strict composition (`{"kind", "id"[, "slots"]}`)."""
+
+    parts: tuple[dict[str, Any], ...]
+
+    def __new__(cls, text: str, parts: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Said:
+        said = super().__new__(cls, text)
+        said.parts = tuple(parts)
+        return said
+
+
+def template(text: str, template_id: str, slots: dict[str, str] | None = None) -> Said:
+    return Said(text, [{"kind": "template", "id": template_id, **({"slots": slots} if slots else {})}])
+
+
+def status(text: str, status_id: str, slots: dict[str, str] | None = None) -> Said:
+    return Said(text, [{"kind": "status", "id": status_id, **({"slots": slots} if slots else {})}])
+
+
+def joined(separator: str, *said: str) -> Said:
+    """Answers one after another (an empty one left out): the texts joined by `separator`, the
+    parts in order.  A plain string among them has no parts: strict mode refuses it."""
+    kept = [s for s in said if s]
+    parts: list[dict[str, Any]] = []
+    for s in kept:
+        parts += list(s.parts) if isinstance(s, Said) else [{"kind": "free_text"}]
+    return Said(separator.join(kept), parts)
+
 
 # Its own sentences (facade/i18n.py; the Chinese is in locale/), read as QUESTIONS[language][key].
 # The questions double as markers: a history is read back by finding them in it, in any language.
@@ -163,7 +200,13 @@ class OfflineProvider(Provider):
         return self._terms
 
     def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        max_tokens: int,
+        audience: Audience,
+        composition: str = "guarded",
     ) -> ModelReply:
         # The owner face only when the run loop says so: a customer can write anything into the
         # conversation (or an owner's mission into the prompt), so nothing in the text decides it.
@@ -171,10 +214,12 @@ class OfflineProvider(Provider):
         allowed = {tool.name for tool in tools}
         prompt_tokens = sum(len(_text(m)) for m in messages) // 4 + 1
         last = messages[-1]
+        strict = composition == "strict" and not owner
         if last.get("role") == "tool":
             text, needs_input = self._after_tool(messages, owner)
+            text = _choices(text) if strict else text[: max_tokens * 4]
             return ModelReply(
-                text=text[: max_tokens * 4],
+                text=text,
                 prompt_tokens=prompt_tokens,
                 completion_tokens=len(text) // 4 + 1,
                 needs_input=needs_input,
@@ -192,7 +237,9 @@ class OfflineProvider(Provider):
             )
         text, needs_input = step
         if not owner and text == self.terms.boundary(language):  # a price question mid-flow
-            text = f"{text}\n\n{self._resume(messages, language)}".strip()
+            text = joined("\n\n", text, self._resume(messages, language))
+        if strict:
+            text = _choices(text)
         return ModelReply(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1, needs_input=needs_input
         )
@@ -208,7 +255,7 @@ class OfflineProvider(Provider):
         if withdraw and "withdraw_request" in allowed:
             named = withdraw.group("id") or withdraw.group("zid")
             if state.in_flow and not named:  # "cancel the request" while it is being put together
-                return words["cancelled"], False
+                return template(words["cancelled"], "cancelled"), False
             return _call("withdraw_request", _request_id(named))
         if state.in_flow:
             return self._flow_step(state, user, language, allowed)
@@ -221,10 +268,12 @@ class OfflineProvider(Provider):
         if state.offered is not None and _YES.match(user) and talk not in _NOT_A_YES:
             return self._next_field({"need": state.offered}, language, allowed)
         if _GREETING.match(user):
-            return self._said(language, "greeting") or words["greeting"].format(name=self.agent.name), False
+            return self._greeting(language), False
         if talk is not None:
             # Answered, never searched: small talk is not a question nobody could answer.
-            return words[talk.value].format(name=self.agent.name), False
+            if talk == SmallTalk.GREETING:
+                return self._greeting(language), False
+            return template(words[talk.value].format(name=self.agent.name), talk.value), False
         if _HANDOFF.search(user) and "request_handoff" in allowed:
             return _call("request_handoff", {"reason": "the customer asked for a person"})
         if _commitment_ask(user):
@@ -237,7 +286,14 @@ class OfflineProvider(Provider):
             return self._next_field({"need": user.strip()}, language, allowed)
         if "search_knowledge" in allowed:
             return _call("search_knowledge", {"query": user[:500]})
-        return self._said(language, "unknown") or words["unknown"], False
+        return self._unknown(language), False
+
+    def _greeting(self, language: str) -> Said:
+        text = self._said(language, "greeting") or TEXT[language]["greeting"].format(name=self.agent.name)
+        return template(text, "greeting")
+
+    def _unknown(self, language: str) -> Said:
+        return template(self._said(language, "unknown") or TEXT[language]["unknown"], "unknown")
 
     def _flow_step(
         self, state: "FlowState", user: str, language: str, allowed: set[str]
@@ -247,7 +303,7 @@ class OfflineProvider(Provider):
         flow goes on (`_after_tool` asks again)."""
         words = TEXT[language]
         if rules.is_cancel(user):
-            return words["cancelled"], False
+            return template(words["cancelled"], "cancelled"), False
         if state.asked is not None:
             if rules.field_problem(state.asked, user) is None:
                 return self._next_field({**state.answers, state.asked: user.strip()}, language, allowed)
@@ -255,11 +311,11 @@ class OfflineProvider(Provider):
         if state.confirming:
             if rules.is_confirmation(user):
                 if "submit_request" not in allowed:
-                    return words["failed"], False
+                    return template(words["failed"], "failed"), False
                 summary, details = _request_of(state.answers)
                 return _call("submit_request", {"summary": summary, "details": details})
             if rules.is_decline(user) and _amend(user) is None:
-                return words["change"], True
+                return template(words["change"], "change"), True
         changed = _changed(state.answers, user)
         if changed is not None:
             return self._next_field(changed, language, allowed)
@@ -283,42 +339,44 @@ class OfflineProvider(Provider):
             # A price or a date too: what the entries say is quoted, then the boundary (_after_tool).
             return _call("search_knowledge", {"query": user[:500]})
         if _commitment_ask(user):
-            return self.terms.boundary(language), True  # `complete` adds the open question
+            return template(self.terms.boundary(language), "boundary"), True  # `complete` adds the open question
         return None
 
     def _reask(self, field: str, language: str) -> tuple[str, bool]:
         kind = rules.field_kind(field)
         prefix = {rules.FieldKind.CONTACT: "bad_contact", rules.FieldKind.WHEN: "bad_when"}.get(kind)
         question = self._question(field, language)
-        return (_joined(language, TEXT[language][prefix], question) if prefix else question), True
+        return (_joined(language, template(TEXT[language][prefix], prefix), question) if prefix else question), True
 
     def _said(self, language: str, situation: str) -> str | None:
         """The owner's own sentence for the situation, from the live contract (L2 `wording`)."""
         return self.terms.said(language, situation)
 
-    def _boundary(self, language: str) -> str:
-        return _joined(language, self.terms.boundary(language), TEXT[language]["offer"])
+    def _boundary(self, language: str) -> Said:
+        boundary = template(self.terms.boundary(language), "boundary")
+        return _joined(language, boundary, template(TEXT[language]["offer"], "offer"))
 
     def _fields(self) -> list[str]:
         return [str(f) for f in (self.terms.clarification_order or ["need"])]
 
-    def _question(self, field: str, language: str) -> str:
+    def _question(self, field: str, language: str) -> Said:
         table = QUESTIONS[language]
-        return table.get(field) or table["other"].format(field=field)
+        return template(table.get(field) or table["other"].format(field=field), f"ask.{field}")
 
-    def _summary(self, answers: dict[str, str], language: str) -> str:
+    def _summary(self, answers: dict[str, str], language: str) -> Said:
         summary, details = _request_of(answers)
-        return request_summary(summary=summary, details=details, language=language)
+        slots = {**details, "need": summary}
+        return template(request_summary(summary=summary, details=details, language=language), "summary", slots)
 
     def _next_field(self, answers: dict[str, str], language: str, allowed: set[str]) -> ToolCall | tuple[str, bool]:
         for field in self._fields():
             if not answers.get(field):
                 return self._question(field, language), True
         if "submit_request" not in allowed:
-            return TEXT[language]["failed"], False
+            return template(TEXT[language]["failed"], "failed"), False
         return self._summary(answers, language), True
 
-    def _resume(self, messages: list[dict[str, Any]], language: str) -> str:
+    def _resume(self, messages: list[dict[str, Any]], language: str) -> Said | str:
         """What to ask again after answering a question asked in the middle of the flow: the open
         field, the summary or the question what to change; "" outside the flow."""
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
@@ -328,7 +386,7 @@ class OfflineProvider(Provider):
         if state.confirming:
             return self._summary(state.answers, language)
         if state.changing:
-            return TEXT[language]["change"]
+            return template(TEXT[language]["change"], "change")
         return ""
 
     def _clarification_state(self, history: list[dict[str, Any]]) -> "FlowState":
@@ -380,7 +438,9 @@ class OfflineProvider(Provider):
             result = {}
         name = call["function"]["name"] if call else ""
         if result.get("outcome") == "needs_confirmation" and result.get("summary"):
-            return str(result["summary"]), True  # the server's own summary, shown as it gave it
+            # The server's own summary, shown as it gave it (in strict mode: the summary template
+            # of the fields the call submitted, which the server renders the same way).
+            return self._confirmation(str(result["summary"]), call), True
         if owner:
             if result.get("outcome") != "ok":
                 return self._owner_failed(name, result, language), False
@@ -393,54 +453,73 @@ class OfflineProvider(Provider):
             commitment = _commitment_ask(asked)
             resume = self._resume(messages, language)
             # In the middle of a request the open question follows, not a second offer.
-            boundary = self.terms.boundary(language) if resume else self._boundary(language)
+            boundary = template(self.terms.boundary(language), "boundary") if resume else self._boundary(language)
+            answer: Said
             if not found:
                 if commitment:
                     answer = boundary
                 elif resume:
-                    answer = words["unknown_short"]
+                    answer = template(words["unknown_short"], "unknown_short")
                 else:
-                    return self._said(language, "unknown") or words["unknown"], True
+                    return self._unknown(language), True
             else:
                 # Each entry as it stands, attributed to it by its citation number and title: the
                 # form the server recognises as a quote (guard/quoting.py).
                 colon = "：" if language == "zh-hans" else ": "
-                quotes = [f"[{r.get('cite', n)}] {r['title']}{colon}{r['snippet']}" for n, r in enumerate(found, 1)]
-                lead = [words["quoted"], *quotes, boundary] if commitment else [words["found"], *quotes]
-                answer = "\n".join(lead)
+                quotes = [
+                    Said(f"[{cite}] {r['title']}{colon}{r['snippet']}", [{"kind": "knowledge", "id": str(cite)}])
+                    for cite, r in ((r.get("cite", n), r) for n, r in enumerate(found, 1))
+                ]
+                lead = (
+                    [template(words["quoted"], "quoted"), *quotes, boundary]
+                    if commitment
+                    else [template(words["found"], "found"), *quotes]
+                )
+                answer = joined("\n", *lead)
             if resume:
-                return f"{answer}\n\n{resume}", True
+                return joined("\n\n", answer, resume), True
             return answer, commitment
         if name in ("withdraw_request", "amend_request"):
             request = result.get("request") or {}
             key = "withdrawn" if name == "withdraw_request" else "amended"
-            done = words[key].format(id=request.get("id", "?"))
+            done = status(words[key].format(id=request.get("id", "?")), key)
             resume = self._resume(messages, language)  # an earlier request, while a new one is put together
-            return (f"{done}\n\n{resume}", True) if resume else (done, False)
+            return (joined("\n\n", done, resume), True) if resume else (done, False)
         if name in ("submit_request", "request_handoff"):
             request = result.get("request") or {}
             following = words.get(f"next_{request.get('next_actor', 'owner')}", words["next_owner"])
             key = "registered" if name == "submit_request" else "handoff"
             own = self._said(language, "request_registered" if key == "registered" else "handoff")
             if own:  # the owner's sentence, then what the request is and what happens next
-                return _joined(
-                    language, own, words["request_ref"].format(id=request.get("id", "?"), next=following)
-                ), False
-            return words[key].format(id=request.get("id", "?"), next=following), False
-        return words["failed"], False
+                ref = words["request_ref"].format(id=request.get("id", "?"), next=following)
+                return status(_joined(language, own, ref), key), False
+            return status(words[key].format(id=request.get("id", "?"), next=following), key), False
+        return template(words["failed"], "failed"), False
 
-    def _refused(self, name: str, result: dict[str, Any], words: Mapping[str, str]) -> str:
+    def _confirmation(self, summary: str, call: dict[str, Any] | None) -> Said:
+        """The server's summary of a `submit_request` call that waits for the customer's yes."""
+        try:
+            arguments = json.loads(call["function"]["arguments"]) if call else {}
+        except (ValueError, KeyError, TypeError):
+            arguments = {}
+        details = arguments.get("details") if isinstance(arguments, dict) else None
+        slots = {str(k): str(v) for k, v in (details or {}).items()}
+        slots["need"] = str(arguments.get("summary") or slots.get("need") or "")
+        return template(summary, "summary", slots)
+
+    def _refused(self, name: str, result: dict[str, Any], words: Mapping[str, str]) -> Said:
         error = str(result.get("error") or "")
         shown = result.get("request_id") or "?"
         mine = ("not_found", "owner_has_acted", "already_withdrawn")
         if name in ("withdraw_request", "amend_request") and error in mine:
-            return words[error].format(id=shown)
+            slots = {"request": str(shown)} if error != "not_found" else None
+            return template(words[error].format(id=shown), error, slots)
         detail = str(result.get("detail") or "")
         if error == "invalid_fields" and "not_a_contact" in detail:
-            return words["bad_contact"]
+            return template(words["bad_contact"], "bad_contact")
         if error == "invalid_fields" and "not_a_date_or_time" in detail:
-            return words["bad_when"]
-        return words["failed"]
+            return template(words["bad_when"], "bad_when")
+        return template(words["failed"], "failed")
 
     # --- the owner face -------------------------------------------------------------------
 
@@ -821,6 +900,12 @@ def _draft_shown(history: list[dict[str, Any]]) -> tuple[str, str] | None:
     return None
 
 
+def _choices(text: str) -> str:
+    """The structured choice of an answer (strict composition): its parts as a JSON list; an
+    answer that is not a `Said` is sent as the text it is, which the server refuses."""
+    return json.dumps(list(text.parts), ensure_ascii=False) if isinstance(text, Said) else text
+
+
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(id=f"call_{next(_ids)}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
 
@@ -881,10 +966,10 @@ _FIELD_NAMES = (
 )
 
 
-def _joined(language: str, *sentences: str) -> str:
+def _joined(language: str, *sentences: str) -> Said:
     """Sentences one after another: with a space in English, without one after Chinese
     punctuation."""
-    return ("" if language.startswith("zh") else " ").join(sentences)
+    return joined("" if language.startswith("zh") else " ", *sentences)
 
 
 def _request_id(raw: str | None) -> dict[str, Any]:

@@ -5,6 +5,10 @@ LM Studio, LiteLLM …).  One call of `complete` is one `POST {base_url}/chat/co
 (`base_url` ends in `/v1`), non-streaming, with the conversation, the allowed tools in OpenAI's
 `{"type": "function", ...}` shape (`tool_choice: "auto"`; both left out when there are none) and
 `max_tokens`.  An `Authorization: Bearer` header is sent only when an API key is configured.
+In strict composition (`composition="strict"`, runtime/strict.py) the request also carries
+`response_format: {"type": "json_schema", ...}` with the schema of the structured choice
+(`strict.response_schema`, an object holding the list of parts); the answer's text is returned as
+it came, and the server's composer parses it with pydantic and refuses what does not validate.
 
 What comes back:
 - `choices[0].message.content` becomes the text (null means no text; a list of `{"type": "text"}`
@@ -55,6 +59,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from facade.tenancy.rules import Audience
 
+from ..strict import STRICT, response_schema
 from .base import ModelReply, Provider, ProviderError, ToolCall, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -155,7 +160,13 @@ class OpenAICompatibleProvider(Provider):
         return f"<OpenAICompatibleProvider model={self.model!r}>"
 
     def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        max_tokens: int,
+        audience: Audience,
+        composition: str = "guarded",
     ) -> ModelReply:
         # `audience` is not sent: the prompt the run loop built already addresses the model to it.
         payload: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -163,6 +174,13 @@ class OpenAICompatibleProvider(Provider):
             payload["tools"] = [spec.as_openai() for spec in tools]
             payload["tool_choice"] = "auto"
         payload["max_tokens"] = max_tokens
+        if composition == STRICT:
+            # The schema is not `strict` in OpenAI's sense: that needs every object closed, and
+            # the slots are an open map.  The composer validates the answer either way.
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "strict_reply", "schema": response_schema(), "strict": False},
+            }
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
         attempts = self.max_retries + 1

@@ -25,6 +25,7 @@ class Seen:
     tools: list[ToolSpec]
     max_tokens: int
     audience: Audience
+    composition: str = "guarded"
 
 
 @dataclass
@@ -40,9 +41,17 @@ class ScriptedProvider(Provider):
         return cls(steps=list(steps), repeat_last=repeat_last)
 
     def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[ToolSpec], max_tokens: int, audience: Audience
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        max_tokens: int,
+        audience: Audience,
+        composition: str = "guarded",
     ) -> ModelReply:
-        self.calls.append(Seen([dict(m) for m in messages], list(tools), max_tokens, audience))
+        # Whatever the composition, a step's text is returned as it is: a test writes the raw
+        # answer (free text, a structured choice, anything) and sees what the server makes of it.
+        self.calls.append(Seen([dict(m) for m in messages], list(tools), max_tokens, audience, composition))
         if not self.steps:
             raise ProviderError("script_exhausted")
         step = self.steps[0] if (self.repeat_last and len(self.steps) == 1) else self.steps.pop(0)
