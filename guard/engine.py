@@ -107,6 +107,7 @@ Known limits - it matches patterns, it does not understand the text:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -114,6 +115,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, NamedTuple
 
+from .figures import money_spans
 from .prefilter import Prefilter, required_literals
 from .rules import RULES, SCOPES, Rule
 
@@ -214,19 +216,72 @@ _TOKEN: Final = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]")
 # --- rules (guard/rules/) ----------------------------------------------------------------------
 
 
+class _Span(NamedTuple):
+    """A match of a `figure` rule: where an amount of money stands in the clause."""
+
+    begin: int
+    finish: int
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+
+_CJK_CHAR: Final = re.compile(r"[\u4e00-\u9fff]")
+
+
+class _MoneyFigures:
+    """A `figure` rule read as a pattern: its matches are the amounts of money the figure reader
+    finds in the text (guard/figures.py, the reader the grounding check uses too) — those written
+    with a Chinese character for a `zh` rule, the others for an `en` rule — once the rule's cue
+    (a digit or a number word) is there."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.cue = _rx(rule.pattern)
+        self.chinese = rule.language == "zh"
+
+    def finditer(self, text: str) -> list[_Span]:
+        if not self.cue.search(text):
+            return []
+        return [
+            _Span(start, end)
+            for start, end in _money_spans(text)
+            if (_CJK_CHAR.search(text, start, end) is not None) is self.chinese
+        ]
+
+    def search(self, text: str, pos: int = 0) -> _Span | None:
+        return next((span for span in self.finditer(text) if span.begin >= pos), None)
+
+
+@functools.lru_cache(maxsize=64)
+def _money_spans(text: str) -> tuple[tuple[int, int], ...]:
+    # A clause is read once however many rules and positions ask (the text is already
+    # normalised, so the reader's spans point into it).
+    return tuple(money_spans(text))
+
+
 class _Compiled(NamedTuple):
     number: int  # the rule's position in RULES, as the prefilter numbers it
     rule: Rule
-    pattern: re.Pattern[str]
+    pattern: re.Pattern[str] | _MoneyFigures
 
 
-_COMPILED: Final = tuple(_Compiled(index, rule, _rx(rule.pattern)) for index, rule in enumerate(RULES))
+_COMPILED: Final = tuple(
+    _Compiled(index, rule, _MoneyFigures(rule) if rule.kind == "figure" else _rx(rule.pattern))
+    for index, rule in enumerate(RULES)
+)
 _PREFILTER: Final = Prefilter([required_literals(rule.pattern) for rule in RULES])
 _EVERY_RULE: Final = frozenset(range(len(RULES)))
 
 
 def _group(category: str, language: str, kind: str = "") -> tuple[_Compiled, ...]:
-    return tuple(c for c in _COMPILED if (c.rule.category, c.rule.language, c.rule.kind) == (category, language, kind))
+    # A `figure` rule is read with the plain rules of its category, in its place among them.
+    kinds = ("", "figure") if kind == "" else (kind,)
+    return tuple(
+        c for c in _COMPILED if (c.rule.category, c.rule.language) == (category, language) and c.rule.kind in kinds
+    )
 
 
 _PRICE_MATCH: Final = _group("price", "en", "match")
@@ -255,7 +310,7 @@ _CONCLUSION_RULES: Final = _indices(_CONCLUSION_EN, _CONCLUSION_ZH)
 
 class _Hit(NamedTuple):
     rule: Rule
-    match: re.Match[str]
+    match: re.Match[str] | _Span
 
 
 def _leftmost(group: Sequence[_Compiled], text: str, active: frozenset[int]) -> list[_Hit]:

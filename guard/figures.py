@@ -52,7 +52,18 @@ from typing import Final
 
 from .currencies import ISO_4217, SYMBOLS, WORD_CODES, WORDS_EN, WORDS_ZH
 
-__all__ = ["BOUNDS", "KINDS", "Figure", "chinese_number", "english_number", "normalise", "read"]
+__all__ = [
+    "BOUNDS",
+    "KINDS",
+    "NUMBER_CUE_EN",
+    "NUMBER_CUE_ZH",
+    "Figure",
+    "chinese_number",
+    "english_number",
+    "money_spans",
+    "normalise",
+    "read",
+]
 
 KINDS: Final = ("money", "duration", "date", "time", "percent")
 BOUNDS: Final = ("exact", "at_most", "at_least", "range")
@@ -428,6 +439,8 @@ def _money_suffix(t: str, folded: str | None, pos: int, start: int) -> tuple[str
     if cents:
         return ("GBP" if cents.group(1) != "cents" and cents.group(1) != "cent" else "$"), cents.end(), Decimal("0.01")
     zh = _SUFFIX_ZH.match(t, pos)
+    if zh is None and t[pos : pos + 1] in ("来", "多") and re.match("[\\u4e00-\\u9fff]", t[pos - 1 : pos] or "a"):
+        zh = _SUFFIX_ZH.match(t, pos + 1)  # "三十来块", "两百多元": about, or a little over
     if zh:
         name = zh.group(1)
         if name == "块" and (not _KUAI_ENDS.match(t, zh.start(1)) or _CUT_BEFORE.search(t[max(0, start - 3) : start])):
@@ -555,7 +568,9 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
         and not t.startswith("点", end)
         and (
             _PAYING_EN.search(before)
-            or _PAYING_ZH.search(before)
+            # A Chinese figure after a paying word must end the phrase: "只要两百。", not "价格是一样的",
+            # "验收一定能过".
+            or (_PAYING_ZH.search(before) and (amount.form != "zh" or _ZH_PRICE_ENDS.match(t, end) is not None))
             or (before.endswith("满") and _MAN_JIAN.match(t, end))
         )
     ):
@@ -707,3 +722,19 @@ def read(text: str) -> list[Figure]:
             figures.append(figure if figure.bound == "range" else _bounded(t, figure))
         index += 1
     return figures
+
+
+# What every figure contains, for a caller that wants to skip texts with no figure cheaply (the
+# guard's money rules, `guard/rules/price.py`): a digit or a number word, in English ...
+NUMBER_CUE_EN: Final = (
+    r"\d|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
+    r"|thousand|million|tenner|fiver|grand)\b"
+)
+# ... and in Chinese.
+NUMBER_CUE_ZH: Final = r"[\d零〇一二两三四五六七八九十百千万亿半]"
+
+
+def money_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` states an amount of money (spans into `normalise(text)`)."""
+    return [figure.span for figure in read(text) if figure.kind == "money"]

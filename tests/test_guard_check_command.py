@@ -45,9 +45,15 @@ def check(*args: str, **options: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     "text, verdict",
     [
-        ("The haircut costs €35.", {"blocked": True, "category": "price", "check": "guard", "rule": None}),
-        ("三天内送达。", {"blocked": True, "category": "deadline", "check": "guard", "rule": None}),
-        ("We guarantee you'll be satisfied.", {"blocked": True, "category": "outcome", "check": "guard", "rule": None}),
+        ("The haircut costs €35.", {"blocked": True, "category": "price", "check": "guard", "rule": "price.en.money"}),
+        (
+            "三天内送达。",
+            {"blocked": True, "category": "deadline", "check": "guard", "rule": "deadline.zh.within_days"},
+        ),
+        (
+            "We guarantee you'll be satisfied.",
+            {"blocked": True, "category": "outcome", "check": "guard", "rule": "outcome.en.guarantee_word"},
+        ),
         ("The owner will confirm the price.", PASSED),
         (HEDGED_DAYS, UNSOURCED),
         (OPEN_UNTIL, UNSOURCED),
@@ -83,7 +89,7 @@ def test_the_command_line_parses_given() -> None:
 def test_standard_input() -> None:
     assert check("-", stdin=io.StringIO("我们无法保证。\n")) == [PASSED]
     assert check("-", stdin=io.StringIO("明天发货")) == [
-        {"blocked": True, "category": "deadline", "check": "guard", "rule": None}
+        {"blocked": True, "category": "deadline", "check": "guard", "rule": "deadline.zh.day_word"}
     ]
 
 

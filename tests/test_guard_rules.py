@@ -161,8 +161,9 @@ def test_every_match_in_the_corpus_contains_one_of_its_rules_literals() -> None:
 
 
 def test_most_rules_have_literals() -> None:
-    # A rule without literals is tried on every clause; today none is.
-    assert [rule.id for rule in RULES if LITERALS[rule.id] is None] == []
+    # A rule without literals is tried on every clause; today only the money rules are, whose
+    # cue is any digit or number word (the figure reader then reads the clause).
+    assert [rule.id for rule in RULES if LITERALS[rule.id] is None] == ["price.en.money", "price.zh.money"]
 
 
 # --- the rule-set hash and the outgoing verdict ----------------------------------------------

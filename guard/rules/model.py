@@ -19,7 +19,10 @@ class Rule:
 
     `kind` marks the rules the engine reads differently: a deadline is a `time` rule and a `verb`
     rule within a few words of each other; a `match` price rule (matching a price the customer
-    saw) is not lifted by the customer's figure or a past price."""
+    saw) is not lifted by the customer's figure or a past price; a `figure` rule's matches are the
+    amounts of money the figure reader (guard/figures.py) finds — its `pattern` is only the cue
+    every such amount contains (a digit or a number word), which the prefilter and the engine use
+    to skip a clause cheaply."""
 
     id: str
     category: str
@@ -27,7 +30,7 @@ class Rule:
     pattern: str
     must_block: tuple[str, ...]
     must_pass: tuple[str, ...]
-    kind: Literal["", "time", "verb", "match"] = ""
+    kind: Literal["", "time", "verb", "match", "figure"] = ""
 
 
 @dataclass(frozen=True)

@@ -1,35 +1,18 @@
 """The price rules: an amount given as the price of something, a discount, a free offer.
 
-One `Rule` per kind of wording; `price.en.money` and `price.zh.money` are the "number with a
-currency" rules (the figure reader will supply their patterns)."""
+One `Rule` per kind of wording; `price.en.money` and `price.zh.money` are the amounts of money
+the figure reader finds (`guard/figures.py`, the reader the grounding check uses too): every
+ISO 4217 code and the common symbols, amounts in words, 元/块/万/千."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from .blocks import AMOUNT, CJK, EN_MONEY_WORDS, KUAI, ZH_AMOUNT, ZH_NUMERALS
+from ..figures import NUMBER_CUE_EN, NUMBER_CUE_ZH
+from .blocks import CJK, EN_MONEY_WORDS, ZH_AMOUNT, ZH_NUMERALS
 from .model import Rule
 
 RULES: Final[tuple[Rule, ...]] = (
-    # A number with a currency: symbol or ISO code before or after, a currency word after ("€40", "usd 50", "30 dollars", "forty bucks").
-    Rule(
-        id="price.en.money",
-        category="price",
-        language="en",
-        pattern=(
-            rf"[$€£¥]\s?{AMOUNT}" + "|"
-            rf"\b{AMOUNT}\s?[$€£¥]" + "|"
-            rf"\b(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|us\$)\s?{AMOUNT}" + "|"
-            rf"\b{AMOUNT}\s?-?\s?(?:usd|eur|gbp|rmb|cny|jpy|hkd|chf|yuan|renminbi|dollars?|bucks|euros?|quid|pounds?|cents?"
-            rf"|yen)\b" + "|"
-            rf"\b{EN_MONEY_WORDS}(?:[- ]odd)?[- ](?:dollars?|bucks|euros?|quid|pounds?|yuan|yen)\b"
-        ),
-        must_block=(
-            "亲，这个套餐只要¥99哦。",
-            "全家福套餐¥999，含二十张精修。",
-        ),
-        must_pass=("Your invoice from 3 May shows €120 paid by card.",),
-    ),
     Rule(
         id="price.en.grand",
         category="price",
@@ -199,24 +182,6 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("Sure, we can match the price you saw online: £349 for the laptop.",),
         must_pass=("I can't quote a price here.",),
     ),
-    # A number with a currency: 元/块/美元/欧元..., 人民币/RMB before or after ("99元", "两百块", "人民币880").
-    Rule(
-        id="price.zh.money",
-        category="price",
-        language="zh",
-        pattern=(
-            rf"(?<!\d[.,])(?<![\d{ZH_NUMERALS}切分拼掰碎剪割成]){ZH_AMOUNT}(?:来|多)?\s?"
-            rf"(?:元(?![素化旦宵老首气件年月])|{KUAI}|美元|美金|欧元|英镑|日元|港币|港元|澳元|人民币)" + "|"
-            rf"(?:人民币|rmb)\s?{ZH_AMOUNT}" + "|"
-            rf"(?<![切分拼掰碎剪割成])[\d{ZH_NUMERALS}]+块[\d一二三四五六七八九](?:毛)?" + "|"
-            r"\d[\d,]*(?:\.\d+)?\s?(?:rmb|usd|eur|gbp|cny|hkd|jpy)(?![a-z])"
-        ),
-        must_block=(
-            "修一双鞋二十块。",
-            "翻译一页80元。",
-        ),
-        must_pass=("您说的500元预算我已经记下了。",),
-    ),
     Rule(
         id="price.zh.bare_hundreds",
         category="price",
@@ -313,5 +278,37 @@ RULES: Final[tuple[Rule, ...]] = (
             "老客户给您算七五折。",
         ),
         must_pass=("您提到预算是三百，我会转告老板让她报价。",),
+    ),
+    # The amounts of money the figure reader finds; last, so a rule that names the wording
+    # ("two grand", "a tenner", "换屏幕三百五") is named when both fire at one place.
+    # An amount with a currency in Latin letters or a symbol: every ISO 4217 code before or after
+    # ("JPY 5000", "40 chf"), the symbols, words ("forty bucks", "two grand", "a tenner").
+    Rule(
+        id="price.en.money",
+        category="price",
+        language="en",
+        kind="figure",
+        pattern=NUMBER_CUE_EN,
+        must_block=(
+            "亲，这个套餐只要¥99哦。",
+            "That is JPY 5000.",
+            "It's 40 CHF for the lot.",
+        ),
+        must_pass=("Your invoice from 3 May shows €120 paid by card.",),
+    ),
+    # An amount with a Chinese currency word: 元/块/美元/欧元..., 人民币 before or after, 来/多
+    # ("99元", "两百块", "人民币880", "三十来块").
+    Rule(
+        id="price.zh.money",
+        category="price",
+        language="zh",
+        kind="figure",
+        pattern=NUMBER_CUE_ZH,
+        must_block=(
+            "修一双鞋二十块。",
+            "翻译一页80元。",
+            "同城急送三十来块就行。",
+        ),
+        must_pass=("您说的500元预算我已经记下了。", "价格是一样的。"),
     ),
 )
