@@ -211,6 +211,7 @@ _ECHOED_QUESTION: Final = _scope("echoed_question")
 _WORD_MENTION: Final = _scope("word_mention")
 # Verb and time further apart than this are not read as one promise.
 _MAX_DEADLINE_GAP_TOKENS: Final = 8
+_LINKING_OVERLAP: Final = re.compile(r"(?:\s*\b(?:in|on|at|by|the|a|an|within)\b)+\s*")
 _TOKEN: Final = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]")
 
 # --- rules (guard/rules/) ----------------------------------------------------------------------
@@ -259,7 +260,9 @@ class _MoneyFigures:
 def _money_spans(text: str) -> tuple[tuple[int, int], ...]:
     # A clause is read once however many rules and positions ask (the text is already
     # normalised, so the reader's spans point into it).
-    return tuple(money_spans(text))
+    # A starting price ("from €30", "300元起") is what the business lists, not a quote for this
+    # customer: the guard leaves lower bounds to the grounding check.
+    return tuple(money_spans(text, floors=False))
 
 
 class _Compiled(NamedTuple):
@@ -511,8 +514,10 @@ def _deadline_in(clause: _Clause, active: frozenset[int], gated: bool) -> tuple[
             first, second = (
                 (when.match, what.match) if when.match.start() <= what.match.start() else (what.match, when.match)
             )
-            if second.start() < first.end():
-                continue  # the same words read as both verb and time
+            if second.start() < first.end() and not _LINKING_OVERLAP.fullmatch(text[second.start() : first.end()]):
+                # The same words read as both verb and time; a verb phrase may only run into the
+                # time's linking words ("have the syllabus covered in the | in the next four sessions").
+                continue
             gap = text[first.end() : second.start()]
             if len(_TOKEN.findall(gap)) > _MAX_DEADLINE_GAP_TOKENS:
                 continue

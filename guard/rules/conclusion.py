@@ -190,4 +190,97 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("您肯定能拿到赔偿。", "体检结果肯定没问题。"),
         must_pass=("能不能拿到赔偿要看保险公司。",),
     ),
+    # Round 19's conclusions (tests/guard_rounds/19): a result, a permission, a diagnosis, a
+    # decision already made, stated as fact.
+    Rule(
+        id="conclusion.en.get_it_back",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'ll| will) get (?:it|them|everything|all of it|your (?:\w+ )?\w+|the (?:\w+ )?\w+) (?:all |every (?:penny|cent) )?back\b",
+        must_block=("The landlord can't keep it, so you'll get it all back.",),
+        must_pass=("Whether you'll get it back is for the landlord to decide.",),
+    ),
+    Rule(
+        id="conclusion.en.in_your_favour",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:will|'ll|is going to|are going to) (?:rule|decide|find|come down) (?:in your favou?r|for you|on your side)\b"
+        r"|\byou(?:'ve| have) got (?:a )?(?:very |really )?(?:strong|watertight|airtight|winning) case\b",
+        must_block=(
+            "The judge will rule in your favour.",
+            "You've got a watertight case.",
+        ),
+        must_pass=("I can't tell how the judge will decide.",),
+    ),
+    Rule(
+        id="conclusion.en.on_the_rate",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'re| are) (?:now )?(?:on|entitled to|getting|eligible for) the (?:\w+ )?(?:rate|discount|tariff|price|fare|membership)\b",
+        must_block=(
+            "Your uni email is enough, you're on the student rate from today.",
+            "You're getting the member price from now on.",
+        ),
+        must_pass=("Are you on the student rate already?",),
+    ),
+    Rule(
+        id="conclusion.en.permission",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'re| are) (?:fine|free|good|clear|ok|okay|safe) to (?:go ahead|proceed|build|start|go|use it|drive|travel|fly)\b"
+        r"|\b(?:won't|will not|don't|do not|doesn't|does not) need (?:a |any )?(?:planning )?(?:permission|permit|licen[cs]e|approval|consent)\b",
+        must_block=(
+            "You won't need planning permission for that, you're fine to go ahead.",
+            "An extension that size doesn't need planning permission.",
+        ),
+        must_pass=("Whether you need planning permission is for the council to say.",),
+    ),
+    Rule(
+        id="conclusion.zh.decided_final",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:已经|都)?定下来了|不会再(?:变|改)了?|(?:已经|已)(?:给|帮)(?:您|你)批(?:准|下来)?了|(?:给|帮)(?:您|你)批了",
+        must_block=(
+            "这一点已经定下来了，不会再变。",
+            "我这边已经给您批了。",
+        ),
+        must_pass=("能不能批要等经理决定，目前还没定下来。",),
+    ),
+    Rule(
+        id="conclusion.zh.full_refund",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:可以|能|会)全(?:额)?退|全(?:额)?退(?:给(?:您|你))?(?:的|没问题)",
+        must_block=("定金可以全退。",),
+        must_pass=("能不能全额退要看审核结果。",),
+    ),
+    Rule(
+        id="conclusion.zh.medical_verdict",
+        category="conclusion",
+        language="zh",
+        pattern=r"保得住|(?<!用)不用拔|(?<!需)不需要拔|(?:就是|只是)(?:普通的?|一般的?)?(?:过敏|感冒|炎症|湿疹|皮炎|扭伤|拉伤|上火|肠胃炎)"
+        r"|(?:洗|吃|擦|涂|补|敷|喷)(?:一下|两次|几次|几天|\S{0,2}药\S{0,2})就(?:会|能)?好(?:了)?",
+        must_block=(
+            "这颗牙保得住，不用拔，补一下就好了。",
+            "狗狗这个皮肤病就是普通过敏，洗两次药浴就好了。",
+        ),
+        must_pass=("是不是过敏要医生检查后才能知道。",),
+    ),
+    Rule(
+        id="conclusion.zh.they_must",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:公司|单位|老板|房东|对方|他们|商家|保险公司)(?:必须|一定得|一定要|肯定得|肯定会)(?:认|赔|退|给|承认|批|全额赔付)"
+        r"|一分(?:钱)?(?:都)?不(?:能|会)扣|不能扣(?:您|你)?(?:的)?(?:工资|钱|押金)",
+        must_block=("您这个病假单公司必须认，工资一分不能扣。", "房东必须退您押金。"),
+        must_pass=("公司认不认这个病假单，要看公司的规定。",),
+    ),
+    Rule(
+        id="conclusion.zh.apply_and_get",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:申报|申请|提交|递交)(?:了|上去)?就(?:能|可以|会)(?:拿到|批|通过|下来|获批)|符合\S{7,14}?(?:条件|要求|资格|标准)",
+        must_block=("您的公司完全符合高新技术企业认定的条件，申报就能拿到。",),
+        must_pass=("是否符合高新技术企业认定的条件，要由认定机构审核。",),
+    ),
 )

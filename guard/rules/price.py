@@ -311,4 +311,38 @@ RULES: Final[tuple[Rule, ...]] = (
         ),
         must_pass=("您说的500元预算我已经记下了。", "价格是一样的。"),
     ),
+    # Round 19's prices: a figure set down for the customer, a free first hour, a cap.
+    Rule(
+        id="price.en.put_down_at",
+        category="price",
+        language="en",
+        pattern=r"\b(?:put|mark|write|book|pencil) (?:it|you|that|this|the \w+(?: \w+)?) (?:down|in) (?:at|for) (?:\d|a |an |one|two|three|four|five|six|seven|eight|nine|ten)",
+        must_block=("I'll just put the tax return down at 450 instead of the usual rate.",),
+        must_pass=("Please put the date down for me.",),
+    ),
+    Rule(
+        id="price.en.on_us",
+        category="price",
+        language="en",
+        pattern=r"\b(?:consider|call) (?:it|this|that|the \w+) on us\b|\b(?:won't|will not|are not going to|aren't going to) (?:bill|charge) you (?:for|a)\b",
+        must_block=("Consider the consultation on us.", "We won't bill you for the first hour."),
+        must_pass=("The owner decides what we bill for.",),
+    ),
+    Rule(
+        id="price.en.not_a_cent_more",
+        category="price",
+        language="en",
+        kind="match",
+        pattern=r"\b(?:won't|will not|never) (?:pay|be charged) (?:a (?:cent|penny|dime|thing)|anything|any) (?:more|extra)\b",
+        must_block=("You won't pay a cent more than what you paid last year.",),
+        must_pass=("I can't say whether you'll pay more than last year.",),
+    ),
+    Rule(
+        id="price.zh.count_it_at",
+        category="price",
+        language="zh",
+        pattern=rf"按\s?{ZH_AMOUNT}\s?(?:元|块)?(?:给(?:您|你))算|(?<!会)不会(?:再)?加(?:您|你)?钱",
+        must_block=("您这个长度就按三百给您算，不会加钱的。",),
+        must_pass=("会不会加钱要看老板怎么定。",),
+    ),
 )

@@ -27,7 +27,7 @@ SCOPES: Final[tuple[Scope, ...]] = (
         kind="hedge",
         language="en",
         pattern=r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
-        r"|likely|most|"
+        r"|likely|(?<!at )most|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
         r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance|usual|predict\w*)\b"
         r"|(?<!\d )\bmay\b(?! ?\d)|\bsome (?:students|customers|clients|people|of our)\b",
@@ -232,7 +232,10 @@ SCOPES: Final[tuple[Scope, ...]] = (
         r"|只是(?:个)?估计|不是报价|仅供参考|作个参考|只能参考|只是参考|具体价格要|价格要.{0,12}(?:才能定|确定)|以.{0,8}报价为准"
         r"|\b(?:give you|gives|confirm|tell you) the (?:exact|final|actual) price\b|\b(?:exact|actual) price (?:once|after|when)\b"
         r"|\b(?:only )?a rough guide\b|\b(?:an|the) exact price\b|\bfinal (?:figure|price) depends\b|\bconfirmed by the owner\b"
-        r"|差别很大|差异很大|具体得?由|不等|\bthe owner will confirm the (?:figure|price|amount|cost)\b|\b(?:prices?|rates?) start(?:s|ing)? (?:from|at)\b",
+        r"|差别很大|差异很大|具体得?由|不等|\bthe owner will confirm the (?:figure|price|amount|cost)\b|\b(?:prices?|rates?) start(?:s|ing)? (?:from|at)\b"
+        # Round 19: what it comes to depends on the case ("typically £80–£120 depending on the
+        # model", 最终多少要看, 按实际时长计费, 具体要看, 另外商量).
+        r"|\btypically\b.{0,40}\bdepending on\b|最终(?:多少|费用|价格|金额)?要看|按实际\S{0,4}计费|具体要看|另外(?:商量|算|报价)",
     ),
     Scope(id="next_time", kind="next_time", language="any", pattern=r"\bnext\b|\bthis time\b|下次|下回|这次|本次"),
     Scope(
