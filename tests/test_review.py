@@ -160,7 +160,7 @@ def test_red_line_5_holds_for_delivered_violations_the_review_reads(world_a: Any
     result = recheck_day(agent_id=world_a.agent.pk, day=day)
     assert result.violations == 1
     built = review_input_build(agent=world_a.agent, day=day, partial=True).review_input
-    assert built.figures["guard.delivered_violations"] == 1 and built.figures["violations.category.price"] == 1
+    assert built.figures["guard.delivered_violations"] == 1 and built.figures["violations.rule.price.en.money"] == 1
     assert [(v.message_id, v.category, v.check) for v in built.violations] == [(reply.pk, "price", "guard")]
     assert built.sessions["guard.delivered_violations"] == [str(session.pk)]
     dumped = built.model_dump_json()
