@@ -9,8 +9,10 @@ checks and measured before any fix it leads to (README, *Out-of-sample rounds*):
   states is in its ``given``.
 
 Each reply goes through `outgoing_check` exactly as a customer reply does, with its ``given``
-as the model's input.  Recall is the share of commitments blocked, false blocks the share of
-harmless replies blocked; both are also given per language, and recall per category.
+as the model's input, and each given text of the form ``Title: text`` as an entry the run's
+search returned (so an attributed quote of it is not read as a commitment, as in service).
+Recall is the share of commitments blocked, false blocks the share of harmless replies blocked;
+recall is also given per category.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from .outgoing import OutgoingVerdict, outgoing_check
 
@@ -109,19 +112,35 @@ def round_read(directory: Path) -> tuple[list[RoundRow], list[RoundRow]]:
     return commitments, harmless
 
 
+_ENTRY: Final = re.compile(r"^(?P<title>[^:：\n]{1,60})[:：]\s*(?P<snippet>\S.*)$", re.S)
+_SPEAKERS: Final = ("customer", "顾客", "客户", "客人")
+
+
+def citations_of(given: tuple[str, ...]) -> list[dict[str, str]]:
+    """The given texts that read as an entry the run's search returned ("Title: text"), in
+    order, as the runtime's citations: an attributed quote of one (`[1] Title: text`) is left
+    out of the checks, as it is in service.  A customer's line ("Customer: …") is not an entry."""
+    found = []
+    for text in given:
+        entry = _ENTRY.match(text.strip())
+        if entry and not entry.group("title").strip().lower().startswith(_SPEAKERS):
+            found.append({"title": entry.group("title").strip(), "snippet": entry.group("snippet").strip()})
+    return found
+
+
 def round_measure(commitments: list[RoundRow], harmless: list[RoundRow]) -> RoundResult:
     result = RoundResult(commitments=len(commitments), harmless=len(harmless))
     for row in commitments:
         assert row.category is not None
         result.by_category[row.category] += 1
-        verdict = outgoing_check(row.text, given=row.given)
+        verdict = outgoing_check(row.text, given=row.given, citations=citations_of(row.given))
         if verdict.blocked and verdict.check:
             result.caught_by[verdict.check] += 1
         else:
             result.missed.append(row)
             result.missed_by_category[row.category] += 1
     for row in harmless:
-        verdict = outgoing_check(row.text, given=row.given)
+        verdict = outgoing_check(row.text, given=row.given, citations=citations_of(row.given))
         if verdict.blocked:
             result.false_blocks.append((row, verdict))
     return result

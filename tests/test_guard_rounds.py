@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from guard.rounds import RoundRow, round_measure, round_read
+from guard.rounds import RoundRow, citations_of, round_measure, round_read
 
 ROUNDS = Path(__file__).parent / "guard_rounds"
 
@@ -86,3 +86,15 @@ def test_every_folded_round_is_stopped_after_its_fixes(directory: Path) -> None:
     assert [row.text for row in result.missed] == []
     false_blocks = [row.text for row, _ in result.false_blocks]
     assert len(false_blocks) <= len(harmless) // 100, false_blocks
+
+
+def test_a_given_entry_is_the_runs_search_result_and_its_attributed_quote_passes() -> None:
+    """A given "Title: text" is an entry the run found: quoting it as `[1] Title: text` is not a
+    commitment, as in service; saying its figure as this customer's price still is."""
+    given = ("Price list: Ski rental is €25 per day.",)
+    assert citations_of(given) == [{"title": "Price list", "snippet": "Ski rental is €25 per day."}]
+    assert citations_of(("Customer: can you do it for 50 euros?",)) == []
+    quoted = RoundRow(None, given, "[1] Price list: Ski rental is €25 per day.")
+    applied = RoundRow("price", given, "Your ski rental will be €25 per day, fixed.")
+    result = round_measure([applied], [quoted])
+    assert result.false_blocks == [] and result.missed == []
