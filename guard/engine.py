@@ -21,8 +21,9 @@ What it blocks, in English and Simplified Chinese:
 * ``conclusion`` - an assurance about eligibility, entitlement, approval, a refund, a waiver, a
   tax, legal or medical outcome or a result ("you qualify", "you're eligible", "it's confirmed",
   "that's final", "the fee is waived for you", "your claim will go through", "you will get a
-  refund", "no tax is due on that", "you won't need surgery", "we'll refund you", 您符合条件,
-  这是确定的, 肯定能批下来, 您这种情况可以全额退, 不用交税, 不严重不用手术, 滞纳金可以免掉).  Read
+  refund", "no tax is due on that", "you won't need surgery", "we'll refund you", "you're covered
+  under the policy", "no penalty applies", "it'll pass the inspection", 您符合条件, 这是确定的,
+  肯定能批下来, 您这种情况可以全额退, 不用交税, 不严重不用手术, 滞纳金可以免掉, 违约金不用您出).  Read
   like an outcome, and a hedge lifts it too ("I think you qualify", 一般来说您符合条件).
 * ``outcome`` - a promised result: guarantee / promise / assure / ensure, "100% sure", "will
   definitely work", "you will get a refund", "can't fail", "zero risk", 保证, 承诺, 确保, 担保,
@@ -49,7 +50,8 @@ at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (
 * a negation or refusal comes before it ("can't / won't / unable to / nobody ... guarantee",
   无法/不能/没法/不敢 保证, 不一定, whether/是否/能不能 ...) or right after it ("a guarantee is
   not something we give", 保证不了, 这个承诺我不能替老板做);
-* it is the customer's own figure ("your budget of €300", 您说的500元预算)  - price;
+* it is the customer's own figure ("your budget of €300", 您说的500元预算, "you'd like it done for
+  50 euros", "your friend paid 3,000 rupees", 您说别家三千就能办)  - price;
 * it is hedged ("usually", "may", "estimated", 一般, 预计, 大概, 左右, also from an introductory
   "Usually, ..." or a trailing "..., usually" / "..., depending on the carrier" / "...，要看您的
   地址") - unless a guarantee sits next to it ("in about an hour, guaranteed") -, disclaimed
@@ -57,7 +59,11 @@ at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (
   need it by Friday?", "please complete the form within 7 days", 您希望三天内收到吗,
   请在七天内完成付款), past ("already shipped", 已经发货) or a routine (每周三发货) - deadline;
 * it is the agent promising to relay the message ("I promise I'll forward this to the owner",
-  我肯定会转告老板) - deadline and outcome.
+  我肯定会转告老板, "I'll make sure your question reaches them") - deadline, conclusion and outcome;
+* it restates the business's rule in a clause that does not apply it to the customer
+  ("按照规则，审核通过后7个工作日内原路退回", "按我们的规定，退房时无损坏，押金全额退还"; but
+  按规定您可以拿回全部押金 blocks) - deadline, conclusion and outcome.  Its figures still go
+  through the grounding check.
 
 A negation in another clause does not hide a promise: "I can't talk long, but we guarantee
 delivery" is blocked.  When several categories are found the verdict names the first of price,
@@ -70,7 +76,8 @@ Known limits - it matches patterns, it does not understand the text:
   through, tax-free, 符合条件, 批下来, 免税, 良性 ...); "rest assured" alone is not one, and an
   approval or a guarantee inside the older outcome rules ("the embassy will approve", "申请已经通过")
   stays an outcome or moved to conclusion only where it was its own rule.  A hedge word that is
-  part of another word lifts a conclusion ("违约金" contains 约).
+  part of another word lifts a conclusion (约 in 违约金, 合约, 签约 is not a hedge, but others
+  may hide).
 
 * Promises worded without any known word or time pass ("you'll be delighted with the result");
   so do time promises about replies rather than deliveries ("the owner will call you tomorrow").
@@ -203,6 +210,8 @@ _TRAILING_HEDGE: Final = _scope("trailing_hedge")
 _DISCLAIMER: Final = _scope("disclaimer")
 _DISCLAIMER_HINTS: Final = _scope("disclaimer_hint")
 _CONDITION: Final = _scope("condition")
+_POLICY: Final = _scope("policy")  # "按照规则，…": the published rule restated
+_ADDRESSED: Final = _scope("addressed")  # ... unless the clause applies it to the customer
 _PAST_DONE: Final = _scope("past_done")
 _ON_THE_DOT: Final = _scope("on_the_dot")
 _NEGATION_AFTER: Final = _scope("negation_after")
@@ -463,6 +472,14 @@ def _clauses(sentence: str, offset: int) -> list[_Clause]:
     return clauses
 
 
+def _stated_as_policy(clause: _Clause) -> bool:
+    """The clause restates the business's rule ("按我们的规定，退房时无损坏，押金全额退还"): a rule
+    is not a promise to this customer until a clause applies it to them (按规定您可以拿回全部押金)."""
+    if _POLICY.search(clause.text) is None and _POLICY.search(clause.lead) is None:
+        return False
+    return _ADDRESSED.search(clause.text) is None
+
+
 def _negated(text: str, start: int, end: int) -> bool:
     # A colon ends a negation's reach ("no, you won't pay more: the rate is 55 eur") but not the
     # clause, so "delivery: within 3 days" still reads as one promise.
@@ -499,7 +516,7 @@ def _deadline_in(clause: _Clause, active: frozenset[int], gated: bool) -> tuple[
     if not times:
         return None
     verbs = _find(_VERB_EN, _VERB_ZH, text, active)
-    if not verbs or clause.disclaimed or _RELAY.search(text):
+    if not verbs or clause.disclaimed or _RELAY.search(text) or _stated_as_policy(clause):
         return None
     if _PAST_DONE.search(text):
         return None  # "您的订单是5月12号发出的": done already, told as a fact
@@ -534,7 +551,7 @@ def _deadline_in(clause: _Clause, active: frozenset[int], gated: bool) -> tuple[
 def _outcome_in(clause: _Clause, active: frozenset[int]) -> str | None:
     text = clause.text
     for hit in _find(_OUTCOME_EN, _OUTCOME_ZH, text, active):
-        if _RELAY.search(text):
+        if _RELAY.search(text) or _stated_as_policy(clause):
             return None
         if _CUSTOMER_SIDE.search(text[: hit.match.start()]) or _negated(text, hit.match.start(), hit.match.end()):
             continue
@@ -546,7 +563,7 @@ def _conclusion_in(clause: _Clause, active: frozenset[int]) -> str | None:
     """Like an outcome, and a hedge lifts it too: "I think you qualify" is an opinion."""
     text = clause.text
     for hit in _find(_CONCLUSION_EN, _CONCLUSION_ZH, text, active):
-        if _RELAY.search(text):
+        if _RELAY.search(text) or _stated_as_policy(clause):
             return None
         before = text[: hit.match.start()]
         if _CUSTOMER_SIDE.search(text[: hit.match.end()]) or _negated(text, hit.match.start(), hit.match.end()):

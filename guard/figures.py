@@ -19,14 +19,14 @@ A `Figure` is
   written), the percentage.  For a bound it is the bound ("up to €30" is 30); for a range the
   low end;
 * `unit` — money: the ISO 4217 code when the form names one currency ("€", "quid", "日元",
-  "chf"), else the family it names ("$" for "$", dollars and bucks; "¥" for "¥"; "rupee",
+  "chf", "US dollars"), else the family it names ("$" for "$", dollars and bucks; "¥" for "¥"; "rupee",
   "franc", "peso", "krone", "krona"), "" when it names none ("two grand", "a tenner", "pay 30");
   元/块/毛/人民币 are CNY.  Duration: ``minute``, ``hour``, ``day``, ``business_day``, ``week``,
   ``month`` ("a fortnight" is 14 ``day``).  Date: the month as two digits ("06") when the text
   gives it, "" when not ("18号"), ``weekday`` for a weekday ("周五", "next wednesday").  Time:
   ``clock``.  Percent: ``%``, or ``折`` for a Chinese discount: "八折" is value 80 — the price
   becomes 80% of what it was — and "八五折" 85;
-* `bound` — ``exact``, ``at_most`` ("up to", "at most", "no more than", "not more than",
+* `bound` — ``exact``, ``at_most`` ("up to", "at most", "no more than", "won't pay more than",
   "under", "max", "within", 不会超过, 最多, 以内/之内/内), ``at_least`` ("at least", "from",
   "or more", 至少, 起, 以上) or ``range`` ("3-5 days", "3 to 5 days", "between €20 and €30",
   三到五天, 两三天);
@@ -195,6 +195,15 @@ _PREFIX_ZH: Final = re.compile(r"(?:人民币|美元|美金|欧元|英镑|日元
 _SUFFIX_SYMBOL: Final = re.compile(r"\s?([$€£¥₩₹₽₺₫฿₱₪₴₦])")
 _SUFFIX_CODE: Final = re.compile(r"\s?([a-z]{3})\b")
 _SUFFIX_WORD: Final = re.compile(r"\s?(" + "|".join(sorted(WORDS_EN, key=len, reverse=True)) + r")\b")
+# Dollars named by their country ("thirty-five US dollars", "20 Singapore dollars").
+_DOLLAR_COUNTRIES: Final = {
+    "us": "USD", "u.s.": "USD", "american": "USD", "australian": "AUD", "aussie": "AUD", "canadian": "CAD",
+    "singapore": "SGD", "singaporean": "SGD", "hong kong": "HKD", "hk": "HKD", "new zealand": "NZD", "nz": "NZD",
+    "taiwan": "TWD", "taiwanese": "TWD",
+}  # fmt: skip
+_SUFFIX_COUNTRY_DOLLAR: Final = re.compile(
+    r"\s?(" + "|".join(re.escape(name) for name in sorted(_DOLLAR_COUNTRIES, key=len, reverse=True)) + r")\s+dollars?\b"
+)
 _SUFFIX_ZH: Final = re.compile(r"\s?(" + "|".join(sorted(WORDS_ZH, key=len, reverse=True)) + ")")
 _SUFFIX_CENTS: Final = re.compile(r"\s?(cents?|pence|p\b)")
 _MULTIPLIER: Final = re.compile(
@@ -280,6 +289,8 @@ _RANGE_JOIN: Final = re.compile(r"\s*(?:-|–|—|~|to|and|or|到|至|或|~)\s*$
 _AT_MOST_BEFORE: Final = re.compile(
     r"(?:\b(?:up\s+to|at\s+most|at\s+the\s+most|no\s+more\s+than|not\s+more\s+than|no\s+longer\s+than"
     r"|not\s+longer\s+than|less\s+than|fewer\s+than|under|below|max(?:imum)?:?|within|no\s+later\s+than|by)"
+    # A cap said with a negation: "you won't pay more than €200", "it will never go over $50".
+    r"|(?:n't|\bnot|\bnever)\s+(?:[a-z']+\s+){0,2}(?:more\s+than|over|above|exceed)"
     r"|不会超过|不超过|不会多于|不多于|最多|至多|最长|最晚|顶多|少于|低于|不到|不高于)\s*$"
 )
 _AT_LEAST_BEFORE: Final = re.compile(
@@ -427,6 +438,9 @@ def _money_suffix(t: str, folded: str | None, pos: int, start: int) -> tuple[str
     symbol = _SUFFIX_SYMBOL.match(t, pos)
     if symbol:
         return SYMBOLS[symbol.group(1)], symbol.end(), Decimal(1)
+    country = _SUFFIX_COUNTRY_DOLLAR.match(t, pos)
+    if country:
+        return _DOLLAR_COUNTRIES[country.group(1)], country.end(), Decimal(1)
     word = _SUFFIX_WORD.match(t, pos)
     if word:
         return WORDS_EN[word.group(1)], word.end(), Decimal(1)

@@ -280,8 +280,26 @@ CONCLUSIONS = [
     ("You will definitely get a refund, guaranteed.", CONCLUSION),  # a conclusion before an outcome
     ("You qualify, and we ship tomorrow.", DEADLINE),  # a deadline before a conclusion
 ]
+# Round 20: what is not ours to promise (a relayed question, a disclaimer, someone else's figure,
+# the published rule restated) and what is (the same rule applied to this customer, a country's
+# dollars, a cap said with a negation).
+ROUND_20_SCOPES = [
+    ("I'll make sure your question about drainage reaches them.", None),
+    ("That's an estimate rather than a guarantee, so I can't promise a date.", None),
+    ("I understand your friend paid 3,000 rupees, so I can't match that.", None),
+    ("I've noted that you'd like it done for 50 euros.", None),
+    ("Yes, 50 euros works for us.", PRICE),
+    ("您说别家三千就能办，我们的费用要顾问看完才会报。", None),
+    ("按照规则，审核通过后7个工作日内原路退回。", None),
+    ("按我们的规定，退房时无损坏，押金全额退还。", None),
+    ("按规定您可以拿回全部押金。", CONCLUSION),
+    ("合同里写了属于不可抗力，违约金不用您出。", CONCLUSION),  # 约 in 违约金 is no hedge
+    ("The basket drops to thirty-five US dollars.", PRICE),
+    ("You won't pay more than €200 for the whole application.", PRICE),
+]
 TABLES = (
     BRIEF_EXAMPLES
+    + ROUND_20_SCOPES
     + CONCLUSIONS
     + NEGATION_SCOPE
     + MIXED_CLAUSES

@@ -18,10 +18,13 @@ RULES: Final[tuple[Rule, ...]] = (
         id="conclusion.en.refund_you",
         category="conclusion",
         language="en",
-        pattern=r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b",
+        pattern=r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|compensate) you\b"
+        r"|\b(?:give|pay|send) you (?:your |the |a full |all your |all of your )?(?:money|deposit"
+        r"|fees?|payment)s? back\b",
         must_block=(
             "We will refund you in full, no questions asked.",
             "We'll reimburse you in full for the damaged blouse.",
+            "We'll accept the return and give you your money back.",
         ),
         must_pass=("Refunds are handled by the owner, not by me.",),
     ),
@@ -282,5 +285,140 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"(?:申报|申请|提交|递交)(?:了|上去)?就(?:能|可以|会)(?:拿到|批|通过|下来|获批)|符合\S{7,14}?(?:条件|要求|资格|标准)",
         must_block=("您的公司完全符合高新技术企业认定的条件，申报就能拿到。",),
         must_pass=("是否符合高新技术企业认定的条件，要由认定机构审核。",),
+    ),
+    # Round 20's conclusions (tests/guard_rounds/20): cover under a policy or a warranty, a charge
+    # that does not apply, a tax verdict, a diagnosis, someone else's duty to pay, a thing that
+    # will pass its inspection (a person passing a test stays an outcome); 拿回押金, 不需要申报,
+    # 定金不收了, 违约金不用您出.
+    Rule(
+        id="conclusion.en.covered_by_policy",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'re| are) (?:fully |definitely |still |totally |completely )?covered\b(?! (?:in|over|within) the next\b)"
+        r"|\b(?:is|are|it's|that's|they're) (?:fully |still |definitely |completely |all )?(?:covered|included) (?:by|under)"
+        r" (?:the |your |our |this |its )?(?:\w+ )?(?:warranty|guarantee|policy|insurance|plan|cover|contract|scheme)\b"
+        r"|\b(?:is|are|it's|that's|they're) (?:still |well |definitely )?(?:within|under|in) (?:the |your |its )?(?:\w+ )?"
+        r"(?:warranty|guarantee)\b"
+        r"|\b(?:repairs?|costs?|bill|expenses|treatment|damage|wages|fees?) (?:will|'ll) be (?:fully |all )?(?:paid|covered|reimbursed"
+        r"|refunded)\b",
+        must_block=(
+            "Since it was an accidental spill, you're covered under the policy.",
+            "That crack is within the warranty, so it's free.",
+            "The full repair will be paid by your insurer.",
+        ),
+        must_pass=(
+            "Whether you're covered under the policy is for the insurer to decide.",
+            "Is it still under warranty?",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.no_penalty",
+        category="conclusion",
+        language="en",
+        pattern=r"\bno (?:\w+ )?(?:penalty|penalties|fines?|fees?|charges?|surcharge|excess|interest|deductions?) (?:applies|apply"
+        r"|will apply|is due|are due|is payable|are payable|will be (?:charged|applied|due|deducted|added|payable))\b"
+        r"|\b(?:penalty|penalties|fine|fees?|charges?|surcharge|excess|deduction|interest) (?:won't|will not|doesn't|does not"
+        r"|don't|do not) apply (?:to you|in your case|to your (?:\w+ )?\w+|for you|here|this time)\b"
+        r"|\byou (?:won't|will not) be (?:penali[sz]ed|fined|charged (?:a|any|the) (?:\w+ )?(?:penalty|fee|fine|charge|excess))\b",
+        must_block=(
+            "No penalty applies in your case.",
+            "The damage charge won't apply to you, since the tyre was already flat.",
+        ),
+        must_pass=(
+            "I can't say whether a penalty applies in your case.",
+            "The late fee doesn't apply on public holidays.",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.deductible",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:is|are|it's|that's|they're) (?:completely |fully |100% |all |entirely )?(?:deductible|claimable)\b"
+        r"|\byou can (?:claim|deduct|write off|reclaim) (?:back )?(?:the whole|the full|the entire|all of it|it all|everything)\b",
+        must_block=(
+            "Your home-office costs are fully deductible.",
+            "You can claim the whole amount on this year's return.",
+        ),
+        must_pass=("Only your accountant can tell you whether they're deductible.",),
+    ),
+    Rule(
+        id="conclusion.en.minor_ailment",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:just|only|merely|simply|nothing more than|nothing but) (?:a |an )?(?:minor |mild |small |slight |simple |little"
+        r" |common |superficial )?(?:sprain|strain|bruise|graze|pulled muscle|cold|allergy|allergic reaction|rash|infection"
+        r"|tummy bug|stomach bug|cyst|wart|ingrown nail|sprained \w+|twisted \w+)\b"
+        r"|\b(?:he|she|they|you|it)(?:'ll| will) (?:be (?:fine|okay|ok|all right|alright)|heal|recover|get better) (?:without"
+        r" (?:an? )?(?:x-ray|scan|surgery|stitches|antibiotics|treatment|vet|doctor|medication|operation|cast|physio)"
+        r"|on (?:his|her|its|their|your) own|by (?:himself|herself|itself|themselves|yourself))\b",
+        must_block=(
+            "Max's limp is just a minor sprain.",
+            "He'll be fine without an X-ray.",
+        ),
+        must_pass=("Only the vet can tell whether it's just a sprain.",),
+    ),
+    Rule(
+        id="conclusion.en.they_must_pay",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:employer|insurer|insurance(?: company)?|polic(?:y|ies)|landlord|company|airline|seller|manufacturer|carrier"
+        r"|they|the other (?:party|driver|side))(?:'s \w+)? (?:has|have|is obliged|are obliged|is required|are required|is bound"
+        r"|are bound|must|is liable|are liable|is legally (?:obliged|required|bound)|are legally (?:obliged|required|bound)) to"
+        r" (?:pay|cover|refund|reimburse|compensate)(?= you\b| your\b| for\b| the\b| all\b| it\b| them\b| in full\b|$)"
+        r"|\b(?:they|he|she|your (?:employer|landlord|insurer)) owes? you (?:the (?:full|whole) |your |compensation\b|a refund\b"
+        r"|\d|[£€$])",
+        must_block=(
+            "Your employer's policy has to pay your lost wages in full.",
+            "The airline is obliged to compensate you for the delay.",
+        ),
+        must_pass=("Whether your employer has to pay your lost wages depends on your contract.",),
+    ),
+    Rule(
+        id="conclusion.en.will_pass_inspection",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:will|'ll|is going to|are going to|is sure to|is bound to) (?:definitely |certainly |surely |easily )?pass"
+        r" (?:the |its |your |their |an? |this |that )?(?:\w+ )?(?:inspection|audit|mot|survey|certification|appraisal"
+        r"|valuation|safety check)\b",
+        must_block=("The wiring is compliant with code, so it'll pass the inspection.",),
+        must_pass=("Nobody can say whether it'll pass the inspection.",),
+    ),
+    Rule(
+        id="conclusion.zh.get_deposit_back",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:您|你)(?:肯定|一定|绝对|都)?(?:能|可以|会)?(?:全部|全额)?(?:拿回|要回|收回|取回|领回)(?:全部|全额|所有)?(?:的)?"
+        r"(?:押金|定金|订金|保证金|钱|款|费用|租金|本金)"
+        r"|(?:押金|定金|订金|保证金)(?:肯定|一定|都)?(?:能|可以|会)(?:全部|全额|一分不少地?)?(?:拿回|退回|返还|退还)",
+        must_block=("墙上那点小划痕不算损坏，按规定您可以拿回全部押金。", "押金能一分不少地退回。"),
+        must_pass=("您能不能拿回全部押金，要等验房的同事判断。",),
+    ),
+    Rule(
+        id="conclusion.zh.no_need_to_declare",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?<![需用])(?:不需要|不用|无需|不必|用不着)(?:再|去)?(?:申报|报税|缴税|纳税|报关|补税|补缴|备案)",
+        must_block=("您这笔海外收入金额不大，这个情况不需要申报。",),
+        must_pass=("需不需要申报，要以税务机关的认定为准。",),
+    ),
+    Rule(
+        id="conclusion.zh.fee_dropped",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:定金|订金|押金|服务费|手续费|运费|上门费|检测费|诊断费|违约金|罚款|滞纳金|费用)(?:就|也|都|我们)?"
+        r"(?:不(?:收|要|扣)了|(?:给(?:您|你))?免(?:掉|了|除))|(?:直接|就|都|全)(?:给(?:您|你))?免(?:掉|了|除)",
+        must_block=("今天之内确认预约的话，定金就不收了。", "检测费我们就免了。"),
+        must_pass=("定金能不能免，要看店长的意思。",),
+    ),
+    Rule(
+        id="conclusion.zh.not_yours_to_pay",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:费|金|钱|款|损失)(?:由)?(?:您|你)?(?:一分(?:钱)?)?(?:都|也)?(?<![需用])(?:不用|不需要|不必|无需)(?:您|你)?(?:来)?"
+        r"(?:出|付|交|承担|赔|掏|负担|支付|花)"
+        r"|(?:您|你)(?:一分(?:钱)?)?(?:都|也)?(?<![需用])(?:不用|不需要|不必|无需)(?:再)?(?:出|付|交|承担|赔|掏|负担|支付|花)(?:任何|一分)?"
+        r"(?:钱|费用|违约金|罚款|赔偿)",
+        must_block=("合同里写了属于不可抗力，违约金不用您出。", "责任在物业，维修费您一分都不用出。"),
+        must_pass=("违约金要不要您出，得看合同怎么写。",),
     ),
 )

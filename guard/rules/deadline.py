@@ -503,4 +503,27 @@ RULES: Final[tuple[Rule, ...]] = (
         must_pass=("Give us a call when you're ready.",),
         kind="verb",
     ),
+    # Round 20's deadlines: access activated within the hour, a certificate issued within ten days,
+    # papers reviewed within ten days.
+    Rule(
+        id="deadline.en.verb.activated_issued",
+        category="deadline",
+        language="en",
+        pattern=r"\b(?:activat(?:ed|es?|ion)|enabled|unlocked|switched on|turned on|reconnected|up and running|issued)\b",
+        must_block=(
+            "Your access card will be activated within the hour, so you can come in this afternoon.",
+            "Your B1 certificate will be issued within 10 days of your final exam.",
+        ),
+        must_pass=("Your access card should be activated within the hour.",),
+        kind="verb",
+    ),
+    Rule(
+        id="deadline.zh.verb.review_done",
+        category="deadline",
+        language="zh",
+        pattern=r"(?:审核|审批|核实|核对|核查|检查|检测|评估|鉴定|验收|审|批|查)(?:完|好)|(?:审核|审批|评估|鉴定)(?:结束|完毕)",
+        must_block=("您的材料已经齐了，10个工作日内肯定给您审核完。",),
+        must_pass=("10个工作日内能不能审核完，我这边没法保证。",),
+        kind="verb",
+    ),
 )

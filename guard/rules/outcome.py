@@ -48,7 +48,7 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"\b(?:100|one hundred) ?(?:%|percent|per cent) (?:sure|certain|guaranteed|safe|effective|success)",
         must_block=(
             "It's 100% guaranteed.",
-            "I'm 100% sure it will pass the inspection.",
+            "I'm 100% sure the new boiler will do the job.",
         ),
         must_pass=("I'll make sure the owner sees your message.",),
     ),
@@ -257,7 +257,7 @@ RULES: Final[tuple[Rule, ...]] = (
         r"|\bwill find nothing\b|\bwill pass (?:the |your |its |first )?(?:\w+ ){0,2}(?:inspection|test|exam|audit|check|review)\b",
         must_block=(
             "This cream will clear up the rash completely.",
-            "The new wiring will pass the inspection first time.",
+            "The boiler will pass its annual safety audit.",
         ),
         must_pass=("Unfortunately I can't guarantee that the stain will come out completely.",),
     ),

@@ -131,7 +131,7 @@ RULES: Final[tuple[Rule, ...]] = (
         id="price.en.free_extra",
         category="price",
         language="en",
-        pattern=r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today)\b"
+        pattern=r"(?<!depending )(?<!depends )(?<!based )\bon the house\b(?! (?:roof|wall|front|side|next))|\bthrow in (?:a |an |one )?free\b|\b(?:is|are|will be) free (?:for you|of charge|this time|today|on your (?:\w+ )?(?:order|booking|purchase|basket))\b"
         r"|\b(?:a|one) free (?:trim|delivery|upgrade|session|check|refill|gift|wrap|wrapping|shipping|consultation|sample"
         r"|lesson|class|visit|wash|coffee|drink)\b|\b(?:\d+(?:st|nd|rd|th)|next|second|third|sixth) (?:lesson|session|class|visit"
         r"|night|one) is free\b|\bit's on us\b|\bno (?:\w+ )?(?:charge|fee) (?:this time|today|for you)\b|\bno charge for\b"

@@ -16,11 +16,28 @@ SCOPES: Final[tuple[Scope, ...]] = (
         pattern=r"budget|\byou (?:paid|mentioned|said|spent|offered|suggested|picked|chose|saw|found|read|heard)\b"
         r"|\byour (?:offer|payment|receipt|balance|voucher)",
     ),
+    # Round 20: someone else's figure the customer reports, a price the customer would like.
+    Scope(
+        id="customer_figure.en.2",
+        kind="customer_figure",
+        language="en",
+        pattern=r"\byour (?:friend|neighbou?r|colleague|sister|brother|mum|mom|dad|mother|father|partner|wife|husband|cousin"
+        r"|relative|family)s? (?:paid|was charged|were charged|got|spent|was quoted|were quoted)\b"
+        r"|\byou(?:'d| would) like (?:to pay\b|(?:it|this|that|them|the \w+) (?:(?:done|fixed|made|repaired|cleaned|altered"
+        r"|serviced) )?for\b)|\byou(?:'re| are) hoping (?:to pay|for)\b",
+    ),
     Scope(
         id="customer_figure.zh.1",
         kind="customer_figure",
         language="zh",
         pattern=r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的|支付的|付的|交的)",
+    ),
+    Scope(
+        id="customer_figure.zh.2",
+        kind="customer_figure",
+        language="zh",
+        pattern=r"(?<![跟和对给向同])(?:您|你)(?:说|讲|提)(?:过)?(?:别家|别的|其他|外面|朋友|之前|那边|人家)"
+        r"|(?:您|你)(?:的)?(?:朋友|家人|同事|邻居)(?:付|花|交|给)了?",
     ),
     Scope(
         id="hedge.en.1",
@@ -43,7 +60,7 @@ SCOPES: Final[tuple[Scope, ...]] = (
         id="hedge.zh.1",
         kind="hedge",
         language="zh",
-        pattern=r"一般|通常|正常情况|大概|大约|(?<!预)约(?![好了定见会过到在])|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
+        pattern=r"一般|通常|正常情况|大概|大约|(?<![预违合签契条履毁解])约(?![好了定见会过到在束])|预计|预估|可能|也许|或许|估计|尽量|争取|尽快|应该|差不多|大多|多数|平均|参考",
     ),
     Scope(
         id="hedge.zh.2",
@@ -127,6 +144,13 @@ SCOPES: Final[tuple[Scope, ...]] = (
         id="relay.en.4", kind="relay", language="en", pattern=r"\bthe owner (?:sees|reads|gets|knows|receives|hears)\b"
     ),
     Scope(
+        id="relay.en.5",
+        kind="relay",
+        language="en",
+        pattern=r"\b(?:message|question|request|query|enquiry|inquiry|feedback|note|complaint|details|comments?)\b(?: \w+){0,4}"
+        r" (?:reaches|gets to|goes to|is passed to|is seen by) (?:them|him|her|the (?:owner|manager|team|right person)|our \w+)\b",
+    ),
+    Scope(
         id="relay.zh.1",
         kind="relay",
         language="zh",
@@ -183,13 +207,14 @@ SCOPES: Final[tuple[Scope, ...]] = (
         id="negation.en.3",
         kind="negation",
         language="en",
-        pattern=r"\b(?:hard|difficult|tricky) to\b|\b(?:wrong|irresponsible|unfair|misleading) (?:of (?:me|us) )?to\b",
+        pattern=r"\b(?:hard|difficult|tricky) to\b|\b(?:wrong|irresponsible|unfair|misleading) (?:of (?:me|us) )?to\b"
+        r"|\b(?:an? )?(?:estimate|guide|indication|approximation|ballpark) rather than\b",
     ),
     Scope(
         id="negation.en.4",
         kind="negation",
         language="en",
-        pattern=r"\b(?:confirm|check|ask|know|see|find out|tell)(?: \w+)? if\b",
+        pattern=r"\b(?:confirm|check|ask|know|see|find out|tell|say)(?: \w+)? if\b",
     ),
     Scope(
         id="negation.zh.1",
@@ -266,6 +291,17 @@ SCOPES: Final[tuple[Scope, ...]] = (
         pattern="guarantee|promise|confirm|sure|保证|承诺|确定|一定",
     ),
     Scope(id="condition", kind="condition", language="any", pattern=r"如果|要是|假如|万一|假设"),
+    # Round 20: the published rule restated ("按照规则，审核通过后7个工作日内原路退回", "按我们的规定，
+    # 退房时无损坏，押金全额退还") is the business's rule, not a promise to this customer - unless
+    # the clause applies it to the customer (按规定您可以拿回全部押金).
+    Scope(
+        id="policy",
+        kind="policy",
+        language="any",
+        pattern=r"按(?:照)?(?:我们|我们的|公司|公司的|店里|店里的|本店|平台|平台的|店铺|店铺的)?(?:规定|规则|政策|流程|条款)"
+        r"|根据(?:我们的|公司的|店里的|本店|平台的)?(?:规定|规则|政策)",
+    ),
+    Scope(id="addressed", kind="addressed", language="any", pattern=r"您|你|\byou|\byour"),
     Scope(
         id="past_done",
         kind="past_done",
