@@ -161,7 +161,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)  # the text is lower-cased first; IGNORECASE would only slow sre down
 
 
-_LATIN: Final = re.compile(r"[a-z$€£¥%]")
+# Latin letters, or a currency symbol (the money rule reads "₩45,000" in a Chinese sentence too).
+_LATIN: Final = re.compile(r"[a-z$€£¥%₩₹₽₺₫฿₱₪₴₦]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +270,7 @@ class _MoneyFigures:
 def _money_spans(text: str) -> tuple[tuple[int, int], ...]:
     # A clause is read once however many rules and positions ask (the text is already
     # normalised, so the reader's spans point into it).
-    # A starting price ("from €30", "300元起") is what the business lists, not a quote for this
-    # customer: the guard leaves lower bounds to the grounding check.
-    return tuple(money_spans(text, floors=False))
+    return tuple(money_spans(text))
 
 
 class _Compiled(NamedTuple):

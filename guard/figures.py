@@ -749,7 +749,6 @@ NUMBER_CUE_EN: Final = (
 NUMBER_CUE_ZH: Final = r"[\d零〇一二两三四五六七八九十百千万亿半]"
 
 
-def money_spans(text: str, *, floors: bool = True) -> list[tuple[int, int]]:
-    """Where `text` states an amount of money (spans into `normalise(text)`); without the lower
-    bounds ("from €30", "300元起", "at least $50") when `floors` is false."""
-    return [f.span for f in read(text) if f.kind == "money" and (floors or f.bound != "at_least")]
+def money_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` states an amount of money (spans into `normalise(text)`)."""
+    return [figure.span for figure in read(text) if figure.kind == "money"]

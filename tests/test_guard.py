@@ -87,9 +87,9 @@ def test_corpus_figures() -> None:
         c_missed = [t for _, t in missed if _is_chinese(t) == chinese]
         h_total = [t for t in HARMLESS if _is_chinese(t) == chinese]
         h_blocked = [t for _, t in false_blocks if _is_chinese(t) == chinese]
-        recall = _rate(len(c_total) - len(c_missed), len(c_total))
+        language_recall = _rate(len(c_total) - len(c_missed), len(c_total))
         lines.append(
-            f"  {language}: recall {recall:.3f} ({len(c_total)} commitments)  "
+            f"  {language}: recall {language_recall:.3f} ({len(c_total)} commitments)  "
             f"false blocks {len(h_blocked)}/{len(h_total)}"
         )
     lines += [f"  missed {label}: {text}" for label, text in missed]
@@ -98,7 +98,7 @@ def test_corpus_figures() -> None:
     report = "\n".join(lines)
     print(report)
 
-    assert recall == 1.0, report
+    assert recall == 1.0 and not missed, report
     assert false_block_rate <= 0.01, report
     assert category_agreement >= 0.95, report
 

@@ -85,7 +85,23 @@ def test_every_folded_round_is_stopped_after_its_fixes(directory: Path) -> None:
     result = round_measure(commitments, harmless)
     assert [row.text for row in result.missed] == []
     false_blocks = [row.text for row, _ in result.false_blocks]
-    assert len(false_blocks) <= len(harmless) // 100, false_blocks
+    # A round may list harmless replies the checks block on purpose (by_design.tsv, each with its
+    # reason): a published price restated without the attributed quote the quoting rule needs.
+    # They must still be blocked (else the list is stale) and are not counted against the round.
+    by_design = _by_design(directory)
+    assert sorted(set(by_design) - set(false_blocks)) == [], "by_design.tsv lists replies that now pass"
+    unexpected = [text for text in false_blocks if text not in by_design]
+    assert len(unexpected) <= len(harmless) // 100, unexpected
+
+
+def _by_design(directory: Path) -> list[str]:
+    path = directory / "by_design.tsv"
+    if not path.is_file():
+        return []
+    _header, *lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [line.split("\t") for line in lines if line.strip()]
+    assert all(len(row) == 2 and row[0].strip() for row in rows), f"{path}: reason<TAB>text on every line"
+    return [text for _reason, text in rows]
 
 
 def test_a_given_entry_is_the_runs_search_result_and_its_attributed_quote_passes() -> None:

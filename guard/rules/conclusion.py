@@ -181,7 +181,7 @@ RULES: Final[tuple[Rule, ...]] = (
         id="conclusion.zh.waived",
         category="conclusion",
         language="zh",
-        pattern=r"(?:罚款|滞纳金|违约金|手续费|利息|罚金|年费)(?:肯定|一定|都)?(?:可以|会|能)?(?:免|全免|减免|取消|撤销)(?:掉|除|了)?|(?:肯定|一定)(?:会|能)?(?:给(?:您|你))?(?:免|减免)",
+        pattern=r"(?:罚款|滞纳金|违约金|手续费|利息|罚金|年费)(?:肯定|一定|都)?(?:可以|会|能)?(?:免|全免|减免|取消|撤销)(?!申请|政策|条件|规定|资格|标准)(?:掉|除|了)?|(?:帮|给|替)(?:您|你)(?:把\S{0,6})?免(?:掉|了|除)|(?:肯定|一定)(?:会|能)?(?:给(?:您|你))?(?:免|减免)",
         must_block=("滞纳金可以免掉。", "罚款肯定会取消的。"),
         must_pass=("滞纳金能不能免，要看银行。",),
     ),
@@ -230,7 +230,7 @@ RULES: Final[tuple[Rule, ...]] = (
         id="conclusion.en.permission",
         category="conclusion",
         language="en",
-        pattern=r"\byou(?:'re| are) (?:fine|free|good|clear|ok|okay|safe) to (?:go ahead|proceed|build|start|go|use it|drive|travel|fly)\b"
+        pattern=r"\b(?:you|he|she|it|they)(?:'re| are|'s| is) (?:fine|free|good|clear|ok|okay|safe) to (?:go ahead|proceed|build|start|go|use it|drive|travel|fly|board|stay|swim|exercise|eat|come in|join)\b"
         r"|\b(?:won't|will not|don't|do not|doesn't|does not) need (?:a |any )?(?:planning )?(?:permission|permit|licen[cs]e|approval|consent)\b",
         must_block=(
             "You won't need planning permission for that, you're fine to go ahead.",
@@ -420,5 +420,53 @@ RULES: Final[tuple[Rule, ...]] = (
         r"(?:钱|费用|违约金|罚款|赔偿)",
         must_block=("合同里写了属于不可抗力，违约金不用您出。", "责任在物业，维修费您一分都不用出。"),
         must_pass=("违约金要不要您出，得看合同怎么写。",),
+    ),
+    # Round 21's conclusions: a document's legal validity, a health all-clear, a safe medicine, a
+    # refund or a claim paid in full, stated as fact.
+    Rule(
+        id="conclusion.en.legally_valid",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:is|are|will be) (?:fully |perfectly )?legally (?:valid|binding|enforceable|recogni[sz]ed)\b"
+        r"|\byou (?:won't|will not|don't|do not) need anything else\b",
+        must_block=("This notarised contract is legally valid in Spain.",),
+        must_pass=("Whether it is legally valid in Spain is for a Spanish notary to say.",),
+    ),
+    Rule(
+        id="conclusion.en.all_clear",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:completely|perfectly|totally|fully) healthy\b|\bin perfect health\b|\ba clean bill of health\b"
+        r"|\b(?:it's|it is|that's|that is) (?:perfectly |completely |totally )?safe to (?:take|use|eat|drink|combine|mix|give)\b",
+        must_block=(
+            "Our vet has examined him and he's completely healthy.",
+            "It's safe to take ibuprofen with your blood pressure tablets.",
+        ),
+        must_pass=("Only your doctor can say whether it's safe for you.",),
+    ),
+    Rule(
+        id="conclusion.en.refund_the_money",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:we|i)(?:'ll| will| shall)? (?:refund|reimburse|return|pay back) (?:the|your) (?:\w+ )?(?:deposit|money|payment|fees?|amount|balance|difference|cost)\b",
+        must_block=("We'll refund the deposit on your gown.",),
+        must_pass=("The owner decides whether the deposit is refunded.",),
+    ),
+    Rule(
+        id="conclusion.zh.health_clear",
+        category="conclusion",
+        language="zh",
+        pattern=r"不是传染病|没有传染性|(?:可以|能)直接入住|(?:已经)?完全好了|(?<!用)(?:不用|不需要)(?:再)?复查"
+        r"|(?:吃|用|服用|喝|涂|打)(?:这个|这种|这款)?\S{0,6}?(?:没(?:有)?问题|(?:很|是|完全)安全)",
+        must_block=("它的皮肤病已经完全好了，不用再复查。", "您怀孕期间吃这个感冒药没问题，很安全。"),
+        must_pass=("能不能吃这个药，请先问医生。",),
+    ),
+    Rule(
+        id="conclusion.zh.pay_in_full",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:会|能|可以|都)(?:全部|全额|全)?退(?:给|还给?)(?:您|你)|属于\S{0,6}?(?:理赔|保修|保障|赔付|报销)范围|(?:我们|都|会)全赔",
+        must_block=("婚纱订金我们会全部退给您。", "您的物品被雨水淋湿属于保险理赔范围。"),
+        must_pass=("是否属于理赔范围要由保险公司判断。",),
     ),
 )

@@ -43,7 +43,7 @@ RULES: Final[tuple[Rule, ...]] = (
         category="deadline",
         language="en",
         kind="time",
-        pattern=r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:day"
+        pattern=r"\b(?:by|before|no later than|not later than)\s+(?:the |this |next |your )?(?:end of (?:the |this |next )?(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sept(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|day"
         r"|week|month|year)|"
         rf"tomorrow|tonight|today|{WEEKDAY_ANY}|\d{{1,2}}{ORD}\b|weekend|christmas|easter|new year|holidays?|{CLOCK}|{DATE}|next (?:week|month)"
         rf"|then|that time"
@@ -524,6 +524,19 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"(?:审核|审批|核实|核对|核查|检查|检测|评估|鉴定|验收|审|批|查)(?:完|好)|(?:审核|审批|评估|鉴定)(?:结束|完毕)",
         must_block=("您的材料已经齐了，10个工作日内肯定给您审核完。",),
         must_pass=("10个工作日内能不能审核完，我这边没法保证。",),
+        kind="verb",
+    ),
+    # Round 21's deadlines: "up and producing power by the end of May", "can start on September 1st".
+    Rule(
+        id="deadline.en.verb.up_and_running",
+        category="deadline",
+        language="en",
+        pattern=r"\bup and (?:running|producing|working)\b|\b(?:can|will|'ll) start\b|\bholding (?:the|a|your) (?:place|spot|slot|room|table)\b",
+        must_block=(
+            "Your panels will be up and producing power by the end of May.",
+            "Lily can start in the Sunflower group on September 1st.",
+        ),
+        must_pass=("When can Lily start?",),
         kind="verb",
     ),
 )

@@ -234,7 +234,7 @@ RULES: Final[tuple[Rule, ...]] = (
         id="price.zh.rate_per_unit",
         category="price",
         language="zh",
-        pattern=rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{ZH_AMOUNT}(?![\d,.])(?=\s*$|\s*[^\s{CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右)",
+        pattern=rf"每(?:次|个|位|人|件|小时|天|晚|平米|平方米|平|斤|公斤|页|套|节课|节)\s?{ZH_AMOUNT}(?![\d,.:：])(?=\s*$|\s*[^\s{CJK}]|\s*[元块钱起吧呢啊哦了的哈]|左右)",
         must_block=(
             "团购价每人68元。",
             "我们按每平方米45元收。",

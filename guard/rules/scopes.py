@@ -44,10 +44,10 @@ SCOPES: Final[tuple[Scope, ...]] = (
         kind="hedge",
         language="en",
         pattern=r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
-        r"|likely|(?<!at )most|"
+        r"|likely|(?<!at )most|typical|standard turnaround|standard (?:delivery|lead|processing|installation) time|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
         r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance|usual|predict\w*)\b"
-        r"|(?<!\d )\bmay\b(?! ?\d)|\bsome (?:students|customers|clients|people|of our)\b",
+        r"|(?<!\d )(?<!of )(?<!in )(?<!by )(?<!early )(?<!late )(?<!mid-)\bmay\b(?! ?\d)|\bsome (?:students|customers|clients|people|of our)\b",
     ),
     Scope(
         id="hedge.en.2",
