@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
 from operator import or_
@@ -40,6 +40,7 @@ from rsi.schedule_rules import day_bounds
 
 from . import events, outgoing
 from .models import DeliveredViolation
+from .texts import texts_in
 
 __all__ = ["OUTWARD", "RecheckResult", "delivered_replies", "previous_day", "recheck_day"]
 
@@ -170,23 +171,6 @@ def recheck_day(*, agent_id: int, day: dt.date, check: Check | None = None) -> R
     return result
 
 
-def _texts(value: object) -> Iterator[str]:
-    """Every string and number in a contract's content (keys too: "cake: 35" gives both)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, int | float):
-        yield str(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _texts(item)
-    elif isinstance(value, Sequence):
-        for item in value:
-            yield from _texts(item)
-
-
 @dataclass
 class _Context:
     """What the replies of one agent-day were given, read with a handful of queries."""
@@ -204,10 +188,10 @@ class _Context:
         session_versions = dict(
             DialogueSession.objects.filter(pk__in=session_ids).values_list("pk", "contract_version")
         )
-        published: dict[int | None, list[str]] = {None: [agent.name, *_texts(live_content(agent))]}
+        published: dict[int | None, list[str]] = {None: [agent.name, *texts_in(live_content(agent))]}
         wanted = {v for v in session_versions.values() if v is not None}
         for contract in AgentContract.objects.filter(agent=agent, version__in=wanted):
-            published[contract.version] = list(_texts(contract.content()))
+            published[contract.version] = list(texts_in(contract.content()))
         history: dict[Any, list[tuple[int, str]]] = defaultdict(list)
         for session_id, pk, text in (
             Message.objects.filter(session_id__in=session_ids, pk__lt=last)

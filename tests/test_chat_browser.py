@@ -52,6 +52,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def hosted_model(url: str) -> dict[str, str]:
+    """The environment that points the product at an OpenAI-compatible server (tests/llm_server.py)."""
+    return {
+        "FACADE_LLM_PROVIDER": "openai",
+        "FACADE_LLM_BASE_URL": url,
+        "FACADE_LLM_MODEL": "test-model",
+        "FACADE_LLM_MAX_RETRIES": "0",
+    }
+
+
 @contextmanager
 def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
     """Daphne in a process of its own on the test database (pytest-django's live server speaks
@@ -399,13 +409,7 @@ def test_stop_ends_a_running_turn(page: Any, demo: dict[str, str], tmp_path: Pat
     thinking = hang(3.0, then=tool_call_reply(tool_call("c1", "search_knowledge", {"query": "opening hours"})))
     with (
         LLMServer([thinking, text_reply("never said")]) as model,
-        daphne(
-            tmp_path,
-            FACADE_LLM_PROVIDER="openai",
-            FACADE_LLM_BASE_URL=model.url,
-            FACADE_LLM_MODEL="test-model",
-            FACADE_LLM_MAX_RETRIES="0",
-        ) as site,
+        daphne(tmp_path, **hosted_model(model.url)) as site,
     ):
         open_chat(page, site)
         textbox = page.get_by_role("textbox", name="Your message")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from browser_support import TIMEOUT_MS
 from playwright.sync_api import expect
-from test_chat_browser import WATCH, agent_replies, ask, daphne, open_chat
+from test_chat_browser import WATCH, agent_replies, ask, daphne, hosted_model, open_chat
 from test_quoting import PRICE_LIST
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "var" / "screenshots"
@@ -151,13 +151,7 @@ def test_a_hosted_models_applied_commitment_is_refused_by_the_server(page: Any, 
     ]
     with (
         LLMServer(script) as model,
-        daphne(
-            tmp_path,
-            FACADE_LLM_PROVIDER="openai",
-            FACADE_LLM_BASE_URL=model.url,
-            FACADE_LLM_MODEL="test-model",
-            FACADE_LLM_MAX_RETRIES="0",
-        ) as site,
+        daphne(tmp_path, **hosted_model(model.url)) as site,
     ):
         open_chat(page, site)
         quoted = ask(page, "Your message", "How much is a birthday cake?")

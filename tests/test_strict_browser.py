@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from test_chat_browser import agent_replies, ask, daphne, open_chat
+from test_chat_browser import agent_replies, ask, daphne, hosted_model, open_chat
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "var" / "screenshots"
 BOUNDARY = "I can't confirm prices, dates or outcomes here: the owner confirms those personally."
@@ -91,13 +91,7 @@ def test_a_hosted_models_invented_price_is_refused_in_strict_mode(
     ]
     with (
         LLMServer(script) as model,
-        daphne(
-            tmp_path,
-            FACADE_LLM_PROVIDER="openai",
-            FACADE_LLM_BASE_URL=model.url,
-            FACADE_LLM_MODEL="test-model",
-            FACADE_LLM_MAX_RETRIES="0",
-        ) as site,
+        daphne(tmp_path, **hosted_model(model.url)) as site,
     ):
         open_chat(page, site)
         hours = ask(page, "Your message", "What time do you open?")

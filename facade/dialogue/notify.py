@@ -4,7 +4,11 @@ summary (which may be the customer's or the model's wording beyond those fields)
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
+
 from django.conf import settings
+from django.core.cache import cache
 from django.core.mail import send_mail
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
@@ -70,3 +74,18 @@ def request_notify_owners(request_id: int) -> int:
     subject, body = request_email(request)
     send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
     return len(recipients)
+
+
+def notify_once(key: str, stamp: dt.datetime | None, send: Callable[[], int]) -> int:
+    """Run `send` (an e-mail to owners) once per `key` and `stamp`, so a redelivered task sends
+    nothing twice; what it returns is the number of addresses written to.  `stamp` is the object's
+    own time (its creation, its opening): ids restart when a database is recreated, the cache may
+    not.  None — the object is gone — sends nothing."""
+    if stamp is None:
+        return 0
+    key = f"{key}:{stamp.timestamp():.6f}"
+    if cache.get(key):
+        return 0
+    sent = send()
+    cache.set(key, 1, timeout=7 * 24 * 3600)
+    return sent

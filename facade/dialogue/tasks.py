@@ -3,10 +3,9 @@ from __future__ import annotations
 import smtplib
 
 from celery import shared_task
-from django.core.cache import cache
 
 from .models import CustomerRequest
-from .notify import request_notify_owners
+from .notify import notify_once, request_notify_owners
 from .services import sessions_expire
 
 
@@ -27,12 +26,4 @@ def request_notify_owners_task(request_id: int) -> int:
     """E-mail a new request's owners, once: a request already sent for is skipped (a redelivered
     task sends nothing twice); an SMTP server that is down is tried again with backoff."""
     created = CustomerRequest.objects.filter(pk=request_id).values_list("created_at", flat=True).first()
-    if created is None:
-        return 0
-    # The request's creation time in the key: ids restart when a database is recreated, the cache may not.
-    key = f"dialogue:request-notified:{request_id}:{created.timestamp():.6f}"
-    if cache.get(key):
-        return 0
-    sent = request_notify_owners(request_id)
-    cache.set(key, 1, timeout=7 * 24 * 3600)
-    return sent
+    return notify_once(f"dialogue:request-notified:{request_id}", created, lambda: request_notify_owners(request_id))

@@ -19,26 +19,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from guard.outgoing import outgoing_check
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, keys included (a request flow's state names, its labels)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+from guard.texts import texts_in
 
 
 def published_texts(slug: str) -> list[str]:
@@ -57,7 +44,7 @@ def published_texts(slug: str) -> list[str]:
     terms = live_terms(agent)
     texts = [terms.mission, *terms.boundary_wording.values()]
     texts += [sentence for said in terms.wording.values() for sentence in said.values()]
-    texts += list(_strings(terms.request_flow))
+    texts += list(texts_in(terms.request_flow))
     now = timezone.now()
     versions = (
         EntryVersion.objects.filter(agent=agent, status=Status.APPROVED, served=True)
