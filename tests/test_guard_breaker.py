@@ -217,3 +217,16 @@ def test_a_zero_threshold_turns_it_off(world_a: Any, settings: Any) -> None:
     for _ in range(3):
         blocked_turn(session)
     assert not breaker_open(world_a.agent)
+
+
+def test_a_redelivered_notification_task_sends_no_second_email(world_a: Any, smtp: Any) -> None:
+    from guard.tasks import breaker_notify_owners_task
+
+    session = customer_session(world_a)
+    for _ in range(THRESHOLD + 1):
+        blocked_turn(session)  # the on-commit e-mail is not run: the task below is the delivery
+    breaker = GuardBreaker.objects.get(agent=world_a.agent)
+    assert smtp.received == []
+    assert breaker_notify_owners_task(breaker.pk) == 1
+    assert breaker_notify_owners_task(breaker.pk) == 0
+    assert len(smtp.received) == 1
