@@ -58,6 +58,9 @@ def refused(world: Any, result: Any, reason: str) -> None:
         "rule": "",
         "reason": reason,
     }
+    # A refusal is final: the model chose parts, so it is not asked for a rewrite.
+    assert run.llm_call_count == 1 + run.tool_call_count
+    assert [e for e in events("guard.rewrite_requested") if e.entity_id == str(run.pk)] == []
 
 
 # --- the mode as a contract term, and an L2 change ------------------------------------------------
