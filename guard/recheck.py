@@ -34,6 +34,7 @@ from django.utils import timezone
 from approvals.contract import live_content
 from approvals.contract_models import AgentContract
 from facade.dialogue.models import DialogueSession, Message, Run
+from facade.dialogue.runtime.loop import HISTORY
 from facade.tenancy.models import AgentProfile
 from knowledge.models import EntryVersion
 from rsi.schedule_rules import day_bounds
@@ -171,6 +172,15 @@ def recheck_day(*, agent_id: int, day: dt.date, check: Check | None = None) -> R
     return result
 
 
+# The parts of a contract the customer and peer prompt says (prompts.customer_prompt): not the
+# pricing or delivery terms, which the model is never given.
+_PROMPT_FIELDS = ("mission", "boundary_wording", "wording", "clarification_order", "request_flow")
+
+
+def _prompt_texts(content: Mapping[str, Any]) -> list[str]:
+    return list(texts_in({field: content.get(field) for field in _PROMPT_FIELDS}))
+
+
 @dataclass
 class _Context:
     """What the replies of one agent-day were given, read with a handful of queries."""
@@ -188,10 +198,10 @@ class _Context:
         session_versions = dict(
             DialogueSession.objects.filter(pk__in=session_ids).values_list("pk", "contract_version")
         )
-        published: dict[int | None, list[str]] = {None: [agent.name, *texts_in(live_content(agent))]}
+        published: dict[int | None, list[str]] = {None: [agent.name, *_prompt_texts(live_content(agent))]}
         wanted = {v for v in session_versions.values() if v is not None}
         for contract in AgentContract.objects.filter(agent=agent, version__in=wanted):
-            published[contract.version] = list(texts_in(contract.content()))
+            published[contract.version] = [agent.name, *_prompt_texts(contract.content())]
         history: dict[Any, list[tuple[int, str]]] = defaultdict(list)
         for session_id, pk, text in (
             Message.objects.filter(session_id__in=session_ids, pk__lt=last)
@@ -225,13 +235,13 @@ class _Context:
         return out
 
     def given(self, reply: Mapping[str, Any]) -> list[str]:
+        """What the run had: the prompt's texts of the contract version the session ran under, the
+        cited versions' texts, and the conversation the prompt held (its last HISTORY messages)."""
         version = self.session_versions.get(reply["session_id"])
-        texts = list(self.published[None])
-        if version is not None:
-            texts += self.published.get(version, [])
+        texts = list(self.published.get(version) or self.published[None])
         texts += [body for _c, found in self._cited(reply) if found for body in (found[1], found[2])]
-        texts += [text for pk, text in self.history.get(reply["session_id"], []) if pk < reply["pk"]]
-        return texts
+        earlier = [text for pk, text in self.history.get(reply["session_id"], []) if pk < reply["pk"]]
+        return texts + earlier[-(HISTORY + 1) :]  # the history and the message the reply answered
 
     def citations(self, reply: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The reply's citations in the order it numbered them, each with its version's text as

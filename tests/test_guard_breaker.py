@@ -230,3 +230,16 @@ def test_a_redelivered_notification_task_sends_no_second_email(world_a: Any, smt
     assert breaker_notify_owners_task(breaker.pk) == 1
     assert breaker_notify_owners_task(breaker.pk) == 0
     assert len(smtp.received) == 1
+
+
+def test_a_strict_agents_refusals_do_not_trip_it(world_a: Any) -> None:
+    """Strict mode is what the breaker switches to: its composer's refusals are not counted."""
+    from approvals.contract import contract_compile
+    from facade.tenancy.schemas import Actor
+
+    contract_compile(agent=world_a.agent, changes={"composition_mode": "strict"}, actor=Actor.platform("t"))
+    session = customer_session(world_a)
+    for _ in range(THRESHOLD + 2):
+        blocked_turn(session)  # free text in strict mode: refused, the boundary wording is sent
+    assert set(Run.objects.filter(session=session).values_list("guard_category", flat=True)) == {"strict_refused"}
+    assert not breaker_open(world_a.agent) and events("guard.breaker_opened") == []

@@ -302,3 +302,23 @@ def test_the_review_input_carries_the_violations_as_figures_and_pointers_and_no_
     )
     dumped = review_input.model_dump_json()
     assert "teapot" not in dumped and "grandmother" not in dumped  # neither the customer's words nor the reply's
+
+
+def test_the_recheck_gives_what_the_prompt_gave_not_the_price_list() -> None:
+    """The grounding check of the re-check reads the contract texts the customer prompt holds;
+    the pricing and delivery terms, which the model is never given, do not make a figure given."""
+    from guard.recheck import _prompt_texts
+
+    content = {
+        "mission": "We bake cakes.",
+        "boundary_wording": {"en": "The owner confirms prices."},
+        "wording": {"en": {"greeting": "Hello!"}},
+        "clarification_order": ["need", "when"],
+        "request_flow": {"states": {"new": {"label": "New"}}},
+        "pricing": {"items": [{"name": "Birthday cake", "amount": "77"}]},
+        "delivery": [{"name": "Courier", "days": 3}],
+    }
+    texts = _prompt_texts(content)
+    assert "We bake cakes." in texts and "The owner confirms prices." in texts and "Hello!" in texts
+    assert "need" in texts and "New" in texts
+    assert not any("77" in text or "Courier" in text or "Birthday cake" in text for text in texts)

@@ -160,3 +160,24 @@ def test_an_unsourced_figure_is_named_as_such_to_the_model(world_a: Any) -> None
     assert "a figure" in note and "4" not in note and "carpenter" not in note
     [requested] = events("guard.rewrite_requested")
     assert (requested.payload["category"], requested.payload["check"]) == ("unsourced_figure", "grounding")
+
+
+def test_a_rewrite_of_a_run_cancelled_meanwhile_is_not_sent(world_a: Any) -> None:
+    from facade.dialogue.runtime.loop import run_cancel
+
+    session = customer_session(world_a)
+    provider = ScriptedProvider.of(say(PROMISE), say(CLEAN))
+    complete = provider.complete
+
+    def cancelling(**kwargs: Any) -> ModelReply:
+        reply = complete(**kwargs)
+        if len(provider.calls) == 2:
+            run_cancel(session=session)  # the customer pressed Stop while the model rewrote
+        return reply
+
+    provider.complete = cancelling  # type: ignore[method-assign]
+    result = turn_handle(session=session, text="how much?", provider=provider)
+    assert result.reply is not None and result.reply.text.startswith(world_a.agent.boundary("en"))
+    assert CLEAN not in result.reply.text
+    [requested] = events("guard.rewrite_requested")
+    assert requested.payload["outcome"] == "cancelled"

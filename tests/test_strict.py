@@ -302,6 +302,24 @@ def test_a_valid_choice_is_composed_with_its_citations(world_a: Any) -> None:
     assert not [e for e in events("guard.blocked") if e.entity_id == str(run.pk)]
 
 
+def test_a_quote_of_the_second_result_alone_is_numbered_as_the_replys_first_citation(world_a: Any) -> None:
+    """The number in the text is the quote's place among the reply's citations: the check finds
+    the entry it quotes (an approved price quoted as it stands passes), and the stored citations
+    say the same."""
+    hours = teach(world_a, "Opening hours", HOURS)
+    cakes = teach(world_a, "Cakes", CAKES, ref="chat:2")
+    strict(world_a)
+    search = call("search_knowledge", {"query": "birthday cakes open hours"})
+    provider = ScriptedProvider.of(search, choice({"kind": "knowledge", "id": "2.1"}))
+    result = turn_handle(session=customer_session(world_a), text="How much is a birthday cake?", provider=provider)
+    assert result.reply is not None
+    [cited] = result.reply.citations  # the second search result, and only it
+    quoted = {"Opening hours": (hours, HOURS), "Cakes": (cakes, CAKES)}[cited["title"]]
+    assert cited == {"entry_id": quoted[0].entry_id, "version": quoted[0].number, "title": cited["title"]}
+    assert result.reply.text == f"[1] {cited['title']}: {quoted[1].split('. ')[0].rstrip('.')}."
+    assert Run.objects.get(message=result.message).guard_category == ""
+
+
 def test_a_whole_entry_quoted_as_it_stands_and_a_status_line_of_the_run(world_a: Any) -> None:
     cakes = teach(world_a, "Cakes", CAKES)
     strict(world_a)

@@ -106,7 +106,7 @@ class GuardRewriteRequested(EventPayload):
     check: str  # "guard", "grounding" or "taboo"
     rule: str | None = None
     audience: str
-    outcome: str  # sent, blocked, not_text, token_budget, provider_error
+    outcome: str  # sent, blocked, not_text, token_budget, cancelled, provider_error
 
 
 class ToolRefused(EventPayload):

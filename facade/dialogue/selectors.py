@@ -263,6 +263,7 @@ def blocked_replies_since(*, agent: Any, since: Any) -> int:
             session__preview=False,
             session__audience__in=("customer", "peer"),
         )
-        .exclude(guard_category="")
+        # A strict composer's refusal is not counted: strict mode is what the breaker switches to.
+        .exclude(guard_category__in=("", "strict_refused"))
         .count()
     )

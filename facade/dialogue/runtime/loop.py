@@ -408,6 +408,8 @@ def run_turn(
                     outcome = "not_text"  # a rewrite is an answer, not another round of tools
                 elif run.prompt_tokens + run.completion_tokens > token_limit:
                     outcome = "token_budget"
+                elif cancelled():
+                    outcome = "cancelled"  # stopped while the model rewrote: nothing of it is sent
                 else:
                     blocked = _blocked(rewritten, audience, prompt.taboos, ctx.citations, given)
                     if blocked is None:

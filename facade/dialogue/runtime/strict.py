@@ -255,7 +255,8 @@ def _knowledge(choice: Choice, citations: Sequence[Mapping[str, Any]], language:
     if not passage:
         raise _Refused("unknown_knowledge")
     colon = "：" if language.startswith("zh") else ": "
-    return f"[{number}] {cited.get('title', '')}{colon}{passage}", number - 1
+    # The line's number is given by `compose`: the quote's place among the entries the reply cites.
+    return f"{cited.get('title', '')}{colon}{passage}", number - 1
 
 
 def _summary(choice: Choice, terms: ContractTerms, language: str, said: Sequence[str]) -> str:
@@ -381,10 +382,12 @@ def compose(
     try:
         for choice in parsed:
             if choice.kind == "knowledge":
-                line, index = _knowledge(choice, citations, language)
-                lines.append(line)
+                quote, index = _knowledge(choice, citations, language)
                 if index not in cited:
                     cited.append(index)
+                # Numbered by its place among the entries this reply cites (the reply's citations,
+                # in that order), so "[1]" in the text, the check's list and the stored list agree.
+                lines.append(f"[{cited.index(index) + 1}] {quote}")
             elif choice.kind == "template" and choice.id == "summary":
                 lines.append(_summary(choice, terms, language, said))
             elif choice.kind == "template" and choice.id in REQUEST_TEMPLATES:
