@@ -40,10 +40,9 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from facade.dialogue.runtime.builtin_tools import knowledge_found
-from facade.dialogue.runtime.loop import HISTORY, HONEST, REPLY_TOKENS, TABOO, reply_blocked
+from facade.dialogue.runtime.loop import HISTORY, HONEST, REPLY_TOKENS, reply_blocked
 from facade.dialogue.runtime.prompts import conversation_language, customer_prompt
 from facade.dialogue.runtime.providers import Provider, ProviderError, provider_for
-from facade.dialogue.runtime.taboo import taboo_hit
 from facade.dialogue.runtime.tools import SearchArgs, registry
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
@@ -455,8 +454,9 @@ def _simulate(
             )
     text = text or HONEST[language]["max_steps"]
     given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
-    # The same checks a real reply passes, the owner's approved taboos first (loop._finish).
-    blocked = TABOO if taboo_hit(text, prompt.taboos) is not None else reply_blocked(text, citations, given)
+    # The same check a real reply passes: the owner's approved taboos, then the outgoing check.
+    verdict = reply_blocked(text, audience, prompt.taboos, citations, given)
+    blocked = verdict.category if verdict is not None else ""
     return replay_rules.TurnOutcome(
         cited=frozenset() if blocked else frozenset(int(c["entry_id"]) for c in citations),
         blocked=blocked,

@@ -366,7 +366,7 @@ def run_turn(
             if needs_input and status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT
     if blocked is None:
-        blocked = _blocked(text, audience, prompt.taboos, cited, given)
+        blocked = reply_blocked(text, audience, prompt.taboos, cited, given)
     rewrite: RewriteRecord | None = None
     # In strict mode there is no rewrite: the model chose parts, and a refusal is final.
     if blocked is not None and provider.rewrites and not stop_reason and not strict:
@@ -411,7 +411,7 @@ def run_turn(
                 elif cancelled():
                     outcome = "cancelled"  # stopped while the model rewrote: nothing of it is sent
                 else:
-                    blocked = _blocked(rewritten, audience, prompt.taboos, ctx.citations, given)
+                    blocked = reply_blocked(rewritten, audience, prompt.taboos, ctx.citations, given)
                     if blocked is None:
                         outcome = "sent"
                         text = rewritten
@@ -473,7 +473,7 @@ class Blocked:
     reason: str | None = None  # category `strict_refused`: the strict composer's reason code
 
 
-def _blocked(
+def reply_blocked(
     text: str, audience: Audience, taboos: tuple[Taboo, ...], citations: list[dict[str, Any]], given: list[str]
 ) -> Blocked | None:
     """The owner's approved taboos (the whole reply, quotes included — the owner never says it),
@@ -487,12 +487,6 @@ def _blocked(
     if not verdict.blocked:
         return None
     return Blocked(category=verdict.category or "unknown", check=verdict.check or "guard", rule=verdict.rule)
-
-
-def reply_blocked(text: str, citations: list[dict[str, Any]], given: list[str]) -> str:
-    """The category the whole outgoing check blocks the reply for, "" when it is sent (the
-    replay preview's check; the run loop asks `_blocked`)."""
-    return outgoing_check(text, given=given, citations=citations).category or ""
 
 
 def _finish(
