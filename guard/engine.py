@@ -306,6 +306,8 @@ _OUTCOME_EN: Final = _group("outcome", "en")
 _OUTCOME_ZH: Final = _group("outcome", "zh")
 _CONCLUSION_EN: Final = _group("conclusion", "en")
 _CONCLUSION_ZH: Final = _group("conclusion", "zh")
+_GENERAL_EN: Final = _group("conclusion", "en", "general")
+_GENERAL_ZH: Final = _group("conclusion", "zh", "general")
 
 
 def _indices(*groups: tuple[_Compiled, ...]) -> frozenset[int]:
@@ -316,7 +318,7 @@ _PRICE_RULES: Final = _indices(_PRICE_MATCH, _PRICE_EN, _PRICE_ZH)
 _TIME_RULES: Final = _indices(_TIME_EN, _TIME_ZH)
 _VERB_RULES: Final = _indices(_VERB_EN, _VERB_ZH)
 _OUTCOME_RULES: Final = _indices(_OUTCOME_EN, _OUTCOME_ZH)
-_CONCLUSION_RULES: Final = _indices(_CONCLUSION_EN, _CONCLUSION_ZH)
+_CONCLUSION_RULES: Final = _indices(_CONCLUSION_EN, _CONCLUSION_ZH, _GENERAL_EN, _GENERAL_ZH)
 
 
 class _Hit(NamedTuple):
@@ -561,7 +563,8 @@ def _outcome_in(clause: _Clause, active: frozenset[int]) -> str | None:
 def _conclusion_in(clause: _Clause, active: frozenset[int]) -> str | None:
     """Like an outcome, and a hedge lifts it too: "I think you qualify" is an opinion."""
     text = clause.text
-    for hit in _find(_CONCLUSION_EN, _CONCLUSION_ZH, text, active):
+    hits = _find(_CONCLUSION_EN, _CONCLUSION_ZH, text, active) + _find(_GENERAL_EN, _GENERAL_ZH, text, active)
+    for hit in hits:
         if _RELAY.search(text) or _stated_as_policy(clause):
             return None
         before = text[: hit.match.start()]

@@ -3,8 +3,9 @@
 Three checks in order, the first that objects decides: the commitment guard (`engine.py`: the
 reply's wording promises a price, a deadline, an outcome or a conclusion), the grounding check
 (`grounding.py`: a money or time figure the model was not given), and - when the reply quoted an
-approved entry (`quoting.py`) - whether the rest applies the quote to the customer.  Attributed
-quotes of the entries the run cited are left out of the first two: quoting is not committing.
+approved entry (`quoting.py`) or restated one of its prices (`restating.py`) - whether the rest
+applies it to the customer.  Attributed quotes of the entries the run cited, and restatements of
+their prices, are left out of the first two: quoting is not committing.
 
 `outgoing_check` is the one entry point: the run loop, `manage.py guard_check`, the replay
 preview and the nightly re-check all call it, so they can never disagree about a reply.
@@ -22,6 +23,7 @@ from typing import Any, Final
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
+from .restating import unrestated
 from .rules import RULES, SCOPES, Rule, Scope
 
 __all__ = [
@@ -40,8 +42,8 @@ UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped 
 
 
 # The code whose source decides verdicts beside the rules: the guard's engine, the grounding check,
-# the quoting rule and the figure reader (when it is there).
-_SOURCES: Final = ("engine.py", "grounding.py", "quoting.py", "figures.py", "currencies.py")
+# the quoting and restating rules and the figure reader (when it is there).
+_SOURCES: Final = ("engine.py", "grounding.py", "quoting.py", "restating.py", "figures.py", "currencies.py")
 
 
 def ruleset_hash(rules: Sequence[Rule] = RULES, scopes: Sequence[Scope] = SCOPES) -> str:
@@ -87,7 +89,7 @@ def outgoing_check(
     """The verdict on one outgoing reply.  `given` is everything the model was given (the
     agent's published texts, the conversation, tool results); `citations` are the approved
     entries the run's search returned, whose attributed quotes are not read as commitments."""
-    checked = unquoted(text, list(citations))
+    checked = unrestated(unquoted(text, list(citations)), list(citations))
     verdict = guard_check(checked)
     if verdict.blocked:
         category = verdict.category.value if verdict.category else "unknown"

@@ -33,6 +33,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .figures import read
+from .restating import clauses, defers, greeting_removed, promise_refusals_removed
+
 __all__ = ["APPLIED_QUOTE", "applies_to_customer", "unquoted"]
 
 APPLIED_QUOTE: Final = "applied_quote"  # the category of a reply that applied a quote to the customer
@@ -143,15 +146,25 @@ def unquoted(text: str, citations: Sequence[Mapping[str, Any]]) -> str:
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd)\b|您|你")
 _APPLYING: Final = re.compile(
     r"\b(?:pay|paying|cost|costs|price|charge[sd]?|owe|total|ready|deliver(?:ed|y)?|arrive[sd]?|ship(?:ped)?"
-    r"|guarantee[sd]?|promise[sd]?|free|then|that much|this much|that price)\b"
-    r"|付|花|收到|价|钱|费|做好|好了|送到|送达|到货|拿到|保证|承诺|免费|这么多"
+    r"|guarantee[sd]?|promise[sd]?|free|then|that much|this much|that price|today|tonight|tomorrow)\b"
+    r"|付|花|收到|价|钱|费|做好|好了|送到|送达|到货|拿到|保证|承诺|免费|这么多|今天|今晚|明天|后天"
 )
 
 
 def applies_to_customer(text: str) -> bool:
     """Whether a sentence of `text` (a reply with its quotes taken out) speaks of the customer's
-    own price, time or outcome."""
+    own price, time or outcome: words of both kinds, or the customer and a figure ("For you:
+    tomorrow."), unless the sentence leaves it to someone else ("the tuner will confirm the cost
+    for your piano after seeing it")."""
     for sentence in re.split(r"[.!?。！？\n]+", _normal(text)):
-        if _YOU.search(sentence) and _APPLYING.search(sentence):
+        sentence = greeting_removed(sentence)
+        if not _YOU.search(sentence):
+            continue
+        # What the sentence says itself: its clauses that leave nothing to someone else, without
+        # a promise it refuses ("nobody can promise a result").
+        own = " ".join(
+            promise_refusals_removed(sentence[a:b]) for a, b in clauses(sentence) if not defers(sentence[a:b])
+        )
+        if _APPLYING.search(own) or read(own):
             return True
     return False

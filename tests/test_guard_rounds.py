@@ -86,7 +86,7 @@ def test_every_folded_round_is_stopped_after_its_fixes(directory: Path) -> None:
     assert [row.text for row in result.missed] == []
     false_blocks = [row.text for row, _ in result.false_blocks]
     # A round may list harmless replies the checks block on purpose (by_design.tsv, each with its
-    # reason): a published price restated without the attributed quote the quoting rule needs.
+    # reason): a published price restated in a form neither the quoting nor the restating rule takes.
     # They must still be blocked (else the list is stale) and are not counted against the round.
     by_design = _by_design(directory)
     assert sorted(set(by_design) - set(false_blocks)) == [], "by_design.tsv lists replies that now pass"

@@ -470,3 +470,155 @@ RULES: Final[tuple[Rule, ...]] = (
         must_pass=("是否属于理赔范围要由保险公司判断。",),
     ),
 )
+
+# The general forms of a conclusion, written after round 21 from what every round's misses had in
+# common rather than from their words: the customer, or the customer's own matter, stated to be
+# in an outcome state ("you're accepted", "your claim has been approved", "the visa is sorted",
+# 您的申请已经办好了), or to receive a benefit ("you'll get your deposit back", 您能拿到补贴).  They
+# are `general` rules: read like every conclusion rule (a negation, a hedge, the customer's side or
+# a relayed message lifts them), and tried after the specific ones, so a verdict names the most
+# specific rule that fired.
+_STATE_EN: Final = (
+    r"(?:approved|accepted|admitted|granted|authori[sz]ed|cleared|eligible|entitled|qualified|covered|insured"
+    r"|refunded|reimbursed|compensated|waived|exempt(?:ed)?|excused|forgiven|cancell?ed free|valid|legal|lawful"
+    r"|allowed|permitted|compliant|sorted|settled|resolved|fixed|final|confirmed|guaranteed|successful|through"
+    r"|in the clear|good to go|all set|all good|off the hook|safe|fine|ok|okay|healthy|clear|benign|renewed"
+    r"|registered|enrolled|booked in|signed off|passed|a pass|on the list|a yes)"
+)
+_MATTER_EN: Final = (
+    r"(?:claim|application|appeal|request|refund|visa|permit|licen[cs]e|loan|mortgage|case|petition|complaint"
+    r"|reimbursement|return|exchange|repair|warranty|insurance|policy|cover|booking|reservation|place|spot|seat"
+    r"|enrol?ment|registration|membership|subscription|contract|lease|deposit|paperwork|documents?|forms?|papers"
+    r"|certificate|test|exam|results?|inspection|audit|diagnosis|scan|x-ray|biopsy|tax return|filing|case"
+    r"|order|item|parcel|package|device|phone|laptop|car|vehicle|pet|dog|cat|tooth|teeth)"
+)
+_BENEFIT_EN: Final = (
+    r"(?:refund|money back|deposit back|deposit|compensation|approval|visa|permit|licen[cs]e|grant|subsidy|rebate"
+    r"|reimbursement|payout|pay-?out|place|spot|seat|certificate|discount|bonus|replacement|exemption|waiver"
+    r"|allowance|benefit|credit|voucher|full amount|whole amount|everything back|all of it back)"
+)
+_SURE_EN: Final = r"(?:(?:definitely|certainly|surely|absolutely|already|now|officially|fully|totally|completely|all) )?"
+
+RULES += (
+    Rule(
+        id="conclusion.en.you_are_in_state",
+        kind="general",
+        category="conclusion",
+        language="en",
+        pattern=rf"\byou(?:'re| are|'ll be| will be|'ve been| have been| were| got| get) {_SURE_EN}{_STATE_EN}\b"
+        r"(?! (?:to (?:ask|apply|contact|call|book|choose|decide|check|send|bring|cancel)|if|whether|for (?:a|an|the) (?:review|check)))",
+        must_block=(
+            "Good news, you're accepted onto the spring course.",
+            "You've been approved, welcome aboard!",
+            "You have been cleared for the advanced class.",
+        ),
+        must_pass=(
+            "You're welcome to apply, and the office decides.",
+            "Whether you're eligible is for the visa office to decide.",
+            "You're free to ask the owner directly.",
+            "Are you covered by your own insurance?",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.matter_in_state",
+        kind="general",
+        category="conclusion",
+        language="en",
+        pattern=rf"\b(?:your|the|this|that) (?:\w+ )?{_MATTER_EN}s? (?:is|are|has been|have been|will be|'ll be|was|were|gets|get"
+        rf"|is going to be|looks|went|has gone|will go|'s) {_SURE_EN}{_STATE_EN}\b(?! (?:to|if|whether|by the|once|after|when))",
+        must_block=(
+            "Your claim has been approved.",
+            "The refund is confirmed, it'll show on your card.",
+            "Your visa application is definitely through.",
+        ),
+        must_pass=(
+            "Your claim is with the insurer, who decides.",
+            "Whether your refund is approved is up to the owner.",
+            "The repair is covered if the warranty applies, which the technician checks.",
+            "Is your booking confirmed by e-mail?",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.you_get_benefit",
+        kind="general",
+        category="conclusion",
+        language="en",
+        pattern=rf"(?<!sure )(?<!certain )\byou(?:'ll| will| can| are going to|'re going to| do| would| get to)? {_SURE_EN}(?:get|receive|keep|have|claim|recover|be given|be paid|be sent|qualify for|be entitled to|be eligible for) "
+        rf"(?:(?:a|an|the|your|full|a full|all|every|back|some|that) )*(?:\w+ )?{_BENEFIT_EN}\b(?! (?:if|once|after|when|form|policy|rules?|terms|application|process|request))",
+        must_block=(
+            "You'll receive the full subsidy.",
+            "You will be paid compensation for the delay.",
+        ),
+        must_pass=(
+            "Whether you get a refund is the owner's decision.",
+            "You can ask for a refund form at the desk.",
+            "You'd get a refund if the owner approves it.",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.you_owe_nothing",
+        kind="general",
+        category="conclusion",
+        language="en",
+        pattern=r"\byou(?:'ll| will)? (?:won't|will not|don't|do not|shouldn't|should not|never) (?:have to |need to |ever )?"
+        r"(?:pay (?:anything|a (?:thing|penny|cent)|extra|for (?:it|that|this|the \w+))|owe (?:anything|a (?:thing|penny|cent)|us)"
+        r"|be (?:charged|billed|penali[sz]ed|fined|liable|out of pocket)|lose (?:your|the|any) (?:deposit|money|place|spot))\b",
+        must_block=(
+            "You won't have to pay anything for the replacement.",
+            "You won't be charged for the missed session.",
+            "Relax, you won't lose your deposit.",
+        ),
+        must_pass=("Whether you'd be charged is the owner's call.",),
+    ),
+    Rule(
+        id="conclusion.zh.you_in_state",
+        kind="general",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:您|你)(?:的\S{0,8}?)?(?:已经|肯定|一定|绝对|完全|都|就|也)*(?:符合|满足|够(?:条件|资格)|有资格|被录取|被录用|被批准|获批|通过了|合格了|过了"
+        r"|可以享受|能享受|可以报销|能报销|可以退|能退|可以免|能免|可以领|能领|不用(?:付|交|赔|出|补|承担)|不需要(?:付|交|赔|出|补|承担)"
+        r"|没(?:有)?(?:任何)?(?:问题|事)了?(?:的)?$)",
+        must_block=("您已经通过了初审，等着拿证就行。", "你被录取了，恭喜！", "您的情况可以报销。"),
+        must_pass=("您是否符合条件，要由签证中心审核。", "您可以先提交申请，结果由审核部门决定。", "请问您符合哪些条件？"),
+    ),
+    Rule(
+        id="conclusion.zh.matter_in_state",
+        kind="general",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:申请|理赔|报销|退款|退货|换货|签证|审批|审核|贷款|手续|材料|资料|证件|预约|名额|学位|保修|保险|赔偿|补贴|执照|许可|证书|体检|检查|报告|结果|诊断|合同|案子|官司|投诉)"
+        r"(?:这边|那边|这块|方面)?(?:已经|肯定|一定|绝对|都|完全|就|基本)*(?:没问题|没事|妥了|稳了|办好了|办妥了|搞定了|通过了|批了|批下来了|下来了|生效了|到账了|退了|给您办了|给你办了"
+        r"|是有效的|有效|合法|合规|合格|正常|成功了|没有问题)",
+        must_block=("您的理赔已经办好了，钱很快到账。", "退款已经通过了。", "您的体检报告完全正常。"),
+        must_pass=("理赔能不能通过，要保险公司审核。", "签证有没有问题，要看使馆的审核结果。", "退款是否通过由店长决定。"),
+    ),
+    Rule(
+        id="conclusion.zh.you_get_benefit",
+        kind="general",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:您|你)(?:肯定|一定|绝对|都|就|也|到时候)*(?:能|可以|会|将)(?:全部|全额|足额)?(?:拿到|领到|获得|收到|拿回|申请到|享受到?|退回|报销|领取)"
+        r"\S{0,6}?(?:退款|补贴|补助|赔偿|赔付|押金|定金|订金|奖学金|优惠|折扣|名额|签证|执照|证书|许可|全款|全额|钱)",
+        must_block=("您会收到赔偿的。", "你到时候能领到奖学金。"),
+        must_pass=("您能不能拿到补贴，要看政府审核。", "如果审核通过，您可以领取补贴。"),
+    ),
+)
+
+RULES += (
+    Rule(
+        id="conclusion.en.it_is_in_state",
+        kind="general",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:it|that|this|everything|all of it|the whole thing)(?:'s| is| will be|'ll be| has been|'s been| was) "
+        rf"{_SURE_EN}(?:approved|accepted|covered|refundable|refunded|reimbursable|waived|sorted|settled|valid|legal|eligible"
+        r"|confirmed|guaranteed|granted|exempt|tax[- ]free|non-taxable|a done deal|in the bag|signed off)\b"
+        r"(?! (?:if|once|when|after|by (?:the|our|your)|under certain|subject|unless|only))",
+        must_block=("Don't worry, it's covered.", "That's approved now, enjoy!", "Everything is sorted on our side."),
+        must_pass=(
+            "Whether it's covered depends on your policy.",
+            "It's covered only if the damage was accidental, which the insurer decides.",
+            "Is that confirmed by the office?",
+        ),
+    ),
+)

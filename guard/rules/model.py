@@ -22,7 +22,8 @@ class Rule:
     saw) is not lifted by the customer's figure or a past price; a `figure` rule's matches are the
     amounts of money the figure reader (guard/figures.py) finds — its `pattern` is only the cue
     every such amount contains (a digit or a number word), which the prefilter and the engine use
-    to skip a clause cheaply."""
+    to skip a clause cheaply; a `general` rule (a conclusion's general form) is tried only when no
+    specific rule of its category fired in the clause."""
 
     id: str
     category: str
@@ -30,7 +31,7 @@ class Rule:
     pattern: str
     must_block: tuple[str, ...]
     must_pass: tuple[str, ...]
-    kind: Literal["", "time", "verb", "match", "figure"] = ""
+    kind: Literal["", "time", "verb", "match", "figure", "general"] = ""
 
 
 @dataclass(frozen=True)
