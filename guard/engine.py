@@ -308,6 +308,8 @@ _CONCLUSION_EN: Final = _group("conclusion", "en")
 _CONCLUSION_ZH: Final = _group("conclusion", "zh")
 _GENERAL_EN: Final = _group("conclusion", "en", "general")
 _GENERAL_ZH: Final = _group("conclusion", "zh", "general")
+_GENERAL_VERB_EN: Final = _group("deadline", "en", "general")
+_GENERAL_VERB_ZH: Final = _group("deadline", "zh", "general")
 
 
 def _indices(*groups: tuple[_Compiled, ...]) -> frozenset[int]:
@@ -316,7 +318,7 @@ def _indices(*groups: tuple[_Compiled, ...]) -> frozenset[int]:
 
 _PRICE_RULES: Final = _indices(_PRICE_MATCH, _PRICE_EN, _PRICE_ZH)
 _TIME_RULES: Final = _indices(_TIME_EN, _TIME_ZH)
-_VERB_RULES: Final = _indices(_VERB_EN, _VERB_ZH)
+_VERB_RULES: Final = _indices(_VERB_EN, _VERB_ZH, _GENERAL_VERB_EN, _GENERAL_VERB_ZH)
 _OUTCOME_RULES: Final = _indices(_OUTCOME_EN, _OUTCOME_ZH)
 _CONCLUSION_RULES: Final = _indices(_CONCLUSION_EN, _CONCLUSION_ZH, _GENERAL_EN, _GENERAL_ZH)
 
@@ -516,7 +518,7 @@ def _deadline_in(clause: _Clause, active: frozenset[int], gated: bool) -> tuple[
     times = _find(_TIME_EN, _TIME_ZH, text, active)
     if not times:
         return None
-    verbs = _find(_VERB_EN, _VERB_ZH, text, active)
+    verbs = _find(_VERB_EN, _VERB_ZH, text, active) or _find(_GENERAL_VERB_EN, _GENERAL_VERB_ZH, text, active)
     if not verbs or clause.disclaimed or _RELAY.search(text) or _stated_as_policy(clause):
         return None
     if _PAST_DONE.search(text):

@@ -9,7 +9,7 @@ no entry gave, one taken off its item, one with its "from" dropped, or one appli
 customer's case ("for your upright it will be exactly €110").  So a clause restates, and is left
 out of the commitment guard and the grounding check as a quote is, only when all of this holds:
 
-* it states at least one amount of money, and every figure in it stands in one list item or
+* it states a figure, and every figure in it stands in one list item or
   sentence (a *unit*) of one approved entry the run's search returned, with the same number, unit
   and bound ("from €35" is not "€35");
 * it names that unit's item and nothing else: each of its words (a short list of listing words
@@ -22,9 +22,9 @@ out of the commitment guard and the grounding check as a quote is, only when all
   优惠, …) — a greeting aside, and a clause that leaves the decision to someone else without
   promising it ("the tuner will confirm the cost for your piano after seeing it").
 
-Only a clause with money is restated: a published time or condition alone, once cut from its
-sentence, may have lost what it depended on ("delivered the next day" without "orders placed before
-noon"), so those stay with the quoting rule.  Whatever the reply says besides the restated clauses is read by every check
+A clause with a time, a duration or a date is restated only when it says its whole unit ("refunds
+are processed within 3–5 working days"): cut from its sentence, a published time may have lost what
+it depended on ("delivered the next day" without "orders placed before noon").  Whatever the reply says besides the restated clauses is read by every check
 as before, and `quoting.applies_to_customer` reads what is left for the price applied to the
 customer ("That's what you'll pay.").
 """
@@ -78,15 +78,18 @@ DEFERS: Final = re.compile(
     r"|discuss\w*|go (?:through|over)|talk\w* (?:you )?(?:through|about)|let you know|tell you|get back"
     r"|need(?:s|ed)? to (?:see|look|check|inspect|visit)|would need|after (?:seeing|looking|checking|an? \w+)"
     r"|once (?:they|we|he|she)|before anyone)\b"
-    r"|确认|为准|取决|要看|得看|看情况|视|报价|评估|核定|说明|沟通|决定|检测|勘测|之后才|以后才|根据.{0,12}确定"
+    r"|\b(?:explain\w*|advise\w*|walk you through|whether)\b|能不能|能否|是否|会不会|可不可以|有没有"
+    r"|确认|为准|取决|要看|得看|看情况|视|报价|评估|核定|说明|沟通|决定|检测|勘测|勘察|之后才|以后才|根据.{0,12}确定"
+    r"|(?:才能|再|后)确定|(?:也)?(?:会)?(?:有所)?不(?:同|一样)|转给|转交"
     r"|(?:告诉|通知|联系|告知)(?:您|你)|(?:跟|和|与)(?:您|你)(?:确认|沟通|商量|联系)"
 )
 # A deferral that still promises: "the owner will confirm it's guaranteed".
 _STILL_FIRM: Final = re.compile(r"\b(?:guarantee\w*|promis\w*|exactly|definitely)\b|保证|承诺|一定|肯定")
 # "Nobody can promise a result", "我们没法保证": a promise refused is none.
 _REFUSED_PROMISE: Final = re.compile(
-    r"\b(?:nobody|no one|none of us)\b[^,.;]*|\b(?:can't|cannot|can not|won't|couldn't|unable to|not able to)"
-    r" (?:promise|guarantee)\w*|(?:没法|不能|无法|不敢|没办法|不可能|不好)(?:保证|承诺|打包票)"
+    r"\b(?:nobody|no one|none of us)\b[^,.;]*|\b(?:can[' ]?t|cannot|can not|won[' ]?t|couldn[' ]?t|unable to|not able to|not in a position to)"
+    r" (?:\w+ ){0,2}(?:promise|guarantee|say|confirm|tell|commit|predict|quote|know)\w*[^,.;]*"
+    r"|(?:没法|不能|无法|不敢|没办法|不可能|不好)(?:给(?:您|你))?(?:保证|承诺|打包票|答应|确定|确认|说|预测|判断)[^,，。；]*"
 )
 
 
@@ -141,8 +144,11 @@ def _figure_text(clause: str, figures: Sequence[Figure]) -> str:
 
 def _restates(clause: str, citations: Sequence[Mapping[str, Any]]) -> bool:
     figures = read(clause)
-    if not any(figure.kind == "money" for figure in figures):
+    if not figures:
         return False
+    # A time or a condition is restated only with the whole of its unit: cut from it, it may have
+    # lost what it depended on.
+    whole = any(figure.kind != "money" for figure in figures)
     marks = {int(mark) for mark in _MARK.findall(clause)}
     latin, chinese = _words(_MARK.sub(" ", _figure_text(clause, figures)))
     if not latin and not chinese:
@@ -159,7 +165,11 @@ def _restates(clause: str, citations: Sequence[Mapping[str, Any]]) -> bool:
             item_latin |= {_stem(word) for word in _EN_WORD.findall(f"{title} {unit}")}
             item_chinese |= set(_CJK.findall(f"{title} {unit}"))
             if latin <= item_latin and chinese <= item_chinese:
-                return True
+                if not whole:
+                    return True
+                unit_latin, unit_chinese = _words(_figure_text(unit, read(unit)))
+                if unit_latin <= latin and unit_chinese <= chinese:
+                    return True
     return False
 
 

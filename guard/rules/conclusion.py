@@ -406,7 +406,7 @@ RULES: Final[tuple[Rule, ...]] = (
         category="conclusion",
         language="zh",
         pattern=r"(?:定金|订金|押金|服务费|手续费|运费|上门费|检测费|诊断费|违约金|罚款|滞纳金|费用)(?:就|也|都|我们)?"
-        r"(?:不(?:收|要|扣)了|(?:给(?:您|你))?免(?:掉|了|除))|(?:直接|就|都|全)(?:给(?:您|你))?免(?:掉|了|除)",
+        r"(?:不(?:收|要|扣)(?:您|你)?(?:的)?了|(?:给(?:您|你))?免(?:掉|了|除))|(?:直接|就|都|全)(?:给(?:您|你))?免(?:掉|了|除)",
         must_block=("今天之内确认预约的话，定金就不收了。", "检测费我们就免了。"),
         must_pass=("定金能不能免，要看店长的意思。",),
     ),
@@ -620,5 +620,74 @@ RULES += (
             "It's covered only if the damage was accidental, which the insurer decides.",
             "Is that confirmed by the office?",
         ),
+    ),
+)
+
+# Round 22: the customer's child, pet or company as the subject ("she'll definitely get in",
+# "he's in!"), a place kept for them, a matter named with what it is for ("your application for
+# the flat has been accepted", "your 3-month freeze is approved"), a medical all-clear without a
+# named condition ("sounds harmless, you don't need to see a doctor", 就是普通的视疲劳, 不用去医院),
+# a warranty's scope (肯定在保修范围内), a replacement or a place given (直接给您换新的, 给他留好位置了).
+RULES += (
+    Rule(
+        id="conclusion.en.someone_in",
+        category="conclusion",
+        language="en",
+        kind="general",
+        pattern=r"\b(?:he|she|they|your (?:son|daughter|child|kid|boy|girl|dog|cat|pet|company|business|husband|wife|partner|mum|mom|dad))"
+        r"(?:'re|'s| are| is|'ll| will)? (?:definitely |certainly |surely |officially |absolutely )?"
+        r"(?:get in|get a (?:place|spot|seat)|get accepted|get approved|get through|be accepted|be admitted|be approved|be fine"
+        r"|pass(?: the \w+)?|qualify)\b(?! (?:if|once|when|after|whether|unless))"
+        r"|\b(?:you|he|she|they)(?:'re|'s| are| is) (?:definitely |officially )?in(?=\s*(?:[!.]|$))"
+        r"|\b(?:saved|reserved|kept|held|secured|booked) (?:you|him|her|them|your \w+) a (?:spot|place|seat|slot|table|space|room|bed)\b",
+        must_block=(
+            "Yes, she'll definitely get in, her scores are more than enough.",
+            "Of course, he's in!",
+            "I've saved him a spot in the Saturday band.",
+        ),
+        must_pass=("Whether she gets in is for the admissions office to decide.",),
+    ),
+    Rule(
+        id="conclusion.en.matter_for_something",
+        category="conclusion",
+        language="en",
+        kind="general",
+        pattern=rf"\byour (?:\S+ ){{0,2}}{_MATTER_EN}s? (?:for|on|to|of|with) (?:the |your |a |an |this |that |our )?\S+ "
+        rf"(?:is|are|has been|have been|will be|'ll be|was|were) {_SURE_EN}{_STATE_EN}\b(?! (?:to|if|whether|by the|once|after|when))"
+        r"|(?<!once )(?<!when )(?<!after )(?<!if )(?<!until )(?<!unless )(?<!whether )\byour (?:\S+ ){0,3}?(?:is|are|has been|have been|'s been|was|were) (?:now |already |officially |fully )?"
+        r"(?:approved|accepted|granted|authori[sz]ed|waived|refunded|reimbursed)\b(?! (?:if|once|when|after|by the|whether))",
+        must_block=(
+            "Great news, your application for the flat has been accepted.",
+            "All sorted, your 3-month freeze is approved.",
+        ),
+        must_pass=("Whether your application for the flat is accepted is the landlord's decision.",),
+    ),
+    Rule(
+        id="conclusion.en.no_doctor_needed",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:you|he|she|they|it)(?: really)? (?:don't|do not|won't|will not|doesn't|does not|shouldn't) need (?:to see |to go to |to visit |to go |to get )?"
+        r"(?:a |an |the )?(?:doctor|gp|vet|dentist|specialist|hospital|a&e|er|surgery|treatment|stitches|antibiotics|x-rays?|scans?|check-?up)\b"
+        r"|\b(?:sounds|looks|seems|is|it's|that's) (?:completely |totally |perfectly |quite )?(?:harmless|benign|nothing serious|nothing to worry about)\b",
+        must_block=(
+            "Honestly, that mole sounds harmless, you don't need to see a doctor about it.",
+            "It's nothing to worry about, he doesn't need the vet.",
+        ),
+        must_pass=("Only a doctor can tell you whether you need treatment.",),
+    ),
+    Rule(
+        id="conclusion.zh.given_or_kept",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:直接|马上|就|会|可以|都)给(?:您|你|他|她)(?:换(?:个|一个|一台|一件)?新|退款|退钱|补发|全额|免(?:掉|了|除)?)"
+        r"|给(?:您|你|他|她)(?:留|占|保留|预留)(?:好|了|下|着)(?:了)?(?:一个)?(?:位置|名额|座位|位子|床位|学位|号)"
+        r"|(?:肯定|一定|绝对|都)(?:在|属于)\S{0,4}?(?:保修|保障|理赔|报销|退换|质保|服务)范围"
+        r"|就是(?:普通的?|一般的?|常见的?)\S{1,6}?(?:[，,。]|$)|(?<![需用])(?:不用|不需要|不必|没必要)(?:去)?(?:医院|看医生|就医|看病|去看|复诊)",
+        must_block=(
+            "这个开裂肯定在保修范围内，直接给您换新的。",
+            "已经给他留好位置了，直接来报到就行。",
+            "您这个眼睛就是普通的视疲劳，没什么大问题，不用去医院。",
+        ),
+        must_pass=("是否在保修范围内，要售后检测后才能确定。",),
     ),
 )

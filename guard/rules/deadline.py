@@ -540,3 +540,52 @@ RULES: Final[tuple[Rule, ...]] = (
         kind="verb",
     ),
 )
+
+# Round 22: the deadline verb need not be a delivering word at all ("we'll have the whole house
+# spotless by Saturday evening", "I'll get your certificate over to you first thing tomorrow",
+# "it'll be 2 days tops").  What every such promise has is the business, the customer's thing or
+# the customer as the subject of a future, next to a time: that is the general verb, a `general`
+# rule tried when no specific verb rule is found.  A hedge, a negation, a relayed message, the
+# customer's side and a condition still lift it.
+RULES += (
+    Rule(
+        id="deadline.en.verb.future",
+        category="deadline",
+        language="en",
+        kind="general",
+        pattern=r"\b(?:i|we|it|they|he|she|you|that|this|yours|your \w+|the \w+)(?:'ll| will| shall|'re going to| are going to"
+        r"|'s going to| is going to| are gonna|'re gonna| is gonna)(?! (?:let you know|get back to you|be in touch|contact you"
+        r"|reply|answer|confirm|check|ask|decide|tell you|update you|see|need|have to|depend|vary|open|close"
+        r"|have (?:seen|read|received|heard|had|looked)|talk|discuss|go over|look at|cover)\b)",
+        must_block=(
+            "We'll have the whole house spotless by Saturday evening.",
+            "I'll get your insurance certificate over to you first thing tomorrow morning.",
+            "It'll be 2 days tops.",
+        ),
+        must_pass=(
+            "The owner will let you know by tomorrow.",
+            "We'll confirm a date on Monday.",
+            "By then the owner will have seen your message.",
+        ),
+    ),
+    Rule(
+        id="deadline.en.duration_tops",
+        category="deadline",
+        language="en",
+        kind="time",
+        pattern=r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few) (?:working |business )?"
+        r"(?:minutes?|hours?|days?|weeks?|months?) (?:tops|max|maximum|at (?:the )?most|at the latest|or less)\b",
+        must_block=("For you it'll be 2 days tops.",),
+        must_pass=("Shipping usually takes 2 days tops, but I can't promise it.",),
+    ),
+    Rule(
+        id="deadline.zh.verb.finish",
+        category="deadline",
+        language="zh",
+        kind="general",
+        pattern=r"(?:整理|弄|做|写|改|修|装|洗|剪|拍|印|送|寄|发|办|查|算|报|清|搬|种|铺|刷)(?:完|好)(?![的吗么吧]|不好)"
+        r"|(?:交|送|发|寄|递|转)(?:给|到)(?:您|你)",
+        must_block=("您的账目我们月底前全部整理完。",),
+        must_pass=("月底前能不能整理完，要看资料齐不齐。",),
+    ),
+)

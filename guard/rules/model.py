@@ -22,8 +22,8 @@ class Rule:
     saw) is not lifted by the customer's figure or a past price; a `figure` rule's matches are the
     amounts of money the figure reader (guard/figures.py) finds — its `pattern` is only the cue
     every such amount contains (a digit or a number word), which the prefilter and the engine use
-    to skip a clause cheaply; a `general` rule (a conclusion's general form) is tried only when no
-    specific rule of its category fired in the clause."""
+    to skip a clause cheaply; a `general` rule (the general form of a conclusion, or of a deadline's
+    verb) is tried only when no specific rule of its kind was found in the clause."""
 
     id: str
     category: str

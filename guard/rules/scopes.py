@@ -30,7 +30,8 @@ SCOPES: Final[tuple[Scope, ...]] = (
         id="customer_figure.zh.1",
         kind="customer_figure",
         language="zh",
-        pattern=r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的|支付的|付的|交的)",
+        pattern=r"预算|(?:您|你)(?:提到|说的|付了|支付了|已付|已支付|出价|给的|看到的|支付的|付的|交的)"
+        r"|(?:您|你)(?:希望|想要|要求|提出|问能不能|问能否)",
     ),
     Scope(
         id="customer_figure.zh.2",
@@ -43,7 +44,7 @@ SCOPES: Final[tuple[Scope, ...]] = (
         id="hedge.en.1",
         kind="hedge",
         language="en",
-        pattern=r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|probably|possibly|perhaps|maybe"
+        pattern=r"\b(?:usually|typically|normally|generally|in most cases|mostly|often|might|could|if (?:everything|all) goes (?:well|to plan)|probably|possibly|perhaps|maybe"
         r"|likely|(?<!at )most|typical|standard turnaround|standard (?:delivery|lead|processing|installation) time|"
         r"hopefully|estimated?|expected|try|trying|aim|aiming|hope|should|tends?|on average|depend\w*|vary|varies|subject to|"
         r"if possible|i think|i believe|i guess|not sure|as soon as possible|asap|ideally|chance|usual|predict\w*)\b"
