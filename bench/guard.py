@@ -1,6 +1,6 @@
 """Commitment guard benchmark (`make bench`): CPU per reply, against a plain `re` scan.
 
-The sentences of the guard's corpus (tests/guard_corpus/, English and Chinese) are shuffled with a
+The sentences of the guard's corpus (guard/corpus/, English and Chinese) are shuffled with a
 fixed seed and joined into replies of about 300 characters, the length of a typical customer
 reply, in two sets: replies made of the harmless sentences only (what a delivered reply looks
 like: the guard runs every check and blocks next to nothing) and replies made of the whole corpus
@@ -33,7 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = ROOT / "tests" / "guard_corpus"
+CORPUS = ROOT / "guard" / "corpus"
 
 # Words a first attempt at a guard would search for: a currency or price word, a delivery verb or
 # a time word, a promise word, in both languages.  Plain alternatives, no lookarounds.

@@ -221,6 +221,9 @@ _ECHOED_QUESTION: Final = _scope("echoed_question")
 _WORD_MENTION: Final = _scope("word_mention")
 # Verb and time further apart than this are not read as one promise.
 _MAX_DEADLINE_GAP_TOKENS: Final = 8
+# A future and its time may stand further apart: "we'll get the reviewed statement back to your son
+# by the 12th" names the thing in between.
+_MAX_FUTURE_GAP_TOKENS: Final = 12
 _LINKING_OVERLAP: Final = re.compile(r"(?:\s*\b(?:in|on|at|by|the|a|an|within)\b)+\s*")
 _TOKEN: Final = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]")
 
@@ -539,7 +542,9 @@ def _deadline_in(clause: _Clause, active: frozenset[int], gated: bool) -> tuple[
                 # time's linking words ("have the syllabus covered in the | in the next four sessions").
                 continue
             gap = text[first.end() : second.start()]
-            if len(_TOKEN.findall(gap)) > _MAX_DEADLINE_GAP_TOKENS:
+            if len(_TOKEN.findall(gap)) > (
+                _MAX_FUTURE_GAP_TOKENS if what.rule.kind == "general" else _MAX_DEADLINE_GAP_TOKENS
+            ):
                 continue
             before = text[: first.start()]
             routine = _PAST_OR_ROUTINE.search(text[: second.start()]) and not _ON_THE_DOT.search(text)

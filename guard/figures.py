@@ -294,7 +294,7 @@ _AT_MOST_BEFORE: Final = re.compile(
     r"|不会超过|不超过|不会多于|不多于|最多|至多|最长|最晚|顶多|少于|低于|不到|不高于)\s*$"
 )
 _AT_LEAST_BEFORE: Final = re.compile(
-    r"(?:\b(?:at\s+least|more\s+than|over|above|from|starting\s+(?:at|from)|min(?:imum)?:?|upwards\s+of"
+    r"(?:\b(?:at\s+least|more\s+than|over|above|from|(?:starting|starts?|begins?|beginning)\s+(?:at|from)|min(?:imum)?:?|upwards\s+of"
     r"|no\s+less\s+than|not\s+less\s+than)|至少|最少|起码|最低|超过|多于|高于|不低于|不少于)\s*$"
 )
 _AT_MOST_AFTER: Final = re.compile(

@@ -1,8 +1,9 @@
 """The whole outgoing check: what every customer or peer reply goes through before it is sent.
 
-Three checks in order, the first that objects decides: the commitment guard (`engine.py`: the
-reply's wording promises a price, a deadline, an outcome or a conclusion), the grounding check
-(`grounding.py`: a money or time figure the model was not given), and - when the reply quoted an
+Four checks in order, the first that objects decides: the commitment guard's named rules
+(`engine.py`: the reply's wording promises a price, a deadline, an outcome or a conclusion), the
+grounding check (`grounding.py`: a money or time figure the model was not given), the guard's
+model of commitments (`classifier.py`: wording no rule has seen), and - when the reply quoted an
 approved entry (`quoting.py`) or restated one of its prices (`restating.py`) - whether the rest
 applies it to the customer.  Attributed quotes of the entries the run cited, and restatements of
 their prices, are left out of the first two: quoting is not committing.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .classifier import THRESHOLD, corpus_digest, model_verdict
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
@@ -43,7 +45,15 @@ UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped 
 
 # The code whose source decides verdicts beside the rules: the guard's engine, the grounding check,
 # the quoting and restating rules and the figure reader (when it is there).
-_SOURCES: Final = ("engine.py", "grounding.py", "quoting.py", "restating.py", "figures.py", "currencies.py")
+_SOURCES: Final = (
+    "engine.py",
+    "grounding.py",
+    "quoting.py",
+    "restating.py",
+    "figures.py",
+    "currencies.py",
+    "classifier.py",
+)
 
 
 def ruleset_hash(rules: Sequence[Rule] = RULES, scopes: Sequence[Scope] = SCOPES) -> str:
@@ -60,6 +70,8 @@ def ruleset_hash(rules: Sequence[Rule] = RULES, scopes: Sequence[Scope] = SCOPES
         path = Path(__file__).with_name(name)
         if path.exists():
             digest.update(name.encode() + b"\0" + path.read_bytes())
+    # The model is what its corpus and its threshold make it.
+    digest.update(json.dumps(["model", corpus_digest(), THRESHOLD]).encode())
     return digest.hexdigest()
 
 
@@ -99,4 +111,8 @@ def outgoing_check(
     if checked != text and applies_to_customer(checked):
         # "…from €35 [1]. That's what you'll pay.": the quote applied to the customer.
         return OutgoingVerdict(blocked=True, category=APPLIED_QUOTE, check=GUARD, rule="quote.applied")
+    model = model_verdict(checked)
+    if model.category is not None:
+        # Words no rule has seen: the model of the corpus reads them as a commitment.
+        return OutgoingVerdict(blocked=True, category=model.category, check=GUARD, rule=f"{model.category}.model")
     return PASSED

@@ -152,19 +152,20 @@ _APPLYING: Final = re.compile(
 
 
 def applies_to_customer(text: str) -> bool:
-    """Whether a sentence of `text` (a reply with its quotes taken out) speaks of the customer's
-    own price, time or outcome: words of both kinds, or the customer and a figure ("For you:
-    tomorrow."), unless the sentence leaves it to someone else ("the tuner will confirm the cost
-    for your piano after seeing it")."""
+    """Whether a clause of `text` (a reply with its quotes taken out) speaks of the customer's own
+    price, time or outcome: words of both kinds, or the customer and a figure ("For you:
+    tomorrow."), unless the clause leaves it to someone else ("the tuner will confirm the cost for
+    your piano after seeing it")."""
     for sentence in re.split(r"[.!?。！？\n]+", _normal(text)):
         sentence = greeting_removed(sentence)
         if not _YOU.search(sentence):
             continue
-        # What the sentence says itself: its clauses that leave nothing to someone else, without
-        # a promise it refuses ("nobody can promise a result").
-        own = " ".join(
-            promise_refusals_removed(sentence[a:b]) for a, b in clauses(sentence) if not defers(sentence[a:b])
-        )
-        if _APPLYING.search(own) or read(own):
-            return True
+        # What the sentence says itself: each clause that leaves nothing to someone else, without a
+        # promise it refuses ("nobody can promise a result"), speaking to the customer.
+        for start, end in clauses(sentence):
+            own = promise_refusals_removed(sentence[start:end])
+            if defers(sentence[start:end]) or not _YOU.search(own):
+                continue
+            if _APPLYING.search(own) or read(own):
+                return True
     return False

@@ -24,9 +24,10 @@ out of the commitment guard and the grounding check as a quote is, only when all
 
 A clause with a time, a duration or a date is restated only when it says its whole unit ("refunds
 are processed within 3–5 working days"): cut from its sentence, a published time may have lost what
-it depended on ("delivered the next day" without "orders placed before noon").  Whatever the reply says besides the restated clauses is read by every check
-as before, and `quoting.applies_to_customer` reads what is left for the price applied to the
-customer ("That's what you'll pay.").
+it depended on ("delivered the next day" without "orders placed before noon").  Whatever the reply
+says besides the restated clauses is read by every check as before, and
+`quoting.applies_to_customer` reads what is left for the price applied to the customer ("That's
+what you'll pay.").
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ __all__ = ["clauses", "defers", "greeting_removed", "promise_refusals_removed", 
 
 # Where a clause ends inside a sentence, and where a sentence or a list item ends.
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；•\n]+\s*|\.(?!\d)\s*")
-_CLAUSE_BREAK: Final = re.compile(r"[,，、](?!\d)\s*|\s+(?:but|while|whereas|though|although)\s+|(?:而且|并且|但是|不过|另外)")
+_CLAUSE_BREAK: Final = re.compile(
+    r"[,，、～~—–](?!\d)\s*|\s+(?:but|while|whereas|though|although)\s+|(?:而且|并且|但是|不过|另外)"
+)
 _UNIT_END: Final = re.compile(r"[!?。！？;；•\n…]+|\.(?!\d)")
 _MARK: Final = re.compile(r"\[(\d{1,2})\]")
 _GREETING: Final = re.compile(
@@ -53,7 +56,8 @@ _EN_WORD: Final = re.compile(r"[a-z][a-z0-9'-]*|\d+[a-z]+")
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # The words a price is listed with, not the item it is the price of.
 _LISTING_EN: Final = frozenset(
-    "according a an the our we us its it this that is are be was were has have for of at on in to as and or with per each "
+    "according a an the our we us its it this that is are be was were has have for of at on in to as and or with "
+    "per each "
     "price prices priced pricing rate rates fee fees cost costs charge charges tariff list listed lists published "
     "standard current currently normal normally usual usually regular starts start starting from begins begin "
     "beginning which stated shows says reads page entry section menu sheet set there here currently also "
@@ -61,7 +65,7 @@ _LISTING_EN: Final = frozenset(
 )
 _LISTING_ZH: Final = re.compile(
     r"价目表|价格表|收费标准|报价说明|标价|公示|公布|价格|价钱|收费|费用|定价|目前|现在|我们的?|本店的?|店里的?|"
-    r"的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那"
+    r"写的是|写的|上面|的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那"
 )
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|yourself)\b|您|你")
 # A word that makes a price firm, special or this customer's.
@@ -78,7 +82,9 @@ DEFERS: Final = re.compile(
     r"|discuss\w*|go (?:through|over)|talk\w* (?:you )?(?:through|about)|let you know|tell you|get back"
     r"|need(?:s|ed)? to (?:see|look|check|inspect|visit)|would need|after (?:seeing|looking|checking|an? \w+)"
     r"|once (?:they|we|he|she)|before anyone)\b"
-    r"|\b(?:explain\w*|advise\w*|walk you through|whether)\b|能不能|能否|是否|会不会|可不可以|有没有"
+    r"|\b(?:explain\w*|advise\w*|walk you through|whether|might|may|could|possibly)\b"
+    r"|能不能|能否|是否|会不会|可不可以|有没有"
+    r"|可能|也许|或许|要不要|需不需要|用不用|怎么|多少|另计|另外收"
     r"|确认|为准|取决|要看|得看|看情况|视|报价|评估|核定|说明|沟通|决定|检测|勘测|勘察|之后才|以后才|根据.{0,12}确定"
     r"|(?:才能|再|后)确定|(?:也)?(?:会)?(?:有所)?不(?:同|一样)|转给|转交"
     r"|(?:告诉|通知|联系|告知)(?:您|你)|(?:跟|和|与)(?:您|你)(?:确认|沟通|商量|联系)"
@@ -87,7 +93,8 @@ DEFERS: Final = re.compile(
 _STILL_FIRM: Final = re.compile(r"\b(?:guarantee\w*|promis\w*|exactly|definitely)\b|保证|承诺|一定|肯定")
 # "Nobody can promise a result", "我们没法保证": a promise refused is none.
 _REFUSED_PROMISE: Final = re.compile(
-    r"\b(?:nobody|no one|none of us)\b[^,.;]*|\b(?:can[' ]?t|cannot|can not|won[' ]?t|couldn[' ]?t|unable to|not able to|not in a position to)"
+    r"\b(?:nobody|no one|none of us)\b[^,.;]*"
+    r"|\b(?:can[' ]?t|cannot|can not|won[' ]?t|couldn[' ]?t|unable to|not able to|not in a position to)"
     r" (?:\w+ ){0,2}(?:promise|guarantee|say|confirm|tell|commit|predict|quote|know)\w*[^,.;]*"
     r"|(?:没法|不能|无法|不敢|没办法|不可能|不好)(?:给(?:您|你))?(?:保证|承诺|打包票|答应|确定|确认|说|预测|判断)[^,，。；]*"
 )
@@ -143,7 +150,8 @@ def _figure_text(clause: str, figures: Sequence[Figure]) -> str:
 
 
 def _restates(clause: str, citations: Sequence[Mapping[str, Any]]) -> bool:
-    figures = read(clause)
+    # 0 and 1 tell nothing ("a day pass" is no duration), as for the grounding check.
+    figures = [figure for figure in read(clause) if figure.kind == "money" or figure.value not in (0, 1)]
     if not figures:
         return False
     # A time or a condition is restated only with the whole of its unit: cut from it, it may have

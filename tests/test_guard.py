@@ -14,7 +14,7 @@ from guard.engine import GuardCategory, GuardVerdict, _check, guard_check
 
 PRICE, DEADLINE, OUTCOME = GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.OUTCOME
 CONCLUSION = GuardCategory.CONCLUSION
-CORPUS = Path(__file__).parent / "guard_corpus"
+CORPUS = Path(__file__).parent.parent / "guard" / "corpus"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 
 from guard.rounds import RoundRow, citations_of, round_measure, round_read
 
-ROUNDS = Path(__file__).parent / "guard_rounds"
+ROUNDS = Path(__file__).parent.parent / "guard" / "corpus" / "rounds"
 
 
 def _write(directory: Path, commitments: list[str], harmless: list[str]) -> Path:

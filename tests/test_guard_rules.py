@@ -16,7 +16,7 @@ from guard.outgoing import RULESET_HASH, outgoing_check, ruleset_hash
 from guard.prefilter import Prefilter, required_literals
 from guard.rules import RULES, SCOPES, Rule, Scope
 
-CORPUS = Path(__file__).parent / "guard_corpus"
+CORPUS = Path(__file__).parent.parent / "guard" / "corpus"
 BY_ID = {rule.id: rule for rule in RULES}
 LITERALS = dict(zip((rule.id for rule in RULES), _PREFILTER.literals, strict=True))
 

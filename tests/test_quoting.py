@@ -183,7 +183,10 @@ def test_an_attributed_quote_of_the_cited_entry_is_sent(shop: AgentProfile, repl
         (f"[1] Shop price list: {LIST}\nSo your cake will cost €35 and be ready on Friday.", "price"),
         ("Our shop price list says: your cake will cost €35 [1]", "price"),
         ("Our shop price list says your cake will cost: from €35 [1]", "price"),
-        ("[1] Shop price list: Birthday cakes: from €35, ready on Friday", "deadline"),  # the price restated, not the day
+        (
+            "[1] Shop price list: Birthday cakes: from €35, ready on Friday",
+            "deadline",
+        ),  # the price restated, not the day
         ("Birthday cakes from €35, yours by Friday.", "price"),
         # A figure no entry gave, attributed or not.
         ("Our shop price list says: birthday cakes from €30 [1]", "price"),

@@ -14,7 +14,10 @@ from guard.restating import unrestated
 LIST = "• Birthday cakes: from €35 • Wedding cakes: from €180 • Cupcakes: €3 each"
 CITED = [
     {"title": "Shop price list", "snippet": LIST},
-    {"title": "Delivery", "snippet": "We deliver within the city for €5. Orders placed before noon are delivered the next day."},
+    {
+        "title": "Delivery",
+        "snippet": "We deliver within the city for €5. Orders placed before noon are delivered the next day.",
+    },
     {"title": "价目表", "snippet": "洗护每次80元起。寄养每晚100元。"},
     {"title": "Hot desk", "snippet": "S$25/day, weekdays 9:00-18:00."},
 ]
@@ -29,11 +32,13 @@ CITED = [
         "Hello, our hot desk is S$25/day, and we also have monthly plans.",
         "Our hot desk is S$25/day on weekdays 9:00-18:00.",
         "We deliver within the city for €5.",
-        "[1] Shop price list: Birthday cakes from €35. The owner will confirm the price for your cake once they know the size.",
+        "[1] Shop price list: Birthday cakes from €35. The owner will confirm the price for your cake once they know "
+        "the size.",
         "您好，洗护每次80元起，具体要看狗狗的体型，店员会跟您确认。",
         "我们的寄养是每晚100元。",
         "[3] 价目表: 洗护每次80元起。您上传照片后，店员会给您报价。",
-        "Birthday cakes are from €35, depending on the size, and nobody can promise a price before the owner has seen the order.",
+        "Birthday cakes are from €35, depending on the size, and nobody can promise a price before the owner has seen "
+        "the order.",
     ],
 )
 def test_a_published_price_in_the_models_own_words_is_sent(text: str) -> None:
@@ -94,7 +99,7 @@ def test_only_the_restating_clause_is_taken_out() -> None:
         ("The tuner will confirm the actual cost for your piano after seeing it.", False),
         ("Your instructor can talk through how many lessons suit you, though nobody can promise a result.", False),
         ("要看您自己的练习情况，我们没法保证。", False),
-        ("The owner will confirm your price, guaranteed.", True),
+        ("The owner will confirm your price is guaranteed.", True),
         ("您好，约60分钟。", False),  # a greeting does not address the customer's case
         ("约60分钟给您做好。", True),
     ],

@@ -13,7 +13,7 @@ from typing import Final
 
 from .model import Rule
 
-RULES: Final[tuple[Rule, ...]] = (
+_NAMED: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.refund_you",
         category="conclusion",
@@ -32,7 +32,7 @@ RULES: Final[tuple[Rule, ...]] = (
         id="conclusion.en.as_good_as",
         category="conclusion",
         language="en",
-        pattern=r"\bas good as (?:approved|done|yours|guaranteed|granted|won)\b",
+        pattern=r"\bas good as (?:approved|done|yours|guaranteed|granted|won|secured|booked|sorted)\b",
         must_block=(
             "The visa is as good as yours.",
             "The loan is as good as approved.",
@@ -193,7 +193,7 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("您肯定能拿到赔偿。", "体检结果肯定没问题。"),
         must_pass=("能不能拿到赔偿要看保险公司。",),
     ),
-    # Round 19's conclusions (tests/guard_rounds/19): a result, a permission, a diagnosis, a
+    # Round 19's conclusions (guard/corpus/rounds/19): a result, a permission, a diagnosis, a
     # decision already made, stated as fact.
     Rule(
         id="conclusion.en.get_it_back",
@@ -286,7 +286,7 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("您的公司完全符合高新技术企业认定的条件，申报就能拿到。",),
         must_pass=("是否符合高新技术企业认定的条件，要由认定机构审核。",),
     ),
-    # Round 20's conclusions (tests/guard_rounds/20): cover under a policy or a warranty, a charge
+    # Round 20's conclusions (guard/corpus/rounds/20): cover under a policy or a warranty, a charge
     # that does not apply, a tax verdict, a diagnosis, someone else's duty to pay, a thing that
     # will pass its inspection (a person passing a test stays an outcome); 拿回押金, 不需要申报,
     # 定金不收了, 违约金不用您出.
@@ -405,8 +405,8 @@ RULES: Final[tuple[Rule, ...]] = (
         id="conclusion.zh.fee_dropped",
         category="conclusion",
         language="zh",
-        pattern=r"(?:定金|订金|押金|服务费|手续费|运费|上门费|检测费|诊断费|违约金|罚款|滞纳金|费用)(?:就|也|都|我们)?"
-        r"(?:不(?:收|要|扣)(?:您|你)?(?:的)?了|(?:给(?:您|你))?免(?:掉|了|除))|(?:直接|就|都|全)(?:给(?:您|你))?免(?:掉|了|除)",
+        pattern=r"(?:定金|订金|押金|违约金|罚款|滞纳金|费用|\S{1,3}费)(?:就|也|都|我们)?"
+        r"(?:不(?:收|要|扣)(?:您|你)?(?:的)?了|(?:我们)?(?:给(?:您|你)?)?减?免(?:掉|了|除))|(?:直接|就|都|全)(?:给(?:您|你))?免(?:掉|了|除)",
         must_block=("今天之内确认预约的话，定金就不收了。", "检测费我们就免了。"),
         must_pass=("定金能不能免，要看店长的意思。",),
     ),
@@ -497,9 +497,11 @@ _BENEFIT_EN: Final = (
     r"|reimbursement|payout|pay-?out|place|spot|seat|certificate|discount|bonus|replacement|exemption|waiver"
     r"|allowance|benefit|credit|voucher|full amount|whole amount|everything back|all of it back)"
 )
-_SURE_EN: Final = r"(?:(?:definitely|certainly|surely|absolutely|already|now|officially|fully|totally|completely|all) )?"
+_SURE_EN: Final = (
+    r"(?:(?:definitely|certainly|surely|absolutely|already|now|officially|fully|totally|completely|all) )?"
+)
 
-RULES += (
+_GENERAL: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.you_are_in_state",
         kind="general",
@@ -575,11 +577,15 @@ RULES += (
         kind="general",
         category="conclusion",
         language="zh",
-        pattern=r"(?:您|你)(?:的\S{0,8}?)?(?:已经|肯定|一定|绝对|完全|都|就|也)*(?:符合|满足|够(?:条件|资格)|有资格|被录取|被录用|被批准|获批|通过了|合格了|过了"
+        pattern=r"(?:您|你)(?:的(?:(?!是否|能否|能不能|会不会|有没有|可不可以)\S){0,8}?)?(?:已经|肯定|一定|绝对|完全|都|就|也)*(?:符合|满足|够(?:条件|资格)|有资格|被录取|被录用|被批准|获批|通过了|合格了|过了"
         r"|可以享受|能享受|可以报销|能报销|可以退|能退|可以免|能免|可以领|能领|不用(?:付|交|赔|出|补|承担)|不需要(?:付|交|赔|出|补|承担)"
         r"|没(?:有)?(?:任何)?(?:问题|事)了?(?:的)?$)",
         must_block=("您已经通过了初审，等着拿证就行。", "你被录取了，恭喜！", "您的情况可以报销。"),
-        must_pass=("您是否符合条件，要由签证中心审核。", "您可以先提交申请，结果由审核部门决定。", "请问您符合哪些条件？"),
+        must_pass=(
+            "您是否符合条件，要由签证中心审核。",
+            "您可以先提交申请，结果由审核部门决定。",
+            "请问您符合哪些条件？",
+        ),
     ),
     Rule(
         id="conclusion.zh.matter_in_state",
@@ -590,7 +596,11 @@ RULES += (
         r"(?:这边|那边|这块|方面)?(?:已经|肯定|一定|绝对|都|完全|就|基本)*(?:没问题|没事|妥了|稳了|办好了|办妥了|搞定了|通过了|批了|批下来了|下来了|生效了|到账了|退了|给您办了|给你办了"
         r"|是有效的|有效|合法|合规|合格|正常|成功了|没有问题)",
         must_block=("您的理赔已经办好了，钱很快到账。", "退款已经通过了。", "您的体检报告完全正常。"),
-        must_pass=("理赔能不能通过，要保险公司审核。", "签证有没有问题，要看使馆的审核结果。", "退款是否通过由店长决定。"),
+        must_pass=(
+            "理赔能不能通过，要保险公司审核。",
+            "签证有没有问题，要看使馆的审核结果。",
+            "退款是否通过由店长决定。",
+        ),
     ),
     Rule(
         id="conclusion.zh.you_get_benefit",
@@ -604,7 +614,7 @@ RULES += (
     ),
 )
 
-RULES += (
+_GENERAL_IT: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.it_is_in_state",
         kind="general",
@@ -628,17 +638,18 @@ RULES += (
 # the flat has been accepted", "your 3-month freeze is approved"), a medical all-clear without a
 # named condition ("sounds harmless, you don't need to see a doctor", 就是普通的视疲劳, 不用去医院),
 # a warranty's scope (肯定在保修范围内), a replacement or a place given (直接给您换新的, 给他留好位置了).
-RULES += (
+_LATER_ROUNDS: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.someone_in",
         category="conclusion",
         language="en",
         kind="general",
         pattern=r"\b(?:he|she|they|your (?:son|daughter|child|kid|boy|girl|dog|cat|pet|company|business|husband|wife|partner|mum|mom|dad))"
-        r"(?:'re|'s| are| is|'ll| will)? (?:definitely |certainly |surely |officially |absolutely )?"
-        r"(?:get in|get a (?:place|spot|seat)|get accepted|get approved|get through|be accepted|be admitted|be approved|be fine"
-        r"|pass(?: the \w+)?|qualify)\b(?! (?:if|once|when|after|whether|unless))"
-        r"|\b(?:you|he|she|they)(?:'re|'s| are| is) (?:definitely |officially )?in(?=\s*(?:[!.]|$))"
+        r"(?:'re|'s| are| is|'ll| will|'s going to| is going to| are going to)? (?:definitely |certainly |surely |officially |absolutely )?"
+        r"(?:get in|get into|get a (?:place|spot|seat)|get accepted|get approved|get through|be accepted|be admitted|be approved"
+        r"|be fine|pass(?: the \w+)?|qualif(?:y|ies))\b(?! (?:if|once|when|after|whether|unless))"
+        r"|(?<!when )(?<!once )(?<!soon as )(?<!until )(?<!after )(?<!if )"
+        r"\b(?:you|he|she|they)(?:'re|'s| are| is) (?:definitely |officially )?in(?=\s*(?:[!.]|$))"
         r"|\b(?:saved|reserved|kept|held|secured|booked) (?:you|him|her|them|your \w+) a (?:spot|place|seat|slot|table|space|room|bed)\b",
         must_block=(
             "Yes, she'll definitely get in, her scores are more than enough.",
@@ -681,7 +692,7 @@ RULES += (
         language="zh",
         pattern=r"(?:直接|马上|就|会|可以|都)给(?:您|你|他|她)(?:换(?:个|一个|一台|一件)?新|退款|退钱|补发|全额|免(?:掉|了|除)?)"
         r"|给(?:您|你|他|她)(?:留|占|保留|预留)(?:好|了|下|着)(?:了)?(?:一个)?(?:位置|名额|座位|位子|床位|学位|号)"
-        r"|(?:肯定|一定|绝对|都)(?:在|属于)\S{0,4}?(?:保修|保障|理赔|报销|退换|质保|服务)范围"
+        r"|(?:肯定|一定|绝对|都)(?:在|属于)\S{0,4}?(?:保修|保障|理赔|报销|退换|质保|服务|医保)范围"
         r"|就是(?:普通的?|一般的?|常见的?)\S{1,6}?(?:[，,。]|$)|(?<![需用])(?:不用|不需要|不必|没必要)(?:去)?(?:医院|看医生|就医|看病|去看|复诊)",
         must_block=(
             "这个开裂肯定在保修范围内，直接给您换新的。",
@@ -690,4 +701,66 @@ RULES += (
         ),
         must_pass=("是否在保修范围内，要售后检测后才能确定。",),
     ),
+    # Round 23: a matter no harm will come to, a cost that falls on someone else, a warranty that
+    # covers it (保修肯定包括在内, 属于质量问题), a cost fully reimbursed (药费都能报).
+    Rule(
+        id="conclusion.en.no_harm_done",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:won't|will not|doesn't|does not|shouldn't|should not|can't|cannot|isn't going to) (?:\w+ )?(?:affect|hurt|harm|jeopardi[sz]e"
+        r"|impact|damage|count against) your (?:\w+ )?(?:application|case|claim|visa|status|chances|credit|record|score|eligibility"
+        r"|cover|warranty|policy|deposit|refund|citizenship|residency|permit|licen[cs]e|grade|result)\b"
+        r"|\bfalls? (?:under|within) (?:your|the|our) (?:\w+ )?(?:warranty|guarantee|policy|cover|insurance|plan)\b"
+        r"|\b(?:is|are|'s) on (?:the )?(?:manufacturer|insurer|insurance|landlord|airline|seller|house|us)\b",
+        must_block=(
+            "A 10-day overstay won't affect your citizenship application.",
+            "The dent on the bumper falls under your warranty, so that repair is on the manufacturer.",
+        ),
+        must_pass=("Whether the dent falls under your warranty is for the dealer to check.",),
+    ),
+    Rule(
+        id="conclusion.zh.covered_anyway",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:保修|保险|医保|报销|理赔|质保)(?:肯定|一定|绝对|都|也)?(?:包括|包含|涵盖)(?:在内)?|属于质量问题"
+        r"|(?:都|全|全部|全额)(?:能|可以)报(?:销)?|(?:在|属于)医保(?:报销)?范围",
+        must_block=("车子这个异响属于质量问题，保修肯定包括在内。", "这个药的药费都能报。"),
+        must_pass=("是不是质量问题、保修包不包括，要等售后检测后才能确定。",),
+    ),
+    # Round 24's conclusions the rules missed (the model caught them): an exception made, a plan
+    # that covers everything, a refund approved (written "refund's"), a diagnosis from photos, a
+    # job, a school place or an entry granted, a cure without relapse, a test passed first time.
+    Rule(
+        id="conclusion.en.exception_made",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:i'll|i will|we'll|we will|i've|we've|i have|we have) (?:make|made|making) an exception\b"
+        r"|\bgoes through under (?:the |your )?(?:warranty|guarantee|insurance|policy)\b"
+        r"|\b(?:plan|policy|cover|insurance|warranty|package) covers everything\b"
+        r"|\b(?:won't|will not|don't|do not|doesn't|does not) owe anything\b"
+        r"|\b(?:refund|claim|application|request|appeal)'s been (?:approved|accepted|granted)\b"
+        r"|\bjust a (?:harmless|benign|simple|small) \w+(?: \w+)?\b",
+        must_block=(
+            "Don't worry, I'll make an exception, your phone repair goes through under warranty.",
+            "Your father's pre-paid plan covers everything, so the family won't owe anything further.",
+            "Your refund's been approved and is on its way back to your card.",
+        ),
+        must_pass=("Only the vet can say whether it's just a harmless lump.",),
+    ),
+    Rule(
+        id="conclusion.zh.granted",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:肯定|一定|绝对|保证)(?:会|能)?(?:录用|录取|被录|通过面试|入职)|走个过场|(?:给|帮)(?:您|你|他|她)特批|特批(?:入学|入住|通过)"
+        r"|(?:彻底|完全)(?:好|治好|康复|痊愈)|不会复发|(?:肯定|一定|绝对)(?:能)?一次(?:就)?(?:过|通过|考过)"
+        r"|(?:已经)?(?:给|帮)(?:您|你)登记好了|没(?:有)?任何问题",
+        must_block=(
+            "这家公司我们合作很多年了，您去面试基本就是走个过场，肯定录用。",
+            "您的腰椎间盘突出做完我们这个疗程就能彻底好，不会复发。",
+            "可以的，狗狗已经给您登记好了，入营没任何问题。",
+        ),
+        must_pass=("能不能录用，要看用人单位的面试结果。",),
+    ),
 )
+
+RULES: Final[tuple[Rule, ...]] = _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS

@@ -11,7 +11,7 @@ from typing import Final
 from .blocks import CLOCK, DATE, EN_N, EN_UNIT, ORD, WEEKDAY, WEEKDAY_ANY, ZH_N, ZH_NUMERALS
 from .model import Rule
 
-RULES: Final[tuple[Rule, ...]] = (
+_NAMED: Final[tuple[Rule, ...]] = (
     Rule(
         id="deadline.en.within_duration",
         category="deadline",
@@ -63,7 +63,7 @@ RULES: Final[tuple[Rule, ...]] = (
         pattern=r"\bin time for\b|\bin a jiffy\b|\bin no time\b|\bin a flash\b|\bbefore you know it\b|\bwhile[- ]you[- ]wait\b",
         must_block=(
             "You'll have the printed banners in time for your event on Saturday.",
-            "Your acrylic fill will take 45 minutes max, so you'll be out in time for your 3pm meeting.",
+            "The fill is quick, so you'll be out in time for your 3pm meeting.",
         ),
         must_pass=(
             "Battery replacements are often done while you wait, but it depends on the model and the watchmaker's workload that day, so please call before coming in.",
@@ -547,13 +547,13 @@ RULES: Final[tuple[Rule, ...]] = (
 # the customer as the subject of a future, next to a time: that is the general verb, a `general`
 # rule tried when no specific verb rule is found.  A hedge, a negation, a relayed message, the
 # customer's side and a condition still lift it.
-RULES += (
+_LATER_ROUNDS: Final[tuple[Rule, ...]] = (
     Rule(
         id="deadline.en.verb.future",
         category="deadline",
         language="en",
         kind="general",
-        pattern=r"\b(?:i|we|it|they|he|she|you|that|this|yours|your \w+|the \w+)(?:'ll| will| shall|'re going to| are going to"
+        pattern=r"\b(?:i|we|it|they|he|she|you|that|this|yours|your (?:\w+ ){0,2}\w+|the \w+)(?:'ll| will| shall|'re going to| are going to"
         r"|'s going to| is going to| are gonna|'re gonna| is gonna)(?! (?:let you know|get back to you|be in touch|contact you"
         r"|reply|answer|confirm|check|ask|decide|tell you|update you|see|need|have to|depend|vary|open|close"
         r"|have (?:seen|read|received|heard|had|looked)|talk|discuss|go over|look at|cover)\b)",
@@ -574,7 +574,7 @@ RULES += (
         language="en",
         kind="time",
         pattern=r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few) (?:working |business )?"
-        r"(?:minutes?|hours?|days?|weeks?|months?) (?:tops|max|maximum|at (?:the )?most|at the latest|or less)\b",
+        r"(?:minutes?|hours?|days?|weeks?|months?) (?:tops|at the latest|or less)\b",
         must_block=("For you it'll be 2 days tops.",),
         must_pass=("Shipping usually takes 2 days tops, but I can't promise it.",),
     ),
@@ -584,8 +584,40 @@ RULES += (
         language="zh",
         kind="general",
         pattern=r"(?:整理|弄|做|写|改|修|装|洗|剪|拍|印|送|寄|发|办|查|算|报|清|搬|种|铺|刷)(?:完|好)(?![的吗么吧]|不好)"
-        r"|(?:交|送|发|寄|递|转)(?:给|到)(?:您|你)",
+        r"|(?:交|送|发|寄|递|转)(?:给|到)(?:您|你)|(?:寄|送|发|退|还|拿)回(?:给)?(?:您|你)",
         must_block=("您的账目我们月底前全部整理完。",),
         must_pass=("月底前能不能整理完，要看资料齐不齐。",),
     ),
+    # Round 23: a deadline set by the customer's day ("before you get home from work"), a card
+    # activated or a line working again within a day (今天之内就能激活).
+    Rule(
+        id="deadline.en.before_your_day",
+        category="deadline",
+        language="en",
+        kind="time",
+        pattern=r"\bbefore (?:you|your \w+|the (?:guests|wedding|party|trip|flight|move|holiday|exam|interview|event))"
+        r" (?:get|gets|come|comes|arrive|arrives|turn|turns|leave|leaves|go|goes|start|starts|begin|begins)(?: (?:home|back|up|in|out))?\b",
+        must_block=("He'll have the tap fixed before you get home from work.",),
+        must_pass=("Please switch the water off before you leave the house.",),
+    ),
+    Rule(
+        id="deadline.zh.verb.working_again",
+        category="deadline",
+        language="zh",
+        kind="general",
+        pattern=r"激活|开通|生效|到账|恢复(?!营业|开放|上班)|上线|正常(?:使用|打电话|上网|通话)",
+        must_block=("补办的卡今天之内就能激活。",),
+        must_pass=("激活一般需要多久，要看运营商的系统。", "我们明天休息一天，后天恢复营业。"),
+    ),
+    Rule(
+        id="deadline.zh.verb.arranged",
+        category="deadline",
+        language="zh",
+        kind="general",
+        pattern=r"(?:安排|排|定|约|补)(?:上|好|进去)(?![的吗么吧])",
+        must_block=("孩子的补课我们下周二之前给安排上，不会耽误进度。",),
+        must_pass=("下周二之前能不能安排上，要看老师的时间。",),
+    ),
 )
+
+RULES: Final[tuple[Rule, ...]] = _NAMED + _LATER_ROUNDS

@@ -345,4 +345,59 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("您这个长度就按三百给您算，不会加钱的。",),
         must_pass=("会不会加钱要看老板怎么定。",),
     ),
+    # Round 23: a competitor's price matched for the customer.
+    Rule(
+        id="price.en.match_it",
+        category="price",
+        language="en",
+        pattern=r"\b(?:we|i)(?:'ll| will| can| could| are happy to|'re happy to)? (?:price[- ])?match (?:it|that|their (?:price|offer|quote)|the (?:price|offer|quote|ad))\b",
+        must_block=("Absolutely, we'll match it for you.",),
+        must_pass=("Whether we can match a competitor's price is the owner's decision.",),
+    ),
+    # Round 24: a price locked in for the customer.
+    Rule(
+        id="price.zh.lock_price",
+        category="price",
+        language="zh",
+        pattern=r"锁定(?:现在的|目前的|这个|当前的|原来的)?(?:价格|价钱|费用|优惠)|(?:价格|价钱)(?:给(?:您|你)|帮(?:您|你))?锁定"
+        r"|(?:保持|维持)(?:现在的|原来的|目前的)?(?:价格|价钱)不变|涨价也不影响(?:您|你)",
+        must_block=("您续订一年的话，我给您锁定现在的价格，以后涨价也不影响您。",),
+        must_pass=("能不能锁定价格，要由店长决定。",),
+    ),
+    Rule(
+        id="price.en.lock_in",
+        category="price",
+        language="en",
+        pattern=r"\b(?:lock|locked|locking|freeze|hold|keep) (?:in )?(?:that|the|this|your|today's|current|the current|our current) (?:\w+ )?(?:price|rate|fee|quote|discount)\b(?! (?:for you )?(?:is|isn't|can't|until the owner))",
+        must_block=("I'll lock in today's rate for you if you sign this week.",),
+        must_pass=("I can't lock in the rate; the owner decides on prices.",),
+    ),
+    # Round 24's prices the rules missed (the model caught them): a charge dropped or made free for
+    # the customer, half the fee agreed, a total set for them (算您800), "yours is 2999".
+    Rule(
+        id="price.en.free_for_you",
+        category="price",
+        language="en",
+        pattern=r"\bis (?:free|free of charge|on the house|complimentary) for (?:you|your \w+)\b"
+        r"|\b(?:we'll|we will|i'll|i will) (?:just |only )?charge you (?:the |for the |just the )?(?:\w+ )?(?:visit|call-?out|fee|rate|price)\b"
+        r"|\bnothing extra for\b",
+        must_block=(
+            "Since the seats you booked were obstructed, the upgrade to the balcony is free for your group.",
+            "It's a small nest, so we'll just charge you the base visit, nothing extra for the removal.",
+        ),
+        must_pass=("Whether the upgrade is free for your group is the box office's decision.",),
+    ),
+    Rule(
+        id="price.zh.set_for_you",
+        category="price",
+        language="zh",
+        pattern=r"(?:学费|费用|价格|房费|租金)减半|(?:直接)?给(?:您|你)定下来|算(?:您|你)\s?\d+|(?:您|你)\S{0,4}的话就\s?\d+"
+        r"|不(?:额外|另外|再)收(?:费|钱)|(?:包含|包括)在(?:里面|里头|内)了",
+        must_block=(
+            "两个孩子一起报的话，第二个孩子学费减半，这个我可以直接给您定下来。",
+            "您家院子不大，草坪加修剪一起算您800，材料费包含在里面了。",
+            "这款鱼尾婚纱您租的话就2999，改尺寸不额外收费。",
+        ),
+        must_pass=("第二个孩子学费能不能减半，要看校长的决定。",),
+    ),
 )
