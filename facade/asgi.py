@@ -21,6 +21,9 @@ from django.urls import re_path  # noqa: E402
 from facade.dialogue.routing import websocket_urlpatterns  # noqa: E402
 from facade.gate import RequestGate  # noqa: E402
 from facade.origins import OriginValidator  # noqa: E402
+from guard.classifier import warm  # noqa: E402
+
+warm()  # the guard's model is fitted in the background, not on the first customer's reply
 
 application = ProtocolTypeRouter(
     {

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["CORPUS", "THRESHOLD", "Reader", "corpus_digest", "model_verdict", "reader", "train"]
+__all__ = ["CORPUS", "THRESHOLD", "Reader", "corpus_digest", "model_verdict", "reader", "train", "warm"]
 
 CORPUS: Final = Path(__file__).with_name("corpus")
 # Chosen on rounds 19-22, each scored by a model fitted only on what came before it.
@@ -178,6 +178,14 @@ def reader() -> Models:
             if not _MODELS:
                 _MODELS.append(train(*corpus()))
     return _MODELS[0]
+
+
+def warm() -> threading.Thread:
+    """Fit the models in a background thread (a server calls this when it starts); a reply that
+    needs them first waits for it."""
+    thread = threading.Thread(target=reader, name="guard-model", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,15 @@ _LISTING_EN: Final = frozenset(
     "according a an the our we us its it this that is are be was were has have for of at on in to as and or with "
     "per each "
     "price prices priced pricing rate rates fee fees cost costs charge charges tariff list listed lists published "
+    "website site brochure flyer leaflet catalogue catalog menu board comes come goes go runs run sits sit tag "
+    "base basic set says say shown states state currently "
     "standard current currently normal normally usual usually regular starts start starting from begins begin "
     "beginning which stated shows says reads page entry section menu sheet set there here currently also "
     "just about only then so hi hello".split()
 )
 _LISTING_ZH: Final = re.compile(
     r"价目表|价格表|收费标准|报价说明|标价|公示|公布|价格|价钱|收费|费用|定价|目前|现在|我们的?|本店的?|店里的?|"
-    r"写的是|写的|上面|的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那"
+    r"写的是|写的|标的是|定的是|上面|网站|官网|小程序|宣传单|菜单|单子|目录|一般|基础|的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那|~|～"
 )
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|yourself)\b|您|你")
 # A word that makes a price firm, special or this customer's.
