@@ -24,8 +24,10 @@ entries the run cited taken out — and is told nothing else: not the given text
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,7 +35,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["CORPUS", "THRESHOLD", "Reader", "corpus_digest", "model_verdict", "reader", "train", "warm"]
+__all__ = [
+    "CORPUS",
+    "MIN_WORDS",
+    "THRESHOLD",
+    "Reader",
+    "corpus_digest",
+    "model_verdict",
+    "reader",
+    "reader_reset",
+    "train",
+    "warm",
+]
 
 CORPUS: Final = Path(__file__).with_name("corpus")
 # Chosen on rounds 19-22, each scored by a model fitted only on what came before it.
@@ -168,16 +181,24 @@ def train(commitments: Sequence[tuple[str, str]], harmless: Sequence[str]) -> Mo
 
 
 _LOCK: Final = threading.Lock()
-_MODELS: list[Models] = []
+
+
+@functools.lru_cache(maxsize=1)
+def _fitted() -> Models:
+    return train(*corpus())
 
 
 def reader() -> Models:
-    """The models fitted on the shipped corpus, once per process."""
-    if not _MODELS:
-        with _LOCK:
-            if not _MODELS:
-                _MODELS.append(train(*corpus()))
-    return _MODELS[0]
+    """The models fitted on the shipped corpus, once per process (a second caller waits for the
+    first rather than fitting them again)."""
+    with _LOCK:
+        return _fitted()
+
+
+def reader_reset() -> None:
+    """Forget the fitted models: the next reply fits them again from the corpus."""
+    with _LOCK:
+        _fitted.cache_clear()
 
 
 def warm() -> threading.Thread:
@@ -198,9 +219,24 @@ class ModelVerdict:
         return self.category is not None
 
 
+# The model reads replies of a sentence or more, like those it was fitted on; a reply of a few
+# words ("Fine.", "It's cheap!") gives it too little to weigh, and it reads those far too surely.
+# They are left to the named rules.
+MIN_WORDS: Final = 6
+_WORD: Final = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def words_in(text: str) -> float:
+    """About how many words `text` has: Latin words, and Chinese characters two to a word."""
+    chinese = len(_CJK.findall(text))
+    latin = sum(1 for word in _WORD.findall(_CJK.sub(" ", text)))
+    return latin + chinese / 2
+
+
 def model_verdict(text: str, models: Models | None = None) -> ModelVerdict:
     """The model's reading of a reply (with its quotes already taken out)."""
-    if not any(character.isalnum() for character in text):
+    if words_in(text) < MIN_WORDS:
         return ModelVerdict(probability=0.0, category=None)
     models = models or reader()
     probability = models.block.probability(text)

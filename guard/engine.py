@@ -599,6 +599,12 @@ def _sentences(text: str) -> Iterator[tuple[int, str]]:
     yield position, text[position:]
 
 
+def hedged(text: str) -> bool:
+    """Whether `text` holds one of the hedge scopes ("usually", 一般): the restating rule keeps
+    that much of a clause it takes out, since a hedge reaches the clauses after it."""
+    return _HEDGE.search(_normalise(text))
+
+
 def normalised(text: str) -> str:
     """The text the rules read: NFKC, lower case, straight quotes, mentions of others' words left
     out.  A verdict's `clause` span points into it."""

@@ -156,8 +156,8 @@ def applies_to_customer(text: str) -> bool:
     price, time or outcome: words of both kinds, or the customer and a figure ("For you:
     tomorrow."), unless the clause leaves it to someone else ("the tuner will confirm the cost for
     your piano after seeing it")."""
-    for sentence in re.split(r"[.!?。！？\n]+", _normal(text)):
-        sentence = greeting_removed(sentence)
+    for line in re.split(r"[.!?。！？\n]+", text):
+        sentence = greeting_removed(_normal(line))
         if not _YOU.search(sentence):
             continue
         # What the sentence says itself: each clause that leaves nothing to someone else, without a

@@ -22,9 +22,12 @@ out of the commitment guard and the grounding check as a quote is, only when all
   优惠, …) — a greeting aside, and a clause that leaves the decision to someone else without
   promising it ("the tuner will confirm the cost for your piano after seeing it").
 
-A clause with a time, a duration or a date is restated only when it says its whole unit ("refunds
-are processed within 3–5 working days"): cut from its sentence, a published time may have lost what
-it depended on ("delivered the next day" without "orders placed before noon").  Whatever the reply
+A clause with a time, a duration or a date and no price is restated only when it says its whole
+unit ("refunds are processed within 3–5 working days"): cut from its sentence, a published time
+may have lost what it depended on ("delivered the next day" without "orders placed before noon").
+An item named in one clause and priced in the next ("一对一钢琴课每节45分钟，标价200元") is read as
+the whole sentence.  A hedge in a clause taken out ("作品烧制一般需要2-3周") is left in its place,
+since it reaches the clauses after it.  Whatever the reply
 says besides the restated clauses is read by every check as before, and
 `quoting.applies_to_customer` reads what is left for the price applied to the customer ("That's
 what you'll pay.").
@@ -38,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
+from .engine import hedged
 from .figures import Figure, read
 
 __all__ = ["clauses", "defers", "greeting_removed", "promise_refusals_removed", "unrestated"]
@@ -61,13 +65,15 @@ _LISTING_EN: Final = frozenset(
     "price prices priced pricing rate rates fee fees cost costs charge charges tariff list listed lists published "
     "website site brochure flyer leaflet catalogue catalog menu board comes come goes go runs run sits sit tag "
     "base basic set says say shown states state currently "
+    "person people head hour hours day days night nights week weeks month months year years session sessions "
+    "visit visits time times "
     "standard current currently normal normally usual usually regular starts start starting from begins begin "
     "beginning which stated shows says reads page entry section menu sheet set there here currently also "
     "just about only then so hi hello".split()
 )
 _LISTING_ZH: Final = re.compile(
     r"价目表|价格表|收费标准|报价说明|标价|公示|公布|价格|价钱|收费|费用|定价|目前|现在|我们的?|本店的?|店里的?|"
-    r"写的是|写的|标的是|定的是|上面|网站|官网|小程序|宣传单|菜单|单子|目录|一般|基础|的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那|~|～"
+    r"写的是|写的|标的是|定的是|上面|网站|官网|小程序|宣传单|菜单|单子|目录|一般|基础|这类|这种|这项|这个|该|的|是|为|起|元|块|每|一|次|个|按|收|要|在|上|写着|显示|列|标|注明|根据|按照|哦|呢|啊|呀|哈|吧|了|这|那|~|～"
 )
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|yourself)\b|您|你")
 # A word that makes a price firm, special or this customer's.
@@ -121,9 +127,10 @@ def _normal(text: str) -> str:
 
 
 def _words(text: str) -> tuple[set[str], set[str]]:
-    """The clause's item words: English words (a plural's "s" aside) and Chinese characters,
-    without the listing words or the figures themselves."""
-    latin = {_stem(word) for word in _EN_WORD.findall(text) if word not in _LISTING_EN}
+    """The clause's item words: English words (a plural's "s" aside; a hyphenated word is read as
+    its parts) and Chinese characters, without the listing words or the figures themselves."""
+    latin = {_stem(part) for word in _EN_WORD.findall(text) for part in word.split("-") if part}
+    latin -= {_stem(word) for word in _LISTING_EN}
     chinese = set(_CJK.findall(_LISTING_ZH.sub(" ", text)))
     return latin, chinese
 
@@ -151,18 +158,19 @@ def _figure_text(clause: str, figures: Sequence[Figure]) -> str:
     return clause
 
 
-def _restates(clause: str, citations: Sequence[Mapping[str, Any]]) -> bool:
+def _restated(clause: str, citations: Sequence[Mapping[str, Any]]) -> list[Figure]:
+    """The figures of `clause` when it restates one item of `citations`, else none."""
     # 0 and 1 tell nothing ("a day pass" is no duration), as for the grounding check.
     figures = [figure for figure in read(clause) if figure.kind == "money" or figure.value not in (0, 1)]
     if not figures:
-        return False
-    # A time or a condition is restated only with the whole of its unit: cut from it, it may have
-    # lost what it depended on.
-    whole = any(figure.kind != "money" for figure in figures)
+        return []
+    # A time or a condition without a price is restated only with the whole of its unit: cut from
+    # it, it may have lost what it depended on.
+    whole = not any(figure.kind == "money" for figure in figures)
     marks = {int(mark) for mark in _MARK.findall(clause)}
     latin, chinese = _words(_MARK.sub(" ", _figure_text(clause, figures)))
     if not latin and not chinese:
-        return False
+        return []
     wanted = {_key(figure) for figure in figures}
     for number, entry in enumerate(citations, start=1):
         if marks and marks != {number}:
@@ -173,14 +181,15 @@ def _restates(clause: str, citations: Sequence[Mapping[str, Any]]) -> bool:
                 continue
             item_latin, item_chinese = _words(f"{title} {unit}")
             item_latin |= {_stem(word) for word in _EN_WORD.findall(f"{title} {unit}")}
+            item_latin |= {_stem(part) for word in _EN_WORD.findall(f"{title} {unit}") for part in word.split("-")}
             item_chinese |= set(_CJK.findall(f"{title} {unit}"))
             if latin <= item_latin and chinese <= item_chinese:
                 if not whole:
-                    return True
+                    return figures
                 unit_latin, unit_chinese = _words(_figure_text(unit, read(unit)))
                 if unit_latin <= latin and unit_chinese <= chinese:
-                    return True
-    return False
+                    return figures
+    return []
 
 
 def clauses(sentence: str) -> list[tuple[int, int]]:
@@ -225,11 +234,27 @@ def unrestated(text: str, citations: Sequence[Mapping[str, Any]]) -> str:
         if len(lowered) != len(sentence) or _applies(lowered):
             kept.append(sentence)
             continue
-        pieces, cursor = [], 0
+        cut: list[tuple[int, int]] = []
+        unread = False  # a clause with a figure that restates nothing
         for start, end in clauses(lowered):
-            if _restates(lowered[start:end], citations):
-                pieces.append(sentence[cursor:start])
-                cursor = end
-        pieces.append(sentence[cursor:])
-        kept.append("".join(pieces))
+            if _restated(lowered[start:end], citations):
+                cut.append((start, end))
+            else:
+                unread = unread or bool(read(lowered[start:end]))
+        if unread:
+            # The item may be named in one clause and its price in the next ("一对一钢琴课每节45分钟，
+            # 标价200元"): the sentence as a whole, after its greeting, may restate it.
+            start = _GREETING.match(lowered)
+            begin = start.end() if start else 0
+            end = len(lowered.rstrip(" .!?。！？;；•\n"))
+            if begin < end and _restated(lowered[begin:end], citations):
+                cut = [(begin, end)]
+        for start, end in sorted(cut, reverse=True):
+            # What is taken out is the clause; a hedge in it ("作品烧制一般需要2-3周") still reaches the
+            # clauses after it, so a word of hedging stands in its place.
+            stand_in = (
+                (" 一般 " if _CJK.search(lowered[start:end]) else " usually ") if hedged(lowered[start:end]) else " "
+            )
+            sentence = sentence[:start] + stand_in + sentence[end:]
+        kept.append(sentence)
     return "".join(kept)

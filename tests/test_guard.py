@@ -1,4 +1,4 @@
-"""The commitment guard (guard/engine.py): corpus figures, tricky cases, the
+"""The commitment guard (guard/engine.py, and its model guard/classifier.py): corpus figures, tricky cases, the
 management command.  No database: the guard is pure and the command only needs settings.
 
 `pytest -s tests/test_guard.py` shows the precision / recall / false-block figures."""
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from guard.classifier import model_verdict
 from guard.engine import GuardCategory, GuardVerdict, _check, guard_check
 
 PRICE, DEADLINE, OUTCOME = GuardCategory.PRICE, GuardCategory.DEADLINE, GuardCategory.OUTCOME
@@ -57,9 +58,25 @@ def _rate(part: int, whole: int) -> float:
     return part / whole if whole else 1.0
 
 
+def _guard(text: str) -> GuardVerdict:
+    """The guard as the outgoing check reads a reply: its named rules, then its model."""
+    verdict = guard_check(text)
+    if verdict.blocked:
+        return verdict
+    model = model_verdict(text)
+    if model.category is None:
+        return verdict
+    return GuardVerdict(blocked=True, category=GuardCategory(model.category), rule=f"{model.category}.model")
+
+
 def test_corpus_figures() -> None:
-    commitment_verdicts = [(label, text, guard_check(text)) for label, text in COMMITMENTS]
-    harmless_verdicts = [(text, guard_check(text)) for text in HARMLESS]
+    """In sample, the guard (rules, then the model) stops every commitment of its corpus and at
+    most 1% of its harmless sentences; the named rules alone still stop at least 98% — the model
+    is the second reader, not the only one."""
+    commitment_verdicts = [(label, text, _guard(text)) for label, text in COMMITMENTS]
+    harmless_verdicts = [(text, _guard(text)) for text in HARMLESS]
+    by_rules = [verdict.rule for _label, _text, verdict in commitment_verdicts if verdict.blocked]
+    rules_recall = _rate(sum(not rule.endswith(".model") for rule in by_rules if rule), len(COMMITMENTS))
     missed = [(label.value, text) for label, text, verdict in commitment_verdicts if not verdict.blocked]
     wrong_category = [
         (label.value, verdict.category.value, text)
@@ -80,7 +97,7 @@ def test_corpus_figures() -> None:
     lines = [
         f"commitment guard on {len(COMMITMENTS)} commitments and {len(HARMLESS)} harmless sentences:",
         f"  precision {precision:.3f}  recall {recall:.3f}  false-block rate {false_block_rate:.3f}  "
-        f"category agreement {category_agreement:.3f}",
+        f"category agreement {category_agreement:.3f}  recall of the named rules alone {rules_recall:.3f}",
     ]
     for language, chinese in (("en", False), ("zh", True)):
         c_total = [t for _, t in COMMITMENTS if _is_chinese(t) == chinese]
@@ -99,6 +116,7 @@ def test_corpus_figures() -> None:
     print(report)
 
     assert recall == 1.0 and not missed, report
+    assert rules_recall >= 0.98, report
     assert false_block_rate <= 0.01, report
     assert category_agreement >= 0.95, report
 

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from guard import classifier
-from guard.classifier import corpus, corpus_digest, model_verdict, reader, train
+from guard.classifier import corpus, corpus_digest, model_verdict, reader, reader_reset, train
 from guard.engine import guard_check
 from guard.outgoing import outgoing_check
 from guard.rounds import citations_of, round_read
@@ -62,6 +62,8 @@ def test_fitted_without_a_round_it_still_reads_that_round() -> None:
 def test_the_model_is_fitted_once_and_the_same_each_time() -> None:
     first = reader()
     assert reader() is first
+    reader_reset()
+    assert reader() is not first  # fitted again, and the same model:
     again = train(*corpus())
     for text, _category in UNSEEN:
         assert again.block.probability(text) == pytest.approx(first.block.probability(text), abs=1e-12)

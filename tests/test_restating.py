@@ -88,8 +88,35 @@ def test_without_citations_nothing_is_restated() -> None:
 
 def test_only_the_restating_clause_is_taken_out() -> None:
     assert unrestated("Hi, our hot desk is S$25/day, and we also have monthly plans.", CITED) == (
-        "Hi, , and we also have monthly plans."
+        "Hi,  , and we also have monthly plans."
     )
+
+
+def test_a_hedge_in_a_restated_clause_still_reaches_the_clauses_after_it() -> None:
+    """ "作品烧制一般需要2-3周，…到时候工作室会通知您来取": without the hedge, the last clause alone
+    reads as a promised pick-up."""
+    cited = [{"title": "作品说明", "snippet": "作品烧制一般需要2-3周。"}]
+    text = "我们的作品烧制一般需要2-3周，窑的排期不同时间也会有出入，到时候工作室会通知您来取。"
+    assert "一般" in unrestated(text, cited)
+    assert outgoing_check(text, citations=cited).blocked is False
+
+
+def test_an_item_named_in_one_clause_and_priced_in_the_next_is_read_as_one() -> None:
+    cited = [{"title": "价目表", "snippet": "钢琴一对一课程每节45分钟200元。"}]
+    assert outgoing_check("我们的一对一钢琴课每节45分钟，标价200元。", citations=cited).blocked is False
+    assert outgoing_check("我们的一对一钢琴课每节45分钟，给您算150元。", citations=cited).blocked is True
+
+
+def test_a_request_summary_after_a_quote_does_not_apply_it() -> None:
+    """The summary's lines are read one by one: "- When: Friday" is the customer's wish, and the
+    line that says "your request" names no price or time."""
+    cited = [{"title": "Gluten-free", "snippet": "We bake gluten-free bread every Tuesday and Friday."}]
+    text = (
+        "Here is what I found:\n[1] Gluten-free: We bake gluten-free bread every Tuesday and Friday.\n\n"
+        "Please check your request before I register it:\n- What you need: a cake\n- When: Friday\n"
+        "Shall I register it for the owner? (yes / no)"
+    )
+    assert outgoing_check(text, citations=cited).blocked is False
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ SCOPES: Final[tuple[Scope, ...]] = (
         language="en",
         pattern=r"\byour (?:friend|neighbou?r|colleague|sister|brother|mum|mom|dad|mother|father|partner|wife|husband|cousin"
         r"|relative|family)s? (?:paid|was charged|were charged|got|spent|was quoted|were quoted)\b"
+        r"|\byou(?:'re| are) (?:asking|hoping|looking) (?:for|to pay)\b|\byou(?:'ve| have)? asked (?:for|about|if|whether)\b"
         r"|\byou(?:'d| would) like (?:us to (?:hold|keep|match|honou?r|give|do)\b|to pay\b|(?:it|this|that|them|the \w+) (?:(?:done|fixed|made|repaired|cleaned|altered"
         r"|serviced) )?for\b)|\byou(?:'re| are) hoping (?:to pay|for)\b",
     ),
