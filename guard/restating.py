@@ -244,8 +244,8 @@ def unrestated(text: str, citations: Sequence[Mapping[str, Any]]) -> str:
         if unread:
             # The item may be named in one clause and its price in the next ("一对一钢琴课每节45分钟，
             # 标价200元"): the sentence as a whole, after its greeting, may restate it.
-            start = _GREETING.match(lowered)
-            begin = start.end() if start else 0
+            greeting = _GREETING.match(lowered)
+            begin = greeting.end() if greeting else 0
             end = len(lowered.rstrip(" .!?。！？;；•\n"))
             if begin < end and _restated(lowered[begin:end], citations):
                 cut = [(begin, end)]
