@@ -509,8 +509,8 @@ def _price_in(clause: _Clause, active: frozenset[int]) -> str | None:
         return matched[0].rule.id  # matching a figure the customer saw is quoting it
     for hit in _find(_PRICE_EN, _PRICE_ZH, text, active):
         past = _PAST_PRICE.search(f"{clause.lead} {text}") and not _NEXT_TIME.search(text)
-        if _CUSTOMER_FIGURE.search(text) or past:
-            return None
+        if _CUSTOMER_FIGURE.search(text) or past or _stated_as_policy(clause):
+            return None  # the customer's figure, a past price, the published rule restated
         if not _negated(text, hit.match.start(), hit.match.end()):
             return hit.rule.id
     return None

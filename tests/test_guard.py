@@ -78,10 +78,16 @@ def test_corpus_figures() -> None:
     by_rules = [verdict.rule for _label, _text, verdict in commitment_verdicts if verdict.blocked]
     rules_recall = _rate(sum(not rule.endswith(".model") for rule in by_rules if rule), len(COMMITMENTS))
     missed = [(label.value, text) for label, text, verdict in commitment_verdicts if not verdict.blocked]
+    # An outcome and a conclusion are both assurances, and the line between them is partly
+    # arbitrary (README, Limits): one read as the other still agrees.
+    assurances = {OUTCOME, CONCLUSION}
     wrong_category = [
         (label.value, verdict.category.value, text)
         for label, text, verdict in commitment_verdicts
-        if verdict.blocked and verdict.category is not None and verdict.category is not label
+        if verdict.blocked
+        and verdict.category is not None
+        and verdict.category is not label
+        and not {verdict.category, label} <= assurances
     ]
     false_blocks = [
         (verdict.category.value if verdict.category else None, text)
@@ -315,8 +321,19 @@ ROUND_20_SCOPES = [
     ("The basket drops to thirty-five US dollars.", PRICE),
     ("You won't pay more than €200 for the whole application.", PRICE),
 ]
+# Round 26's scopes: a promise wished for is none; the published rule quoted in words is the rule,
+# until a clause applies it to the customer.
+ROUND_26_SCOPES = [
+    ("I wish I could promise that, but no tutor can guarantee exam results.", None),
+    ("Our policy says cover cancelled within 14 days of purchase is refunded in full.", None),
+    ("Our policy says your cover is refunded in full within 14 days.", DEADLINE),
+    ("租赁条款里写的是正常使用磨损不收取费用。", None),
+    ("租赁条款里写的是正常使用磨损不收取费用，您这次的费用也不收了。", CONCLUSION),
+]
+
 TABLES = (
-    BRIEF_EXAMPLES
+    ROUND_26_SCOPES
+    + BRIEF_EXAMPLES
     + ROUND_20_SCOPES
     + CONCLUSIONS
     + NEGATION_SCOPE

@@ -210,7 +210,8 @@ SCOPES: Final[tuple[Scope, ...]] = (
         kind="negation",
         language="en",
         pattern=r"\b(?:hard|difficult|tricky) to\b|\b(?:wrong|irresponsible|unfair|misleading) (?:of (?:me|us) )?to\b"
-        r"|\b(?:an? )?(?:estimate|guide|indication|approximation|ballpark) rather than\b",
+        r"|\b(?:an? )?(?:estimate|guide|indication|approximation|ballpark) rather than\b"
+        r"|\b(?:i|we) wish (?:i|we) could\b",
     ),
     Scope(
         id="negation.en.4",
@@ -301,7 +302,11 @@ SCOPES: Final[tuple[Scope, ...]] = (
         kind="policy",
         language="any",
         pattern=r"按(?:照)?(?:我们|我们的|公司|公司的|店里|店里的|本店|平台|平台的|店铺|店铺的)?(?:规定|规则|政策|流程|条款)"
-        r"|根据(?:我们的|公司的|店里的|本店|平台的)?(?:规定|规则|政策)",
+        r"|根据(?:我们的|公司的|店里的|本店|平台的)?(?:规定|规则|政策)"
+        # Round 26: the published rule quoted in words ("our policy says …", 租赁条款里写的是 …).
+        r"|\b(?:our|the) (?:\w+ )?(?:policy|policies|terms|terms and conditions|rules|conditions|fee schedule)"
+        r"(?: page)? (?:says?|states?|reads|is that|sets out)\b"
+        r"|(?:条款|规定|政策|说明|须知|合同)(?:里|上|中)?(?:写的是|写着|写明|规定|注明)",
     ),
     Scope(id="addressed", kind="addressed", language="any", pattern=r"您|你|\byou|\byour"),
     Scope(
