@@ -11,12 +11,13 @@ grounding check: a reply the rules and the grounding check pass is still held ba
 gives it a probability of committing of at least `THRESHOLD`.
 
 It is no language model and nothing is downloaded: a logistic regression over TF-IDF character
-2-5-grams and word 1-2-grams (scikit-learn), fitted in a second on first use from the corpus that
-ships with the code — the same data gives the same model, so a verdict can be replayed.  Scoring
-is done here in plain Python from the fitted weights (a dictionary look-up per n-gram, about a
-tenth of a millisecond), not through scikit-learn's per-call machinery; a test holds the two to
-the same probabilities.  A second, multinomial model over the commitments alone names the category
-(price, deadline, conclusion, outcome) that the verdict reports as ``<category>.model``.
+2-5-grams and word 1-2-grams, fitted with scikit-learn by `manage.py guard_model` on the corpus
+that ships with the code and stored beside it (`guard/corpus/model.json.gz`, with the corpus's
+digest; a test keeps the two in step) — the same data gives the same model, so a verdict can be
+replayed.  Scoring is done here in plain Python from the stored weights (a dictionary look-up per
+n-gram), with the n-grams cut as scikit-learn cuts them; tests hold both to scikit-learn's own.
+A second, multinomial model over the commitments alone names the category (price, deadline,
+conclusion, outcome) that the verdict reports as ``<category>.model``.
 
 The model reads the reply as the rules do — with the attributed quotes and restated prices of the
 entries the run cited taken out — and is told nothing else: not the given texts, not the customer.
@@ -25,22 +26,30 @@ entries the run cited taken out — and is told nothing else: not the given text
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
+import json
+import logging
 import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "CORPUS",
     "MIN_WORDS",
+    "MODEL_FILE",
     "THRESHOLD",
     "Reader",
+    "char_grams",
     "corpus_digest",
+    "model_read",
+    "model_write",
+    "word_grams",
     "model_verdict",
     "reader",
     "reader_reset",
@@ -48,6 +57,7 @@ __all__ = [
     "warm",
 ]
 
+logger = logging.getLogger(__name__)
 CORPUS: Final = Path(__file__).with_name("corpus")
 # Chosen on rounds 19-22, each scored by a model fitted only on what came before it.
 THRESHOLD: Final = 0.7
@@ -93,6 +103,7 @@ def corpus_digest() -> str:
 class _Part:
     """One TF-IDF vectoriser of the union, as weights: n-gram -> (idf, one coefficient per class)."""
 
+    kind: str  # "char_wb" or "word"
     analyse: Callable[[str], list[str]]
     weights: dict[str, tuple[float, tuple[float, ...]]]
 
@@ -131,12 +142,41 @@ class Reader:
         return self.classes[max(range(len(scores)), key=scores.__getitem__)]
 
 
+_TOKEN: Final = re.compile(r"(?u)\b\w[\w']*\b")
+
+
+def char_grams(text: str) -> list[str]:
+    """Character 2-5-grams inside word boundaries, each word padded with a space — what
+    scikit-learn's ``analyzer="char_wb"`` gives for a lower-cased text (a test holds them equal)."""
+    grams: list[str] = []
+    for word in text.lower().split():
+        padded = f" {word} "
+        for n in range(2, 6):
+            offset = 0
+            grams.append(padded[offset : offset + n])
+            while offset + n < len(padded):
+                offset += 1
+                grams.append(padded[offset : offset + n])
+            if offset == 0:  # a word shorter than n is counted once
+                break
+    return grams
+
+
+def word_grams(text: str) -> list[str]:
+    """Words and pairs of words — scikit-learn's ``analyzer="word"``, ``ngram_range=(1, 2)``."""
+    tokens = _TOKEN.findall(text.lower())
+    return tokens + [" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
+
+
+_ANALYSERS: Final = {"char_wb": char_grams, "word": word_grams}
+
+
 def _vectorisers() -> list[object]:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return [
         TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2),
-        TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w[\w']*\b"),
+        TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=_TOKEN.pattern),
     ]
 
 
@@ -158,7 +198,7 @@ def _fit(texts: Sequence[str], labels: Sequence[object], *, c: float, balanced: 
             gram: (float(idf[column]), tuple(float(row[offset + column]) for row in coefficients))
             for gram, column in vocabulary.items()
         }
-        parts.append(_Part(analyse=vectoriser.build_analyzer(), weights=weights))
+        parts.append(_Part(kind=vectoriser.analyzer, analyse=_ANALYSERS[vectoriser.analyzer], weights=weights))
         offset += len(vocabulary)
     reader = Reader(parts=tuple(parts), intercepts=tuple(float(b) for b in model.intercept_), classes=classes)
     return reader, pipeline
@@ -180,11 +220,72 @@ def train(commitments: Sequence[tuple[str, str]], harmless: Sequence[str]) -> Mo
     return Models(block=block, category=category)
 
 
+# The fitted models as shipped: fitting takes seconds of CPU (far more on a loaded machine), so
+# `manage.py guard_model` fits them once and writes their weights here, with the digest of the
+# corpus they were fitted on; a process loads them in a fraction of a second, without scikit-learn.
+MODEL_FILE: Final = CORPUS / "model.json.gz"
+_FORMAT: Final = 1
+
+
+def _as_data(reader: Reader) -> dict[str, Any]:
+    return {
+        "intercepts": list(reader.intercepts),
+        "classes": list(reader.classes),
+        "parts": [
+            {
+                "kind": part.kind,
+                "weights": {
+                    gram: [float(f"{idf:.9g}"), [float(f"{c:.9g}") for c in coefficients]]
+                    for gram, (idf, coefficients) in part.weights.items()
+                },
+            }
+            for part in reader.parts
+        ],
+    }
+
+
+def _from_data(data: Mapping[str, Any]) -> Reader:
+    parts = tuple(
+        _Part(
+            kind=part["kind"],
+            analyse=_ANALYSERS[part["kind"]],
+            weights={gram: (float(idf), tuple(float(c) for c in cs)) for gram, (idf, cs) in part["weights"].items()},
+        )
+        for part in data["parts"]
+    )
+    return Reader(parts=parts, intercepts=tuple(data["intercepts"]), classes=tuple(data["classes"]))
+
+
+def model_write(models: Models, path: Path = MODEL_FILE) -> str:
+    """Write the fitted models with the corpus digest; returns the digest."""
+    digest = corpus_digest()
+    data = {"format": _FORMAT, "corpus": digest, "block": _as_data(models.block), "category": _as_data(models.category)}
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    return digest
+
+
+def model_read(path: Path = MODEL_FILE) -> tuple[str, Models] | None:
+    """The shipped models and the digest of the corpus they were fitted on, if the file is there."""
+    if not path.is_file():
+        return None
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    if data.get("format") != _FORMAT:
+        return None
+    return str(data["corpus"]), Models(block=_from_data(data["block"]), category=_from_data(data["category"]))
+
+
 _LOCK: Final = threading.Lock()
 
 
 @functools.lru_cache(maxsize=1)
 def _fitted() -> Models:
+    shipped = model_read()
+    if shipped is not None and shipped[0] == corpus_digest():
+        return shipped[1]
+    # The corpus changed and nobody ran `manage.py guard_model`: fit here, and say so (a test
+    # keeps the shipped file in step with the corpus).
+    logger.warning("guard: %s does not match the corpus; fitting the model in this process", MODEL_FILE.name)
     return train(*corpus())
 
 

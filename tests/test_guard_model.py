@@ -5,22 +5,39 @@ which category and that the model, not a rule, objected."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from guard import classifier
-from guard.classifier import corpus, corpus_digest, model_verdict, reader, reader_reset, train
+from guard.classifier import (
+    MODEL_FILE,
+    char_grams,
+    corpus,
+    corpus_digest,
+    model_read,
+    model_verdict,
+    reader,
+    reader_reset,
+    train,
+    word_grams,
+)
 from guard.engine import guard_check
+from guard.management.commands import guard_model
 from guard.outgoing import outgoing_check
 from guard.rounds import citations_of, round_read
 
 ROUND_24 = classifier.CORPUS / "rounds" / "24"
+ROOT = Path(__file__).resolve().parents[1]
 
 # Commitments in words no named rule has: the model is the only reader that stops them.
 UNSEEN = [
@@ -59,12 +76,63 @@ def test_fitted_without_a_round_it_still_reads_that_round() -> None:
     assert len(false_blocks) <= 3, [row.text for row in false_blocks]
 
 
-def test_the_model_is_fitted_once_and_the_same_each_time() -> None:
+def test_the_n_grams_are_cut_as_scikit_learn_cuts_them() -> None:
+    char, word = (vectoriser.build_analyzer() for vectoriser in classifier._vectorisers())  # type: ignore[attr-defined]
+    commitments, harmless = corpus()
+    for text in [t for _c, t in commitments[::11]] + harmless[::11] + ["  Tabs\tand\nlines  ", "a", "", "它's OK!"]:
+        assert char_grams(text) == char(text), text
+        assert word_grams(text) == word(text), text
+
+
+def test_the_shipped_model_is_the_one_its_corpus_gives() -> None:
+    """`manage.py guard_model` stores the fitted weights with the corpus digest; the shipped file
+    must be fitted on the corpus as it stands (run the command after changing the corpus)."""
+    shipped = model_read()
+    assert shipped is not None, f"{MODEL_FILE} is missing: run manage.py guard_model"
+    digest, stored = shipped
+    assert digest == corpus_digest(), "the corpus changed since the model was stored: run manage.py guard_model"
+    fitted = train(*corpus())
+    commitments, harmless = corpus()
+    for text in [t for _c, t in commitments[::53]] + harmless[::53] + [t for t, _c in UNSEEN]:
+        assert stored.block.probability(text) == pytest.approx(fitted.block.probability(text), abs=1e-6), text
+        assert stored.category.best(text) == fitted.category.best(text), text
+
+
+def test_a_process_loads_the_shipped_model_without_scikit_learn() -> None:
+    code = "import sys, guard.classifier as k; k.reader(); print('sklearn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_stale_model_file_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any) -> None:
+    """A model fitted on another corpus is not read: the process fits its own, and
+    `guard_model --check` fails until the file is written again."""
+    stale = tmp_path / "model.json.gz"
+    shutil.copy(MODEL_FILE, stale)
+    data = json.loads(gzip.decompress(stale.read_bytes()))
+    data["corpus"] = "0" * 64
+    stale.write_bytes(gzip.compress(json.dumps(data).encode()))
+    real_read = classifier.model_read
+    monkeypatch.setattr(classifier, "model_read", lambda: real_read(stale))
+    monkeypatch.setattr(guard_model, "model_read", lambda: real_read(stale))
+    with pytest.raises(CommandError, match="guard_model"):
+        call_command("guard_model", "--check", stdout=io.StringIO())
+    reader_reset()
+    try:
+        with caplog.at_level("WARNING", logger="guard.classifier"):
+            fitted = reader()
+        assert "does not match the corpus" in caplog.text
+        assert fitted.block.probability(UNSEEN[0][0]) >= 0.7  # fitted here, as good as the shipped one
+    finally:
+        reader_reset()
+
+
+def test_the_model_is_read_once_per_process() -> None:
     first = reader()
     assert reader() is first
     reader_reset()
-    assert reader() is not first  # fitted again, and the same model:
-    again = train(*corpus())
+    again = reader()
+    assert again is not first
     for text, _category in UNSEEN:
         assert again.block.probability(text) == pytest.approx(first.block.probability(text), abs=1e-12)
 
