@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import io
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -359,3 +360,53 @@ def test_an_observe_run_whose_worker_is_killed_runs_again_once_and_makes_one_dig
     assert Digest.objects.filter(agent=world.agent, day=day).count() == 1
     assert [e["attempts"] for e in events(world, "rsi.run_retried")] == [1]
     assert events(world, "rsi.run_lost") == []
+
+
+# --- the owner's progress bar, in a real browser -------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_upload_page_shows_the_retry_and_then_the_failure(page: Any, site: str, world: TenantWorld) -> None:
+    from playwright.sync_api import expect
+
+    with (
+        gate_on("knowledge_entryversion", "NEW.title = 'Pickup'") as gate,
+        celery_worker_pool([INGEST], **WORKER_ENV) as workers,
+    ):
+        gate.close()
+        page.goto(f"{site}/accounts/login/?next=/owner/{world.agent.slug}/knowledge")
+        page.get_by_label("Email").fill("owner@alpha.test")
+        page.get_by_label("Password").fill("pw-alpha")
+        page.get_by_role("button", name="Sign in").click()
+        upload = page.get_by_role("region", name="Add a document")
+        upload.get_by_label("Document", exact=True).set_input_files(
+            files=[{"name": "shop.md", "mimeType": "text/markdown", "buffer": MARKDOWN}]
+        )
+        upload.get_by_role("button", name="Upload").click()
+        live = upload.locator("#upload-text")
+        wait_for(lambda: gate.waiting() == 1)
+        expect(live).to_have_text(re.compile(r"^[0-3] of 3 sections · working$"))
+
+        workers.kill(workers.processes[0])
+        gate.open()
+        gate.close()
+        wait_for(lambda: sweep()["retried"] == 1)
+        workers.start()
+        wait_for(lambda: gate.waiting() == 1)  # the retry runs, and waits where the first run died
+        expect(live).to_have_text(
+            re.compile(r"^[0-3] of 3 sections · the worker stopped; running it again from the start · working$")
+        )
+        expect(upload.get_by_role("alert")).to_be_hidden()
+
+        workers.kill(workers.processes[1])
+        gate.open()
+        gate.close()
+        wait_for(lambda: sweep() is not None and IngestJob.objects.filter(state="failed").exists())
+        gate.open()
+        expect(upload.get_by_role("alert")).to_have_text(
+            "The upload failed: The worker processing this upload stopped twice (it was run again from the start "
+            "once). Nothing was stored twice; please upload the document again."
+        )
+        expect(upload.get_by_role("button", name="Upload")).to_be_enabled()
+    assert IngestJob.objects.get().state == "failed"
