@@ -85,6 +85,7 @@ def ingest_job_execute(job_id: int) -> str:
 
 
 def _run(job: IngestJob, held: QuerySet[IngestJob]) -> str:
+    """The job's work, writing through `held`: the job while this run still holds it."""
 
     def report(done: int, total: int) -> None:
         cache.set(_progress_key(job), {"done": done, "total": total}, PROGRESS_TTL)
