@@ -16,7 +16,7 @@ from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import EntryVersion, RegulatedTerm
+from .models import EntryVersion, IngestJob, RegulatedTerm
 
 APP = "knowledge"
 ENTITY = "knowledge_entry"
@@ -60,6 +60,16 @@ class VersionReplaced(VersionChanged):
 class RegulatedTermSet(EventPayload):
     term: str
     category: str
+
+
+class IngestJobLost(EventPayload):
+    """An upload's ingest job whose worker died while it ran (its lease ran out)."""
+
+    agent: str
+    job: int
+    sha256: str  # the uploaded file's fingerprint (its name and content stay in the job's row)
+    attempts: int  # runs started so far, the lost one included
+    reason: str  # worker_lost
 
 
 def _version_type(name: str, payload: type[VersionChanged], description: str) -> EventType:
@@ -106,6 +116,23 @@ TOPIC_RESOLVED = register(
     payload=TopicResolved,
     description="An owner answered an unanswered topic with a new entry or attached it to an entry as a question; "
     "its misses are marked resolved by that version.",
+)
+JOB_ENTITY = "ingest_job"
+INGEST_JOB_RETRIED = register(
+    "knowledge.ingest_job_retried",
+    app=APP,
+    entity_type=JOB_ENTITY,
+    payload=IngestJobLost,
+    description="The worker running an upload's ingest job died (its lease ran out); the sweep queued the job "
+    "to run again from the start, once.",
+)
+INGEST_JOB_FAILED = register(
+    "knowledge.ingest_job_failed",
+    app=APP,
+    entity_type=JOB_ENTITY,
+    payload=IngestJobLost,
+    description="The worker running an upload's ingest job died on its retry too; the sweep marked the job "
+    "failed (worker_lost) and dropped the kept file.",
 )
 REGULATED_TERM_SET = register(
     "knowledge.regulated_term_set",
@@ -221,3 +248,25 @@ def knowledge_regulated_term_set(*, agent: AgentProfile, term: RegulatedTerm, ac
         actor_id=actor.id,
         payload=RegulatedTermSet(term=term.term, category=term.category).model_dump(),
     )
+
+
+def _job_event(event_type: EventType, job: IngestJob, actor: Actor, reason: str) -> AppendedEvent:
+    payload = IngestJobLost(agent=job.agent.slug, job=job.pk, sha256=job.sha256, attempts=job.attempts, reason=reason)
+    return ledger_append(
+        chain_id=job.agent.tenant_id,
+        event_type=event_type.name,
+        entity_type=event_type.entity_type,
+        entity_id=job.pk,
+        entity_version=job.attempts,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )
+
+
+def knowledge_ingest_job_retried(*, job: IngestJob, actor: Actor, reason: str) -> AppendedEvent:
+    return _job_event(INGEST_JOB_RETRIED, job, actor, reason)
+
+
+def knowledge_ingest_job_failed(*, job: IngestJob, actor: Actor, reason: str) -> AppendedEvent:
+    return _job_event(INGEST_JOB_FAILED, job, actor, reason)

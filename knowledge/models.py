@@ -201,6 +201,10 @@ class IngestJob(models.Model):
     requested_by = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # How many runs were started (a claim counts one) and, while one runs, until when its worker's
+    # lease holds (renewed as it works; facade/leases.py): a lease run out is a worker that died.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"ingest job {self.pk} ({self.state}, {self.created} new of {self.total})"

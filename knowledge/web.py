@@ -304,6 +304,7 @@ def _js_text() -> dict[str, Any]:
             "done": gettext("done"),
             "failed": gettext("failed"),
         },
+        "retry": gettext("the worker stopped; running it again from the start"),
         "finished": gettext("{created} new, {unchanged} unchanged"),
         "failed": gettext("The upload failed: {detail}"),
         "http": gettext("The server answered with status {status}."),

@@ -8,4 +8,4 @@ class RsiConfig(AppConfig):
     def ready(self) -> None:
         # Register the app's ledger event types in the catalogue (see approvals/apps.py): the daily
         # review's, observe's, governance's (the escalation budget) and the simulated week's.
-        from . import governance_events, observe_events, review_events, simulate_events  # noqa: F401
+        from . import governance_events, observe_events, review_events, schedule_events, simulate_events  # noqa: F401

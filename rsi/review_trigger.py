@@ -109,6 +109,16 @@ class Progress:
     finished_at: dt.datetime | None
     error: str  # a failed run's exception class
     counts: dict[str, int] | None  # a finished report's: wins, misses, gaps, proposals, held back, dropped
+    retry: bool = False  # waiting or running again because the worker of its first run died
+
+
+def is_retry(run: RsiRun | None) -> bool:
+    """The run waits or runs again after its worker died (rsi.schedule.runs_lost queued it)."""
+    if run is None:
+        return False
+    return (run.status == RunStatus.QUEUED and run.attempts >= 1) or (
+        run.status == RunStatus.RUNNING and run.attempts >= 2
+    )
 
 
 def report_counts(report: ReviewReport) -> dict[str, int]:
@@ -138,6 +148,7 @@ def review_progress(agent: AgentProfile, day: dt.date) -> Progress:
         finished_at=(report.finished_at if report else None) if phase == Phase.FINISHED else None,
         error=run.error if run and phase == Phase.FAILED else "",
         counts=report_counts(report) if phase == Phase.FINISHED and report else None,
+        retry=phase in (Phase.QUEUED, Phase.RUNNING) and is_retry(run),
     )
 
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_POST, require_safe
 
 from facade.errors import ApplicationError
+from facade.leases import WORKER_LOST
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.schemas import Actor
@@ -72,6 +73,14 @@ def count_words() -> dict[str, str]:
 
 
 def _message(progress: Progress, agent: AgentProfile) -> str:
+    text = _phase_message(progress, agent)
+    if progress.retry:
+        retry = gettext("The worker running this review stopped; it is being run again from the start (once).")
+        return f"{retry} {text}"
+    return text
+
+
+def _phase_message(progress: Progress, agent: AgentProfile) -> str:
     day = progress.day.isoformat()
     if progress.phase == Phase.QUEUED:
         at = local_now(progress.queued_at, agent.tenant.time_zone) if progress.queued_at else None
@@ -100,6 +109,12 @@ def _message(progress: Progress, agent: AgentProfile) -> str:
             partial = gettext("%(finished)s The day is not over: this report is partial and the next run updates it.")
             text = partial % {"finished": text}
         return text
+    if progress.phase == Phase.FAILED and progress.error == WORKER_LOST:
+        return gettext(
+            "The review of %(day)s failed: the worker running it stopped, and stopped again when it was run "
+            "again. Nothing of it was saved and nothing changed; run it again, and if it fails again, tell your "
+            "platform operator."
+        ) % {"day": day}
     if progress.phase == Phase.FAILED:
         return gettext(
             "The review of %(day)s failed (%(error)s). Nothing of it was saved and nothing changed; run it again, "
@@ -127,6 +142,7 @@ def progress_view(agent: AgentProfile, progress: Progress) -> dict[str, Any]:
         "day": progress.day.isoformat(),
         "phase": progress.phase.value,
         "active": progress.phase in (Phase.QUEUED, Phase.RUNNING),
+        "retry": progress.retry,
         "step": progress.step,
         "steps": steps,
         "message": _message(progress, agent),

@@ -10,7 +10,13 @@ expiry.  A run whose task expired unrun (no worker was
 up) is sent again by a later tick.  The task runs the re-check, review or observe service, which
 is itself idempotent per (agent, day).  A review first re-checks its day too (one aggregate query
 when the re-check has run), so a review whose re-check's task was late still sees the day's
-delivered violations."""
+delivered violations.
+
+A run's task holds a lease on its row while it works (facade/leases.py): a run whose worker died
+is found by the next tick once its lease runs out and runs again from the start, once
+(`rsi.run_retried`); when its retry's worker dies too, the run ends failed with `worker_lost`
+(`rsi.run_lost`).  The services a run calls are idempotent per (agent, day) and write in one
+transaction, so a run cut short left nothing half-applied."""
 
 from __future__ import annotations
 
@@ -22,9 +28,11 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from facade.leases import WORKER_LOST, Leased, Verdict, lease_kept, lease_until, lease_verdict, leases_expired
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 
+from . import schedule_events
 from .run_progress import step_clear, step_record
 from .schedule_models import RsiRun, RunStatus
 from .schedule_rules import RunKind, due_days, local_now
@@ -34,6 +42,8 @@ logger = logging.getLogger(__name__)
 # A run's task expires unrun after this long; a later tick sends a queued run again after it.
 RUN_EXPIRES = dt.timedelta(hours=2)
 MAX_ATTEMPTS = 3
+LEASED = Leased(RsiRun, "status", RunStatus.RUNNING)
+TICK_ACTOR = Actor.platform("rsi_schedule")
 
 
 def tick(*, now: dt.datetime | None = None) -> list[RsiRun]:
@@ -52,7 +62,31 @@ def tick(*, now: dt.datetime | None = None) -> list[RsiRun]:
                 if run is not None:
                     claimed.append(run)
     claimed += _resend_expired(now)
+    claimed += runs_lost(now=now)
     return claimed
+
+
+def runs_lost(*, now: dt.datetime | None = None) -> list[RsiRun]:
+    """Judge the running runs whose lease ran out (their worker died): each runs again from the
+    start once — queued again and sent after the commit, with `rsi.run_retried` — and one whose
+    retry's worker died too ends failed (`worker_lost`, with `rsi.run_lost`).  Returns the runs
+    sent again."""
+    now = now or timezone.now()
+    again = []
+    with transaction.atomic():
+        for run in leases_expired(LEASED, now=now).select_related("agent"):
+            run.lease_expires_at = None
+            if lease_verdict(run.attempts) == Verdict.RETRY:
+                run.status, run.queued_at = RunStatus.QUEUED, now
+                run.save(update_fields=["status", "queued_at", "lease_expires_at"])
+                schedule_events.rsi_run_retried(run=run, actor=TICK_ACTOR, reason=WORKER_LOST)
+                transaction.on_commit(functools.partial(_send, run.pk))
+                again.append(run)
+                continue
+            run.status, run.error, run.finished_at = RunStatus.FAILED, WORKER_LOST, now
+            run.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+            schedule_events.rsi_run_lost(run=run, actor=TICK_ACTOR, reason=WORKER_LOST)
+    return again
 
 
 def run_claim(*, agent: AgentProfile, kind: RunKind, day: dt.date, now: dt.datetime) -> RsiRun | None:
@@ -97,28 +131,35 @@ def _send(run_id: int) -> None:
 
 
 def run_execute(run_id: int) -> str:
-    """Run one claimed run (the task's body): mark it running under its row lock — a run that is
-    running or done already is left alone, so a task delivered twice runs once — call the
-    service, and record how it ended (an exception's class only, never its text)."""
+    """Run one claimed run (the task's body): mark it running under its row lock, with a lease its
+    worker renews while it works (facade/leases.py) — a run that is running or done already is
+    left alone, so a task delivered twice runs once, and so is one given up after its workers
+    died twice — call the service, and record how it ended (an exception's class only, never
+    its text), only while this run still holds the row."""
     with transaction.atomic():
         run = RsiRun.objects.select_for_update().select_related("agent").filter(pk=run_id).first()
         if run is None or run.status not in (RunStatus.QUEUED, RunStatus.FAILED):
             return "skipped"
+        if run.status == RunStatus.FAILED and run.error == WORKER_LOST:
+            return "skipped"  # a late delivery of the lost run's task: its one retry was spent
         run.status = RunStatus.RUNNING
         run.attempts += 1
-        run.save(update_fields=["status", "attempts"])
-    try:
-        partial = _service(run)
-    except Exception as exc:
-        logger.exception("rsi %s run %s failed", run.kind, run.pk)
-        _failed(run, type(exc).__name__)
-        return "failed"
-    finally:
-        step_clear(run)
-    RsiRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.DONE, error="", finished_at=timezone.now(), partial=partial
+        run.lease_expires_at = lease_until()
+        run.save(update_fields=["status", "attempts", "lease_expires_at"])
+    held = LEASED.held(run.pk, run.attempts)
+    with lease_kept(LEASED, run.pk, run.attempts):
+        try:
+            partial = _service(run)
+        except Exception as exc:
+            logger.exception("rsi %s run %s failed", run.kind, run.pk)
+            _failed(run, type(exc).__name__)
+            return "failed"
+        finally:
+            step_clear(run)
+    finished = held.update(
+        status=RunStatus.DONE, error="", finished_at=timezone.now(), partial=partial, lease_expires_at=None
     )
-    return "done"
+    return "done" if finished else "superseded"
 
 
 def _service(run: RsiRun) -> bool:
@@ -156,10 +197,12 @@ def _failed(run: RsiRun, error: str) -> None:
     """Mark the run failed, with a review's `review.run_failed` in the same transaction; should
     that not be written (the database is what failed), the run is marked failed all the same so
     that it can be run again."""
-    failed = RsiRun.objects.filter(pk=run.pk)
+    failed = LEASED.held(run.pk, run.attempts)
+    fields = {"status": RunStatus.FAILED, "error": error[:200], "finished_at": timezone.now(), "lease_expires_at": None}
     try:
         with transaction.atomic():
-            failed.update(status=RunStatus.FAILED, error=error[:200], finished_at=timezone.now())
+            if not failed.update(**fields):
+                return  # no longer this run's (its lease ran out and the tick took it over)
             if run.kind == RunKind.REVIEW:
                 from . import review_events
 
@@ -172,4 +215,4 @@ def _failed(run: RsiRun, error: str) -> None:
                 )
     except Exception:
         logger.exception("rsi run %s: its failure could not be recorded in the ledger", run.pk)
-        failed.update(status=RunStatus.FAILED, error=error[:200], finished_at=timezone.now())
+        failed.update(**fields)

@@ -27,6 +27,9 @@ class RsiRun(models.Model):
     # A review run of a day that was still under way (an owner's "Run today's review"): its report
     # is partial, so the nightly tick claims the day again once it is over (rsi.schedule.tick).
     partial = models.BooleanField(default=False)
+    # While the run runs: until when its worker's lease holds (renewed as it works;
+    # facade/leases.py).  A lease run out is a worker that died: the tick runs it again once.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "kind", "day"], name="rsi_run_once")]

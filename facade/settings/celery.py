@@ -2,7 +2,7 @@
 
 from .base import VAR_DIR
 from .channels import REDIS_URL
-from .env import env_bool
+from .env import env_bool, env_int
 
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -31,3 +31,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = "UTC"
 # Tests may run tasks inline; production never does.
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A task that claims work (an upload's ingest job, a re-check/review/observe run) holds a lease of
+# this many seconds on it and renews it while it works (facade/leases.py); a lease left to expire
+# means its worker died, and the sweep runs the work again from the start, once.
+FACADE_LEASE_SECONDS = env_int("FACADE_LEASE_SECONDS", 90)

@@ -371,6 +371,11 @@ class JobOut(serializers.Serializer):
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     error = serializers.DictField(allow_null=True)
+    attempt = serializers.IntegerField(help_text="the run the job is at: 0 before the first starts, 2 on its retry")
+    retry = serializers.BooleanField(
+        help_text="the worker of the first run died: the job waits or runs again from the start (once); when the "
+        "retry's worker dies too the job ends `failed` with the error `worker_lost`"
+    )
 
 
 @extend_schema(tags=["knowledge"])

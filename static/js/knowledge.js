@@ -52,6 +52,8 @@
 
   function report(job) {
     var state = text.states[job.state] || job.state;
+    // The worker of the first run died: the job waits or runs again from the start (once).
+    if (job.retry) state = text.retry + " · " + state;
     if (job.total) {
       bar.max = job.total;
       bar.value = job.done;
