@@ -12,7 +12,7 @@ from facade.celery import app as celery_app
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_reports_every_component_up_on_postgres_and_redis(client: Any) -> None:
+def test_healthz_reports_every_component_up_on_postgres_and_redis(client: Any, settings: Any) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
@@ -21,6 +21,10 @@ def test_healthz_reports_every_component_up_on_postgres_and_redis(client: Any) -
     assert body["checks"]["broker"]["ok"] is True
     assert body["checks"]["channel_layer"]["ok"] is True
     assert body["checks"]["channel_layer"]["backend"] == "RedisChannelLayer"
+    # The bound each check was given, and how long each took (issue 16, point 2).
+    assert body["timeout_s"] == settings.FACADE_HEALTH_TIMEOUT
+    assert set(body) == {"status", "timeout_s", "checks"}
+    assert all(isinstance(check["ms"], float) for check in body["checks"].values())
 
 
 def test_healthz_is_503_when_the_broker_is_down(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:

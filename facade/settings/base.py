@@ -153,6 +153,10 @@ X_FRAME_OPTIONS = "DENY"
 # The customer identity cookie is signed by the server and scoped to one tenant.
 FACADE_CUSTOMER_COOKIE_AGE = env_int("FACADE_CUSTOMER_COOKIE_AGE", 60 * 60 * 24 * 365)
 
+# /healthz waits at most this many seconds for each dependency (all are checked at once); one
+# that has not answered by then is reported down (facade/health.py).
+FACADE_HEALTH_TIMEOUT = max(1, env_int("FACADE_HEALTH_TIMEOUT", 2))
+
 # A topic made from customers' words reaches the owner's Unanswered questions page only once this
 # many distinct customers (or peers) asked it (k-anonymity; 1 shows every topic).
 FACADE_UNANSWERED_MIN_ASKERS = max(1, env_int("FACADE_UNANSWERED_MIN_ASKERS", 3))
