@@ -85,6 +85,12 @@ ErrorSerializer = inline_serializer(
 )
 
 
+# The schema's pattern for text a service takes (dialogue `rules.text_problem`, `empty_message`):
+# no NUL anywhere and something besides spaces.  (JSON Schema's regular expressions are ECMA's:
+# `\u0000` is the NUL there and in Python's `re`, which the services and schemathesis use.)
+PLAIN_TEXT_PATTERN = r"^[^\u0000]*\S[^\u0000]*$"
+
+
 def error_response(description: str) -> OpenApiResponse:
     """An OpenAPI response entry for an error, listing its codes in the description."""
     return OpenApiResponse(response=ErrorSerializer, description=description)
