@@ -11,6 +11,7 @@ from typing import Any
 from drf_spectacular.openapi import AutoSchema
 
 from facade.api import ErrorSerializer
+from facade.bodylimit import body_limit
 
 # Refusals the edge makes for any operation, whatever its view declares: an Authorization header
 # with a key that does not work, a signed-in user held to their two-step state, a refused CSRF
@@ -61,8 +62,16 @@ class EdgeAutoSchema(AutoSchema):
         responses = operation.setdefault("responses", {})
         error_ref = self.resolve_serializer(ErrorSerializer, "response").ref
         for code in self.edge_errors(operation):
+            description = self.body_limits() if code == 413 else EDGE_ERRORS[code]
             responses.setdefault(
-                str(code),
-                {"description": EDGE_ERRORS[code], "content": {"application/json": {"schema": error_ref}}},
+                str(code), {"description": description, "content": {"application/json": {"schema": error_ref}}}
             )
         return operation
+
+    def body_limits(self) -> str:
+        """The 413's description, with the largest body this operation takes (facade.bodylimit)."""
+        view_class = type(self.view)
+        said = f"{EDGE_ERRORS[413]}: a body may have at most {body_limit(view_class, 'application/json')} bytes"
+        if getattr(view_class, "max_upload_bytes", None) is not None:
+            said += f" ({body_limit(view_class, 'multipart/form-data')} as an upload, multipart/form-data)"
+        return said
