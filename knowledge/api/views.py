@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facade.api import PLAIN_TEXT_PATTERN, BoundedJSONParser, error_response
+from facade.api import BoundedJSONParser, error_response
 from facade.bodylimit import KiB
 from facade.errors import ApplicationError
 from facade.gate import Gate
@@ -193,8 +193,9 @@ class SearchResultOut(serializers.Serializer):
     parameters=[
         OpenApiParameter(
             "q",
-            # The server refuses a query that is only spaces (or has none) or is longer than 500.
-            {"type": "string", "minLength": 1, "maxLength": 500, "pattern": PLAIN_TEXT_PATTERN},
+            # The server refuses a query that is only spaces (or has none) or is longer than 500;
+            # anything else is read for its words (a NUL is no word and is not refused).
+            {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"\S"},
             required=True,
             description="what to look for: 1 to 500 characters, not only spaces",
         ),
