@@ -10,6 +10,7 @@ import io
 import re
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
@@ -83,6 +84,12 @@ ErrorSerializer = inline_serializer(
         "detail": serializers.CharField(help_text="human-readable explanation"),
     },
 )
+
+
+# The schema's pattern for text a service takes (dialogue `rules.text_problem`, `empty_message`):
+# no NUL anywhere and something besides spaces.  (JSON Schema's regular expressions are ECMA's:
+# `\u0000` is the NUL there and in Python's `re`, which the services and schemathesis use.)
+PLAIN_TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
 
 
 def error_response(description: str) -> OpenApiResponse:
@@ -176,3 +183,74 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if not request.path_info.startswith("/api/"):
         return defaults.server_error(request)
     return JsonResponse({"error": "server_error", "detail": "the server failed; try again later"}, status=500)
+
+
+# --- every /api/ answer is JSON ----------------------------------------------------------------
+
+_CODE_FOR_STATUS = {
+    400: "bad_request",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    500: "server_error",
+    503: "temporarily_unavailable",
+}
+_REPLACED_HEADERS = frozenset({"content-type", "content-length", "content-encoding", "content-disposition"})
+
+
+def json_error_for(response: HttpResponse) -> HttpResponse:
+    """An error answered on an `/api/` path in anything but JSON, in the API's error shape with
+    the same status and headers (security headers, Allow, Retry-After …) but for those that
+    describe the body.  A DRF refusal that a view rendered in HTML (the reference page's) keeps
+    its shaped body; any other body is not echoed."""
+    status = response.status_code
+    data = getattr(response, "data", None)  # a DRF refusal rendered as HTML: its shaped body
+    if isinstance(data, dict) and "error" in data and "detail" in data:
+        # (less the `status_code` DRF's HTML renderer adds to it for its template)
+        body = {key: value for key, value in data.items() if isinstance(key, str) and key != "status_code"}
+    else:
+        detail = (response.reason_phrase or "the request failed").lower()
+        body = {"error": _CODE_FOR_STATUS.get(status, "error"), "detail": detail}
+    shaped = JsonResponse(body, status=status)
+    for header, value in response.items():
+        if header.lower() not in _REPLACED_HEADERS:
+            shaped[header] = value
+    shaped.cookies = response.cookies
+    return shaped
+
+
+def _needs_json(request: HttpRequest, response: HttpResponse) -> bool:
+    if response.status_code < 400 or not request.path_info.startswith("/api/"):
+        return False
+    content_type = response.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    return content_type != "application/json"
+
+
+class ApiErrorsInJson:
+    """The outermost middleware: every error on an `/api/` path leaves as JSON — Django's own
+    technical 404 and 500 pages under DEBUG, a bare `HttpResponseNotAllowed` of a decorated view,
+    anything a view or middleware answers in HTML.  (With DEBUG off the handlers above already
+    answer in JSON; this holds whatever the settings say.)"""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
+        response = self.get_response(request)
+        return json_error_for(response) if _needs_json(request, response) else response
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        response = await self.get_response(request)
+        return json_error_for(response) if _needs_json(request, response) else response

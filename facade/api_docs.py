@@ -1,4 +1,4 @@
-"""The API reference page: Redoc, served from this site alone.
+"""The API reference page: Redoc, served from this site alone (the schema: facade/api_schema.py).
 
 drf-spectacular-sidecar ships Redoc's standalone bundle as a static file, so no CDN is needed —
 but the bundle's sidebar shows a logo it fetches from Redocly's CDN.  The bundle is served here

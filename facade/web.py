@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -193,7 +193,11 @@ def owner_chat(request: HttpRequest, slug: str) -> HttpResponse:
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A form refused by Django's CSRF check (a page left open too long, cookies blocked): the
     site's 403 page saying what to do, not Django's technical one.  `reason` is for developers
-    and not shown.  (The API's views are DRF's, which answer their own JSON 403.)"""
+    and not shown.  (The API's views are DRF's, which answer their own JSON 403; a plain Django
+    view under `/api/` — the reference page — gets the same JSON here.)"""
+    if request.path_info.startswith("/api/"):
+        detail = "CSRF Failed: the CSRF token is missing or wrong"
+        return JsonResponse({"error": "forbidden", "detail": detail}, status=403)
     return render(request, "403.html", {"csrf_failed": True}, status=403)
 
 

@@ -59,6 +59,8 @@ def refused_by_csrf(response: Any) -> bool:
     if response.status_code != 403:
         return False
     data = getattr(response, "data", None)  # a DRF view's answer, whatever it renders to
+    if data is None and response.get("Content-Type") == "application/json":
+        data = response.json()  # a plain Django view under /api/: facade.web.csrf_failure's JSON
     if isinstance(data, dict):
         return str(data.get("detail", "")).startswith("CSRF Failed")
     # A Django view: the CSRF middleware's failure view (facade.web.csrf_failure).

@@ -45,6 +45,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: whatever answers an /api/ path with an error, it leaves as JSON (facade/api.py).
+    "facade.api.ApiErrorsInJson",
     "django.middleware.security.SecurityMiddleware",
     "facade.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

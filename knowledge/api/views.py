@@ -191,7 +191,14 @@ class SearchResultOut(serializers.Serializer):
         "run."
     ),
     parameters=[
-        OpenApiParameter("q", str, required=True),
+        OpenApiParameter(
+            "q",
+            # The server refuses a query that is only spaces (or has none) or is longer than 500;
+            # anything else is read for its words (a NUL is no word and is not refused).
+            {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"\S"},
+            required=True,
+            description="what to look for: 1 to 500 characters, not only spaces",
+        ),
         OpenApiParameter("limit", int, description="1 to 50, default 5"),
     ],
     responses={

@@ -7,14 +7,15 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db import transaction
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
-from facade.api import error_response
+from facade.api import PLAIN_TEXT_PATTERN, error_response
 from facade.bodylimit import KiB
 from facade.errors import ApplicationError
 from facade.gate import Gate
@@ -65,9 +66,32 @@ class ServiceText(serializers.CharField):
         ]
 
 
+class MessageText(ServiceText):
+    """A message's text.  The serializer takes up to 100,000 characters so that the service, not
+    DRF, refuses a longer one than FACADE_MESSAGE_MAX_CHARS (`message_too_long`, as over the
+    WebSocket) or one of only spaces (`empty_message`); the schema states those limits
+    (`MessageTextSchema`)."""
+
+
+class MessageTextSchema(OpenApiSerializerFieldExtension):
+    target_class = MessageText
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        limit = settings.FACADE_MESSAGE_MAX_CHARS  # read when the schema is made
+        text = {"type": "string", "minLength": 1, "maxLength": limit, "pattern": PLAIN_TEXT_PATTERN}
+        # Inside allOf: drf-spectacular would otherwise offer "" as well, the field being blank-able.
+        return {"allOf": [text], "description": f"1 to {limit} characters (FACADE_MESSAGE_MAX_CHARS), not only spaces"}
+
+
+@extend_schema_field({"type": "string", "maxLength": 64, "pattern": "^[^\\u0000]*$"})
+class ClientMessageId(ServiceText):
+    """Taken up to 200 characters so that the service refuses one over 64 with its own code
+    (`invalid_client_message_id`, services._message_check); the schema states 64."""
+
+
 class MessageIn(serializers.Serializer):
-    text = ServiceText(allow_blank=True, trim_whitespace=False, max_length=100_000)
-    client_message_id = ServiceText(required=False, allow_blank=True, default="", max_length=200)
+    text = MessageText(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    client_message_id = ClientMessageId(required=False, allow_blank=True, default="", max_length=200)
 
 
 class MessageOut(serializers.Serializer):
