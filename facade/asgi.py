@@ -30,7 +30,7 @@ from facade.server import leave_forms_to_django  # noqa: E402
 from guard.classifier import warm  # noqa: E402
 
 leave_forms_to_django()
-warm()  # the guard's model is fitted in the background, not on the first customer's reply
+warm()  # the guard's model is loaded in the background, not on the first customer's reply
 
 application = ProtocolTypeRouter(
     {
