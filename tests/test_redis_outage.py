@@ -176,3 +176,45 @@ def test_the_websocket_answers_an_outage_with_an_error_frame_and_stays_open(
     text = log.read_text(errors="replace")
     assert "Task was destroyed but it is pending" not in text
     assert "Traceback" not in text  # was: the layer's ConnectionError ending each connection
+
+
+# --- the limits while Redis is away, in this process --------------------------------------
+
+
+@pytest.fixture
+def redis_away(settings: Any) -> Any:
+    """The cache pointed at a port where nothing listens (a stopped Redis)."""
+    from redis_support import free_port
+
+    from facade import dependencies
+    from facade.ratelimit import forget_spent
+
+    settings.CACHES = {
+        "default": {"BACKEND": "facade.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}
+    }
+    forget_spent()
+    dependencies.forget()
+    yield settings
+    forget_spent()
+    dependencies.forget()
+
+
+def test_while_redis_is_away_messages_are_refused_and_opens_are_counted_in_this_process(redis_away: Any) -> None:
+    from facade import dependencies
+    from facade.dialogue.ratelimit import message_rate_check
+    from facade.errors import ApplicationError
+    from facade.ratelimit import anonymous_rate_check
+
+    with pytest.raises(ApplicationError) as refused:
+        message_rate_check(customer_id="c-1", ip="10.9.9.9")
+    assert refused.value.code == "temporarily_unavailable"
+    assert refused.value.http_status == 503 and refused.value.retry_after
+
+    redis_away.FACADE_RATE_SESSION = "2/60"
+    redis_away.FACADE_RATE_SESSION_IP = "100/60"
+    assert anonymous_rate_check("session", caller="c-1", ip="10.9.9.9") is None
+    assert anonymous_rate_check("session", caller="c-1", ip="10.9.9.9") is None
+    limited = anonymous_rate_check("session", caller="c-1", ip="10.9.9.9")  # the local count holds
+    assert limited is not None and limited.scope == "session:caller"
+    assert anonymous_rate_check("session", caller="c-2", ip="10.9.9.9") is None  # per caller, as ever
+    assert dependencies.down() == [dependencies.REDIS]
