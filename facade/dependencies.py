@@ -23,28 +23,37 @@ PROBE_EVERY = 5.0  # seconds between probes of one process
 PROBE_TIMEOUT = 0.5  # seconds a probe may take (connect and answer each)
 NOTED_FOR = 30.0  # seconds a failure the process ran into counts as "down" without a probe saying so
 
-_lock = threading.Lock()
-_noted_down: dict[str, float] = {}  # dependency → when the process last ran into it being away
-_probed: dict[str, tuple[float, bool]] = {}  # dependency → (when probed, whether it answered)
+
+class _Watch:
+    """What the process knows of each dependency.  Keyed by dependency name (a handful), so
+    bounded by construction."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.noted_down: dict[str, float] = {}  # dependency → when the process last ran into it being away
+        self.probed: dict[str, tuple[float, bool]] = {}  # dependency → (when probed, whether it answered)
+
+
+_watch = _Watch()
 
 
 def note_down(name: str) -> None:
-    with _lock:
-        _noted_down[name] = time.monotonic()
+    with _watch.lock:
+        _watch.noted_down[name] = time.monotonic()
 
 
 def note_up(name: str) -> None:
-    if name in _noted_down:
-        with _lock:
-            _noted_down.pop(name, None)
-            _probed.pop(name, None)
+    if name in _watch.noted_down:
+        with _watch.lock:
+            _watch.noted_down.pop(name, None)
+            _watch.probed.pop(name, None)
 
 
 def forget() -> None:
     """Forget everything noted and probed (for tests)."""
-    with _lock:
-        _noted_down.clear()
-        _probed.clear()
+    with _watch.lock:
+        _watch.noted_down.clear()
+        _watch.probed.clear()
 
 
 def _redis_answers() -> bool:
@@ -65,16 +74,16 @@ def _redis_answers() -> bool:
 
 def _probe(name: str) -> bool:
     now = time.monotonic()
-    with _lock:
-        seen = _probed.get(name)
+    with _watch.lock:
+        seen = _watch.probed.get(name)
         if seen is not None and now - seen[0] < PROBE_EVERY:
             return seen[1]
-        _probed[name] = (now, seen[1] if seen else True)  # others read the last answer meanwhile
+        _watch.probed[name] = (now, seen[1] if seen else True)  # others read the last answer meanwhile
     answered = _redis_answers()
-    with _lock:
-        _probed[name] = (time.monotonic(), answered)
+    with _watch.lock:
+        _watch.probed[name] = (time.monotonic(), answered)
         if answered:
-            _noted_down.pop(name, None)
+            _watch.noted_down.pop(name, None)
     return answered
 
 
@@ -83,8 +92,8 @@ def down() -> list[str]:
     seconds; a failure it ran into counts until a probe or a call finds the dependency back)."""
     away = []
     answered = _probe(REDIS)
-    with _lock:
-        noted = _noted_down.get(REDIS)
+    with _watch.lock:
+        noted = _watch.noted_down.get(REDIS)
     if not answered or (noted is not None and time.monotonic() - noted < NOTED_FOR):
         away.append(REDIS)
     return away
