@@ -9,9 +9,10 @@ writes nothing but these counters.
 While Redis cannot be reached a limit does not raise: the caller says what it means
 (`when_unreachable`).  Chat messages are refused with 503 `temporarily_unavailable` and a
 `Retry-After` (the page keeps them and sends them again; a turn also needs Redis for its cancel
-flag and its pushes).  Session opens and searches are counted by a local, per-process fallback
-(`LocalWindows`) at the same rates, so each web process allows up to the full rate on its own
-until Redis is back."""
+flag and its pushes), and so are authorisation attempts (approvals.step_up: a limit on guessing
+codes must not multiply by the number of processes).  Session opens and searches are counted by
+a local, per-process fallback (`LocalWindows`) at the same rates, so each web process allows up
+to the full rate on its own until Redis is back."""
 
 from __future__ import annotations
 
@@ -183,7 +184,7 @@ def rate_check(
         except UNREACHABLE:
             dependencies.note_down(dependencies.REDIS)
             if when_unreachable == "refuse":
-                raise temporarily_unavailable_error("messages") from None
+                raise temporarily_unavailable_error("this request") from None
             counts = [LOCAL.count(*key) for *_, key in windows]
         else:
             dependencies.note_up(dependencies.REDIS)
