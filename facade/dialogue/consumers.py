@@ -274,7 +274,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self._refuse(exc, client_message_id=_cid(raw))
                 return
             self.queue.put_nowait(frame)
-        elif isinstance(frame, CancelFrame):  # run_cancel waits out no outage (loop.run_cancel)
+        elif isinstance(frame, CancelFrame):  # run_cancel does not raise while Redis is away
             runs = await database_sync_to_async(run_cancel)(session=self.session)
             if self.cancel_event is not None:
                 # The turn may not have created its run yet; it cancels itself at its next step.
@@ -322,7 +322,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self._turn(frame, self.cancel_event)
             except ApplicationError as exc:
                 await self._refuse(exc, client_message_id=frame.client_message_id)
-            except LAYER_DOWN:  # Redis went away during the turn: the page sends it again
+            except UNREACHABLE:  # Redis went away during the turn: the page sends it again
                 dependencies.note_down(dependencies.REDIS)
                 await self._refuse(temporarily_unavailable_error("messages"), client_message_id=frame.client_message_id)
             except Exception:  # one broken turn must not end the connection
