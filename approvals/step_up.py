@@ -90,7 +90,11 @@ def attempt_admit(attempt: Attempt, *, level: int, session: Any) -> None:
     (403 `reauthentication_required`) and, in a tenant that requires an authenticator code for
     L3, the owner must have one (403 `totp_enrolment_required`); and an owner who already
     approved under the two-owner rule may not approve again (403 `same_approver`)."""
-    limited = rate_check([("authority:owner", str(attempt.owner.pk), settings.FACADE_RATE_AUTHORITY)])
+    # While Redis is away the attempt is refused (503 `temporarily_unavailable`), not counted per
+    # process: a limit on guessing codes must hold across processes.
+    limited = rate_check(
+        [("authority:owner", str(attempt.owner.pk), settings.FACADE_RATE_AUTHORITY)], when_unreachable="refuse"
+    )
     if limited is not None:
         raise attempt.refuse(
             "rate_limited",

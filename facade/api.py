@@ -20,7 +20,9 @@ from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from facade import dependencies
 from facade.errors import ApplicationError
+from facade.ratelimit import UNREACHABLE, temporarily_unavailable_error
 
 
 def _code_for(exc: exceptions.APIException) -> str:
@@ -56,6 +58,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     from rest_framework.views import exception_handler as drf_exception_handler
     from rest_framework.views import set_rollback
 
+    if isinstance(exc, UNREACHABLE):
+        # Redis away (the cache, the channel layer): an expected condition, answered as one.
+        dependencies.note_down(dependencies.REDIS)
+        exc = temporarily_unavailable_error("this request")
     if isinstance(exc, ApplicationError):
         # The status is the raiser's; `retry_after` goes in the body and the header.
         set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic

@@ -4,7 +4,15 @@ searches), and the client address they are counted by.
 Limits are fixed windows counted atomically in the cache, so concurrent web processes share one
 count.  On Redis (production) every window of a request is counted in one pipelined round trip
 (INCR + EXPIRE NX each); other caches (the embedded default) use `add` then `incr`.  A refusal
-writes nothing but these counters."""
+writes nothing but these counters.
+
+While Redis cannot be reached a limit does not raise: the caller says what it means
+(`when_unreachable`).  Chat messages are refused with 503 `temporarily_unavailable` and a
+`Retry-After` (the page keeps them and sends them again; a turn also needs Redis for its cancel
+flag and its pushes), and so are authorisation attempts (approvals.step_up: a limit on guessing
+codes must not multiply by the number of processes).  Session opens and searches are counted by
+a local, per-process fallback (`LocalWindows`) at the same rates, so each web process allows up
+to the full rate on its own until Redis is back."""
 
 from __future__ import annotations
 
@@ -16,11 +24,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from http import HTTPStatus
+from typing import Literal
 
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.exceptions import ImproperlyConfigured
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from facade import dependencies
 from facade.cache import RedisCache
 from facade.errors import ApplicationError
 
@@ -87,8 +99,10 @@ SPENT = SpentWindows(50_000)
 
 
 def forget_spent() -> None:
-    """Forget the spent windows (for tests, which clear the counters between cases)."""
+    """Forget the spent windows and the local fallback's counts (for tests, which clear the
+    counters between cases)."""
     SPENT.reset()
+    LOCAL.reset()
 
 
 def refused_until(scope: str, ident: str) -> float | None:
@@ -97,10 +111,63 @@ def refused_until(scope: str, ident: str) -> float | None:
     return SPENT.until(scope, ident)
 
 
-def rate_check(limits: Sequence[tuple[str, str, str]]) -> Limited | None:
+# What a cache that cannot be reached raises (redis-py wraps socket errors in these; a Redis
+# still loading its data after a restart answers BusyLoadingError, a ConnectionError).
+UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
+UNAVAILABLE_RETRY_AFTER = 5  # seconds a caller is told to wait while Redis is away
+
+
+class LocalWindows:
+    """Fixed-window counters in this process's memory: the limiter while Redis is away.  Each
+    process counts on its own, so N web processes allow up to N times a rate.  Bounded like
+    SpentWindows: past `bound`, windows that have ended are dropped, then the oldest."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self._counts: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, key: str, seconds: int) -> int:
+        now = time.time()
+        with self._lock:
+            count, ends = self._counts.pop(key, (0, now + seconds))
+            if ends <= now:
+                count, ends = 0, now + seconds
+            self._counts[key] = (count + 1, ends)
+            if len(self._counts) > self.bound:
+                for old in [k for k, (_c, until) in self._counts.items() if until <= now]:
+                    del self._counts[old]
+                while len(self._counts) > self.bound:
+                    self._counts.popitem(last=False)
+            return count + 1
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+LOCAL = LocalWindows(50_000)
+
+
+def temporarily_unavailable_error(what: str) -> ApplicationError:
+    """The refusal while a dependency the request needs is away: 503 and when to try again."""
+    return ApplicationError(
+        "temporarily_unavailable",
+        f"{what} cannot be taken right now; try again in {UNAVAILABLE_RETRY_AFTER} s",
+        HTTPStatus.SERVICE_UNAVAILABLE,
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
+
+
+def rate_check(
+    limits: Sequence[tuple[str, str, str]], *, when_unreachable: Literal["local", "refuse"] = "local"
+) -> Limited | None:
     """Count one request against each `(scope, identity, rate)` limit; the first one exceeded
     answers.  Every window is counted, refused requests included, so a caller who keeps trying
-    stays refused until its windows turn over."""
+    stays refused until its windows turn over.
+
+    Should Redis not answer, "local" counts in this process's memory (`LOCAL`) and "refuse"
+    raises 503 `temporarily_unavailable`; either way the outage is noted for the owners' banner."""
     now = int(time.time())
     windows: list[tuple[str, int, int, tuple[str, int]]] = []  # scope, limit, window end, (key, lifetime)
     ident_of = {scope: ident for scope, ident, _spec in limits}
@@ -112,7 +179,15 @@ def rate_check(limits: Sequence[tuple[str, str, str]]) -> Limited | None:
         return None
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        counts = backend.count_in_windows([key for *_, key in windows])
+        try:
+            counts = backend.count_in_windows([key for *_, key in windows])
+        except UNREACHABLE:
+            dependencies.note_down(dependencies.REDIS)
+            if when_unreachable == "refuse":
+                raise temporarily_unavailable_error("this request") from None
+            counts = [LOCAL.count(*key) for *_, key in windows]
+        else:
+            dependencies.note_up(dependencies.REDIS)
     else:
         counts = [_count(*key) for *_, key in windows]
     refused = None

@@ -117,7 +117,12 @@ def chat_texts() -> dict[str, Any]:
                 "The business has already acted on this request, so it can no longer be withdrawn here."
             ),
             "other": gettext("Something went wrong. Please try again."),
+            "temporarily_unavailable": gettext(
+                "The service is briefly unavailable. Your message is kept and will be sent again automatically."
+            ),
         },
+        # On a message the server could not take yet (static/js/customer.js re-sends it).
+        "waiting": gettext("Waiting to be sent again…"),
         # The count under the box, shown from COUNT_FROM of the limit (static/js/customer.js).
         "count": gettext("{count} of {max} characters"),
         "count_over": gettext("{over} characters too many ({count} of {max})"),

@@ -121,7 +121,10 @@ def _run(job: IngestJob, held: QuerySet[IngestJob]) -> str:
 
 
 def ingest_job_status(job: IngestJob) -> dict[str, Any]:
-    live = cache.get(_progress_key(job)) or {}
+    try:
+        live = cache.get(_progress_key(job)) or {}
+    except Exception:  # noqa: BLE001 - progress is shown, never needed (the cache may be away)
+        live = {}
     done = job.total if job.state in (IngestJob.State.DONE,) else int(live.get("done", 0))
     # The worker knows the number of sections once it has read the file; until then, 0.
     return {

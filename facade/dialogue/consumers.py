@@ -12,6 +12,12 @@ A message runs `turn_handle` in a worker thread as a background task, so that a 
 frame arriving meanwhile is handled at once.  Progress frames come from the runtime's callback;
 the reply, already guarded by the runtime, is then streamed in a few `delta` frames and closed
 by a `reply` frame.  Messages of one connection run one after another, in the order sent.
+
+Redis being away (the channel layer, the cache the rate limits count in) is an expected
+condition here, not a crash: the connection stays open, a message is refused with an `error`
+frame `temporarily_unavailable` and its `retry_after` (the page keeps it and sends it again),
+and the layer is asked again with a growing pause until it answers, when the connection rejoins
+its session's group.  Pushes sent meanwhile are lost; what they carried is in the history.
 """
 
 from __future__ import annotations
@@ -32,10 +38,11 @@ from django.conf import settings
 from pydantic import ValidationError
 
 from audit.access import is_auditor_only
+from facade import dependencies
 from facade.accounts.devices import two_step_of
 from facade.accounts.rules import TwoStep
 from facade.errors import ApplicationError
-from facade.ratelimit import scope_client_ip
+from facade.ratelimit import UNREACHABLE, scope_client_ip, temporarily_unavailable_error
 from facade.tenancy.identity import Principal
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -71,6 +78,10 @@ DELTA_MAX = 3  # … and in at most this many (each frame costs the server a wri
 DELTA_PAUSE = 0.0  # seconds between pieces (the text is complete and guarded already; no artificial delay)
 DUPLICATE_WAIT = 60.0  # seconds a resent message waits for a reply another connection is writing
 DUPLICATE_POLL = 0.5
+LAYER_RETRY_FIRST = 0.5  # seconds before the channel layer is asked again after it failed …
+LAYER_RETRY_MAX = 5.0  # … doubling up to this
+# What the channel layer raises while Redis is away (redis-py's errors, or a socket's own).
+LAYER_DOWN = (*UNREACHABLE, OSError)
 
 # The model behind the chat: None means the runtime's configured provider.  Tests put a
 # scripted one here (a callable taking the agent).
@@ -145,6 +156,39 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     session: DialogueSession
     ip: str
     group: str
+    in_group = False  # whether the channel layer has this connection in its session's group
+
+    # Channels' consumer sets `channel_receive` to the layer's own receive and lets what it raises
+    # end the connection (a 1011 close while Redis is away, in a loop as the page reconnects).
+    # The property keeps the layer's receive and hands Channels one that waits out an outage.
+    @property
+    def channel_receive(self) -> Callable[[], Any]:
+        return self._layer_receive_patiently
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Any]) -> None:
+        self._layer_receive = receive
+
+    async def _layer_receive_patiently(self) -> dict[str, Any]:
+        """The next message from the channel layer; while it cannot be reached, ask again after a
+        pause that doubles up to LAYER_RETRY_MAX, and rejoin the session's group once it answers
+        (a restarted Redis may have lost the membership)."""
+        pause = LAYER_RETRY_FIRST
+        while True:
+            try:
+                if not self.in_group and getattr(self, "group", None) is not None and not self.closed:
+                    await self.channel_layer.group_add(self.group, self.channel_name)
+                    self.in_group = True
+                    dependencies.note_up(dependencies.REDIS)
+                message: dict[str, Any] = await self._layer_receive()
+                return message
+            except LAYER_DOWN as exc:
+                if self.in_group or pause == LAYER_RETRY_FIRST:
+                    log.warning("chat channel layer unreachable (%s); waiting for it", type(exc).__name__)
+                dependencies.note_down(dependencies.REDIS)
+                self.in_group = False
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LAYER_RETRY_MAX)
 
     async def connect(self) -> None:
         self.closed = False
@@ -175,7 +219,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.ip = scope_client_ip(self.scope)  # behind a trusted proxy, the client it names
         # Before the history is read, so that an owner's reply stored meanwhile is in one or the other.
         self.group = session_group(session.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+            self.in_group = True
+        except LAYER_DOWN:  # joined when the layer answers again (`_layer_receive_patiently`)
+            dependencies.note_down(dependencies.REDIS)
         history = await database_sync_to_async(session_history)(session)
         await self._send(HistoryOut(audience=session.audience, **history).frame())
         self.worker = asyncio.create_task(self._work())
@@ -183,8 +231,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         self.closed = True
         group = getattr(self, "group", None)
-        if group is not None:
-            await self.channel_layer.group_discard(group, self.channel_name)
+        if group is not None and self.in_group:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except LAYER_DOWN:  # the membership expires in the layer on its own
+                dependencies.note_down(dependencies.REDIS)
         if self.worker is None:
             return
         # A running turn finishes in its thread and stores its reply (a reconnect finds it in
@@ -223,7 +274,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self._refuse(exc, client_message_id=_cid(raw))
                 return
             self.queue.put_nowait(frame)
-        elif isinstance(frame, CancelFrame):
+        elif isinstance(frame, CancelFrame):  # run_cancel does not raise while Redis is away
             runs = await database_sync_to_async(run_cancel)(session=self.session)
             if self.cancel_event is not None:
                 # The turn may not have created its run yet; it cancels itself at its next step.
@@ -271,6 +322,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self._turn(frame, self.cancel_event)
             except ApplicationError as exc:
                 await self._refuse(exc, client_message_id=frame.client_message_id)
+            except UNREACHABLE:  # Redis went away during the turn: the page sends it again
+                dependencies.note_down(dependencies.REDIS)
+                await self._refuse(temporarily_unavailable_error("messages"), client_message_id=frame.client_message_id)
             except Exception:  # one broken turn must not end the connection
                 log.exception("chat turn failed", extra={"session": str(self.session.pk)})
                 await self._refuse(

@@ -10,7 +10,9 @@ from facade.ratelimit import Limited, rate_check
 def message_rate_check(
     *, customer_id: str | None = None, ip: str | None = None, peer_id: str | None = None
 ) -> Limited | None:
-    """Count one message against every limit that applies; the first one exceeded answers."""
+    """Count one message against every limit that applies; the first one exceeded answers.
+    While Redis cannot be reached a message is refused with 503 `temporarily_unavailable`
+    rather than counted locally: its turn needs Redis too (the cancel flag, the pushes)."""
     limits = []
     if peer_id:
         limits.append(("peer", peer_id, settings.FACADE_RATE_PEER))
@@ -18,4 +20,4 @@ def message_rate_check(
         limits.append(("customer", customer_id, settings.FACADE_RATE_CUSTOMER))
     if ip:
         limits.append(("ip", ip, settings.FACADE_RATE_IP))
-    return rate_check(limits)
+    return rate_check(limits, when_unreachable="refuse")

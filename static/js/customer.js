@@ -220,7 +220,10 @@
       body.client_message_id = cid;
       onReply(body);
     } catch (err) {
-      onError({code: err.error, detail: err.detail, retry_after: err.retry_after, client_message_id: cid});
+      // No answer at all (fetch failed) is waited out like a 503: the message may be stored
+      // already, and sending it again by its client_message_id answers it once.
+      var code = err.status === undefined ? "temporarily_unavailable" : err.error;
+      onError({code: code, detail: err.detail, retry_after: err.retry_after, client_message_id: cid});
     }
   }
   function onDelta(frame) {
@@ -236,6 +239,7 @@
     delete running[cid];
     delete state.pending[cid];
     saveState();
+    waitingDone(cid);
     var reply = frame.reply;
     var item = find("stream", cid);
     if (reply && !find("id", reply.id)) {
@@ -253,8 +257,44 @@
     offerRating();
     busy();
   }
+  // The server could not take a message yet (Redis away: 503 or an error frame
+  // `temporarily_unavailable`; over HTTP also no answer at all): the message stays pending, is
+  // marked as waiting and is sent again after retry_after (doubling while it keeps failing).
+  // Its client_message_id makes a second delivery harmless: the server answers it once.
+  var waitTimers = {}, waitTries = {}, WAIT_MAX_S = 30;
+  function waitAndResend(cid, seconds) {
+    var mine = find("cid", cid) || bubble("principal", state.pending[cid], {cid: cid});
+    note(mine, T.waiting);
+    mine.dataset.waiting = "1";
+    showError(errorBox, T.errors.temporarily_unavailable);
+    delete running[cid];
+    busy();
+    waitTries[cid] = (waitTries[cid] || 0) + 1;
+    var delay = Math.min(WAIT_MAX_S, (seconds || 5) * Math.pow(2, Math.min(waitTries[cid] - 1, 3)));
+    clearTimeout(waitTimers[cid]);
+    waitTimers[cid] = setTimeout(function () {
+      delete waitTimers[cid];
+      if (state.pending[cid] === undefined) { return; }
+      note(mine, T.sending);
+      deliver(cid, state.pending[cid]);
+    }, delay * 1000 * (0.8 + Math.random() * 0.4));
+  }
+  function waitingDone(cid) {
+    clearTimeout(waitTimers[cid]);
+    delete waitTimers[cid];
+    delete waitTries[cid];
+    var mine = find("cid", cid);
+    if (mine) { delete mine.dataset.waiting; }
+    if (!log.querySelector("li[data-waiting]") && errorBox.textContent === T.errors.temporarily_unavailable) {
+      showError(errorBox, "");
+    }
+  }
   function onError(frame) {
     var cid = frame.client_message_id, code = frame.code || "error";
+    if (code === "temporarily_unavailable" && cid && state.pending[cid] !== undefined) {
+      waitAndResend(cid, frame.retry_after);
+      return;
+    }
     var message = T.errors.other;
     if (code === "rate_limited") { message = fill(T.errors.rate_limited, {seconds: frame.retry_after || 60}); }
     else if (code === "message_too_long") { message = fill(T.errors.message_too_long, {max: config.maxChars}); }

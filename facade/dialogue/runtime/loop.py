@@ -11,6 +11,8 @@ and outcomes, never message text.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +28,9 @@ from approvals.contract import ContractTerms, live_terms
 from approvals.rules import decision_words
 from approvals.selectors import proposal_get
 from approvals.skills import skill_tools
+from facade import dependencies
 from facade.i18n import Phrasebook
+from facade.ratelimit import UNREACHABLE
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
@@ -46,6 +50,8 @@ from .providers.base import ModelReply
 from .strict import STRICT, STRICT_REFUSED, Composed, compose, composition_mode, instructions
 from .taboo import taboo_hit
 from .tools import Outcome, Tool, ToolContext, recorded_name
+
+log = logging.getLogger(__name__)
 
 HISTORY = 20
 TABOO = "taboo"  # the category of a reply that said what an approved taboo lesson forbids
@@ -91,7 +97,11 @@ def run_cancel(*, session: DialogueSession) -> int:
         )
     )
     for pk in running:
-        cache.set(cancel_key(pk), 1, timeout=3600)
+        try:
+            cache.set(cancel_key(pk), 1, timeout=3600)
+        except UNREACHABLE:  # Redis away: only a turn of the asking WebSocket (its own event) stops
+            dependencies.note_down(dependencies.REDIS)
+            log.warning("cancel flag not set: Redis unreachable", extra={"run": pk})
     return len(running)
 
 
@@ -265,7 +275,11 @@ def run_turn(
         )
 
     def cancelled() -> bool:
-        return bool(cache.get(cancel_key(run.pk)))
+        try:
+            return bool(cache.get(cancel_key(run.pk)))
+        except UNREACHABLE:  # Redis went away mid-turn: the turn goes on to its reply
+            dependencies.note_down(dependencies.REDIS)
+            return False
 
     while True:
         if cancelled():
@@ -536,7 +550,8 @@ def _finish(
     if guarded and not session.preview:
         breaker_trip_quietly(agent=agent)  # after the reply is recorded: it never fails the turn
     if status == RunStatus.CANCELLED:
-        cache.delete(cancel_key(run.pk))
+        with contextlib.suppress(*UNREACHABLE):  # the flag expires on its own
+            cache.delete(cancel_key(run.pk))
     report("done")
     return TurnResult(run.message, reply, run, ctx.request, duplicate=False)
 
