@@ -91,7 +91,14 @@ CHECKS: dict[str, Check] = {
     "channel_layer": _check_channel_layer,
 }
 
-_running: dict[str, Future[dict[str, Any]]] = {}
+class _Slot:
+    """The check of one dependency under way, if any."""
+
+    future: Future[dict[str, Any]] | None = None
+
+
+# One slot per dependency: bounded by CHECKS, never grown.
+_running: dict[str, _Slot] = {name: _Slot() for name in CHECKS}
 _running_lock = threading.Lock()
 
 
@@ -108,9 +115,10 @@ def _run(check: Check, budget: float) -> dict[str, Any]:
 def _started(name: str, budget: float) -> Future[dict[str, Any]]:
     """The check of `name` under way, started now unless one still is."""
     with _running_lock:
-        future = _running.get(name)
+        slot = _running[name]
+        future = slot.future
         if future is None or future.done():
-            future = _running[name] = Future()
+            future = slot.future = Future()
             check = CHECKS[name]
             # A daemon thread: one stuck in a dependency's connect never holds up the server's exit.
             threading.Thread(

@@ -149,7 +149,7 @@ def test_a_check_still_running_is_waited_for_not_started_again(monkeypatch: pyte
     monkeypatch.setitem(health.CHECKS, "database", hanging)
     monkeypatch.setitem(health.CHECKS, "broker", lambda budget: {"ok": True, "transport": "test"})
     monkeypatch.setitem(health.CHECKS, "channel_layer", lambda budget: {"ok": True, "backend": "test"})
-    monkeypatch.setattr(health, "_running", {})
+    monkeypatch.setattr(health, "_running", {name: health._Slot() for name in health.CHECKS})
     try:
         for _ in range(3):
             results = health.check_all(0.2)
@@ -158,5 +158,7 @@ def test_a_check_still_running_is_waited_for_not_started_again(monkeypatch: pyte
         assert len(calls) == 1
     finally:
         release.set()
-    health._running["database"].result(timeout=5)
+    future = health._running["database"].future
+    assert future is not None
+    future.result(timeout=5)
     assert health.check_all(1.0)["database"]["ok"] is True and len(calls) == 2
