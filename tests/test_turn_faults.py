@@ -365,7 +365,7 @@ def test_with_the_pool_terminated_backends_cost_the_next_request_nothing(tmp_pat
     """DB_POOL as compose sets it: after every backend of the database is terminated, each next
     request is answered (the pool checks a connection before handing it out)."""
     slug = world_a.agent.slug
-    with daphne(tmp_path, DB_POOL="8") as site, httpx.Client(base_url=site, timeout=20) as client:
+    with daphne(tmp_path, DB_POOL="8") as site, httpx.Client(base_url=site, timeout=120) as client:
         headers = {"Origin": site, "Referer": f"{site}/"}
         page = client.get(f"/c/{slug}/")
         assert page.status_code == 200
