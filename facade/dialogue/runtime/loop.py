@@ -359,6 +359,10 @@ def run_turn(
         progress=report,
         offered=frozenset(tool.name for tool in tools),
     )
+    if run.attempts > 1:
+        # Begun again after an attempt that broke off: a request that attempt registered stays
+        # the message's one request (submit_request refuses a second), and the reply reports it.
+        ctx.request = _request_of(run)
     if audience == Audience.OWNER:
         _decision_card(ctx, message.text)
     system = prompt.system
