@@ -457,10 +457,13 @@ def run_stuck_since(now: dt.datetime) -> dt.datetime:
     return now - dt.timedelta(seconds=settings.FACADE_RUN_STUCK_SECONDS)
 
 
-def run_retry(*, session: DialogueSession, message: Message, provider: str, context_hash: str) -> RunRetry | None:
+def run_retry(
+    *, session: DialogueSession, message: Message, provider: str, context_hash: str, broken: int | None = None
+) -> RunRetry | None:
     """Begin the run of a re-sent message again when it has no reply and no live attempt: its
-    last attempt broke off (`run_interrupt`), or began more than FACADE_RUN_STUCK_SECONDS ago.
-    None when the run was answered or may still be answering (the caller reports a duplicate).
+    last attempt broke off (`run_interrupt`; or is attempt `broken`, which the caller saw break
+    off and could not record), or began more than FACADE_RUN_STUCK_SECONDS ago.  None when the
+    run was answered or may still be answering (the caller reports a duplicate).
 
     Under the run's row lock, so that two re-sends at once begin one attempt: the second finds
     the first's fresh attempt and leaves it alone.  Should an attempt thought dead answer after
@@ -470,7 +473,7 @@ def run_retry(*, session: DialogueSession, message: Message, provider: str, cont
         run = Run.objects.select_for_update().filter(message=message).first()
         if run is None or run.finished_at is not None or Message.objects.filter(reply_to=message).exists():
             return None
-        interrupted = run.status == RunStatus.FAILED
+        interrupted = run.status == RunStatus.FAILED or run.attempts == broken
         if not interrupted and (run.attempted_at or run.started_at) > run_stuck_since(now):
             return None
         previous = run.status

@@ -215,6 +215,7 @@ class _Turn:
     message: Message | None = None  # stored (by this turn, or before it: a re-send)
     run: Run | None = None  # the attempt this turn is making, once it has begun one
     storing: bool = False  # the message's transaction was under way
+    broken: int | None = None  # the attempt of the run this turn saw break off
 
     def answer(self) -> TurnResult:
         session, agent = self.session, self.session.agent
@@ -249,7 +250,11 @@ class _Turn:
             retried = None
             if reply is None:
                 retried = run_retry(
-                    session=session, message=message, provider=self.provider.name, context_hash=prompt.context_hash
+                    session=session,
+                    message=message,
+                    provider=self.provider.name,
+                    context_hash=prompt.context_hash,
+                    broken=self.broken,
                 )
             if retried is None:
                 run = Run.objects.filter(message=message).first()
@@ -276,6 +281,8 @@ class _Turn:
         database still away this records nothing, and the run is stranded until a re-send or the
         sweep (runtime/stranded.py) answers it."""
         run, self.run = self.run, None
+        if run is not None:
+            self.broken = run.attempts
         if lost and not connection.in_atomic_block:
             connection.close()  # the broken connection goes (a pooled one back to its pool, to be checked)
         if run is None:
