@@ -22,6 +22,13 @@ app.conf.beat_schedule = {
         "schedule": 5 * 60,
         "options": {"expires": 4 * 60},
     },
+    # A chat turn left without a reply (its process died, or lost the database) is answered
+    # honestly once it is stuck beyond FACADE_RUN_STUCK_SECONDS.
+    "runs-stranded-sweep": {
+        "task": "facade.dialogue.tasks.runs_stranded_answer",
+        "schedule": 60,
+        "options": {"expires": 50},
+    },
     "proposals-expire": {
         "task": "approvals.tasks.proposals_expire",
         "schedule": 60 * 60,

@@ -91,6 +91,7 @@ CHECKS: dict[str, Check] = {
     "channel_layer": _check_channel_layer,
 }
 
+
 class _Slot:
     """The check of one dependency under way, if any."""
 

@@ -32,6 +32,7 @@ SERVICE_MODULES = (
     "rsi.review_trigger",
     "guard.recheck",
     "guard.breaker",
+    "facade.dialogue.runtime.stranded",
 )
 
 

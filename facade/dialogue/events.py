@@ -88,6 +88,29 @@ class RunFinished(EventPayload):
     citations: int
 
 
+class RunInterrupted(EventPayload):
+    session: str
+    message_id: int
+    attempt: int
+    stop_reason: str  # why the attempt broke off: "connection_lost" or "turn_error"
+
+
+class RunRetried(EventPayload):
+    session: str
+    message_id: int
+    attempt: int  # the try that begins now (2 for the first re-run)
+    previous_status: str  # the unanswered run's status: "failed" (interrupted), "planning", "executing"
+
+
+class RunStranded(EventPayload):
+    session: str
+    message_id: int
+    reply_id: int
+    attempts: int
+    stuck_seconds: int  # since its latest attempt began
+    stop_reason: str
+
+
 class GuardBlocked(EventPayload):
     category: str
     audience: str
@@ -200,6 +223,33 @@ RUN_FINISHED = register(
     payload=RunFinished,
     description="The agent's run for a message ended with a reply: outcome, counters and sizes.",
 )
+RUN_INTERRUPTED = register(
+    "run.interrupted",
+    app=APP,
+    entity_type="run",
+    payload=RunInterrupted,
+    description=(
+        "A run's attempt broke off without a reply (a dropped database connection, an error); re-sending its "
+        "message runs it again."
+    ),
+)
+RUN_RETRIED = register(
+    "run.retried",
+    app=APP,
+    entity_type="run",
+    payload=RunRetried,
+    description="An unanswered run (interrupted, or stuck beyond the bound) was run again for its re-sent message.",
+)
+RUN_STRANDED = register(
+    "run.stranded",
+    app=APP,
+    entity_type="run",
+    payload=RunStranded,
+    description=(
+        "The sweep answered a run left without a reply beyond the bound with the honest sentence that its "
+        "message is saved; the stop reason says so."
+    ),
+)
 GUARD_BLOCKED = register(
     "guard.blocked",
     app=APP,
@@ -232,6 +282,7 @@ TOOL_REFUSED = register(
 SESSIONS = Actor.platform("sessions")
 TRUST = Actor.platform("trust")
 GUARD = Actor.platform("guard")
+RUNS = Actor.platform("runs")  # the turn machinery and the sweep of stranded runs
 
 
 def _agent(agent: AgentProfile) -> Actor:
@@ -341,6 +392,34 @@ def run_finished(
         citations=citations,
     )
     return _append(RUN_FINISHED, session.tenant_id, run.pk, _agent(agent), payload)
+
+
+def run_interrupted(*, session: DialogueSession, run: Run, reason: str) -> AppendedEvent:
+    payload = RunInterrupted(
+        session=str(session.pk), message_id=run.message_id, attempt=run.attempts, stop_reason=reason
+    )
+    return _append(RUN_INTERRUPTED, session.tenant_id, run.pk, RUNS, payload)
+
+
+def run_retried(*, session: DialogueSession, run: Run, previous_status: str, actor: Actor) -> AppendedEvent:
+    """`run` holds its new attempt; `actor` is the session's principal, whose re-send it was (or
+    the platform, when the server tried once more by itself)."""
+    payload = RunRetried(
+        session=str(session.pk), message_id=run.message_id, attempt=run.attempts, previous_status=previous_status
+    )
+    return _append(RUN_RETRIED, session.tenant_id, run.pk, actor, payload)
+
+
+def run_stranded(*, session: DialogueSession, run: Run, reply: Message, stuck_seconds: int) -> AppendedEvent:
+    payload = RunStranded(
+        session=str(session.pk),
+        message_id=run.message_id,
+        reply_id=reply.pk,
+        attempts=run.attempts,
+        stuck_seconds=stuck_seconds,
+        stop_reason=run.stop_reason,
+    )
+    return _append(RUN_STRANDED, session.tenant_id, run.pk, RUNS, payload)
 
 
 def guard_blocked(

@@ -145,9 +145,19 @@ class Run(models.Model):
     guard_category = models.CharField(max_length=16, blank=True, default="")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A run whose turn broke off without a reply (a dropped database connection, a process that
+    # died) is run again when its message is re-sent: `attempts` counts the tries and
+    # `attempted_at` is when the latest one began (None: the first, at `started_at`).  Database
+    # defaults, so turn_sql.START need not name them.
+    attempts = models.PositiveSmallIntegerField(default=1, db_default=1)
+    attempted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "started_at"], name="run_tenant_started")]
+        indexes = [
+            models.Index(fields=["tenant", "started_at"], name="run_tenant_started"),
+            # The sweep of stranded runs (runtime/stranded.py) reads only the unanswered ones.
+            models.Index(fields=["started_at"], name="run_unanswered", condition=models.Q(finished_at__isnull=True)),
+        ]
 
     def __str__(self) -> str:
         stopped = f": {self.stop_reason}" if self.stop_reason else ""

@@ -10,8 +10,9 @@ from dataclasses import field as dataclass_field
 from http import HTTPStatus
 from typing import Any, Literal, TypeVar
 
+import psycopg
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from approvals.contract import contract_session_close, live_contract_version, live_terms
@@ -443,6 +444,93 @@ def model_call_count(*, tenant_id: int) -> bool:
 
 
 @dataclass(frozen=True)
+class RunRetry:
+    """A run `run_retry` began again: its new attempt, and whether the daily budget had room for
+    its first model call."""
+
+    run: Run
+    counted: bool
+
+
+def run_stuck_since(now: dt.datetime) -> dt.datetime:
+    """An unanswered run whose latest attempt began before this is stranded."""
+    return now - dt.timedelta(seconds=settings.FACADE_RUN_STUCK_SECONDS)
+
+
+def run_retry(
+    *, session: DialogueSession, message: Message, provider: str, context_hash: str, broken: int | None = None
+) -> RunRetry | None:
+    """Begin the run of a re-sent message again when it has no reply and no live attempt: its
+    last attempt broke off (`run_interrupt`; or is attempt `broken`, which the caller saw break
+    off and could not record), or began more than FACADE_RUN_STUCK_SECONDS ago.  None when the
+    run was answered or may still be answering (the caller reports a duplicate).
+
+    Under the run's row lock, so that two re-sends at once begin one attempt: the second finds
+    the first's fresh attempt and leaves it alone.  Should an attempt thought dead answer after
+    all, the reply's unique `reply_to` keeps the message at one reply (`run_finish`)."""
+    now = timezone.now()
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(message=message).first()
+        if run is None or run.finished_at is not None or Message.objects.filter(reply_to=message).exists():
+            return None
+        interrupted = run.status == RunStatus.FAILED or run.attempts == broken
+        if not interrupted and (run.attempted_at or run.started_at) > run_stuck_since(now):
+            return None
+        previous = run.status
+        run.status, run.stop_reason, run.needs_input, run.guard_category = RunStatus.PLANNING, "", False, ""
+        run.step_index = run.llm_call_count = run.tool_call_count = 0
+        run.prompt_tokens = run.completion_tokens = 0
+        run.provider, run.context_hash = provider, context_hash
+        run.attempts += 1
+        run.attempted_at = now
+        run.save(
+            update_fields=[
+                "status",
+                "stop_reason",
+                "needs_input",
+                "guard_category",
+                "step_index",
+                "llm_call_count",
+                "tool_call_count",
+                "prompt_tokens",
+                "completion_tokens",
+                "provider",
+                "context_hash",
+                "attempts",
+                "attempted_at",
+            ]
+        )
+        events.run_retried(session=session, run=run, previous_status=previous, actor=session_actor(session))
+        counted = model_call_count(tenant_id=session.tenant_id)
+    run.session, run.message = session, message
+    return RunRetry(run=run, counted=counted)
+
+
+def run_interrupt(*, run_id: uuid.UUID, attempt: int, reason: str) -> bool:
+    """Record that attempt `attempt` of a run broke off without a reply (status `failed`, no
+    `finished_at`), so that a re-send of its message runs it again at once instead of after
+    FACADE_RUN_STUCK_SECONDS.  False when there was nothing to record: the run was answered,
+    or another attempt has begun since."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update(of=("self",)).select_related("session").filter(pk=run_id).first()
+        if run is None or run.finished_at is not None or run.attempts != attempt or run.status == RunStatus.FAILED:
+            return False
+        run.status, run.stop_reason = RunStatus.FAILED, reason
+        run.save(update_fields=["status", "stop_reason"])
+        events.run_interrupted(session=run.session, run=run, reason=reason)
+    return True
+
+
+class AlreadyAnswered(Exception):
+    """`run_finish` found the run's message answered already (by an attempt thought dead, or by
+    the sweep of stranded runs): nothing of this attempt was stored."""
+
+    def __init__(self, reply: Message) -> None:
+        super().__init__(f"message {reply.reply_to_id} has its reply already")
+        self.reply = reply
+
+
+@dataclass(frozen=True)
 class RewriteRecord:
     """A customer or peer reply the outgoing check blocked, and what its one rewrite came to:
     `outcome` is "sent" (the rewrite passed), "blocked" (it was blocked too), "not_text" (the
@@ -471,7 +559,6 @@ class RunOutcome:
     guard_reason: str = ""  # category `strict_refused`: why the strict composer refused the model's answer
 
 
-@transaction.atomic
 def run_finish(
     *,
     session: DialogueSession,
@@ -485,7 +572,29 @@ def run_finish(
     ids of the approved versions the reply cited), with the `run.finished` ledger event —
     `guard.rewrite_requested` when a first reply was blocked and the model was asked once more,
     and `guard.blocked` when the reply was replaced — in one transaction.  A blocked reply costs
-    the customer no trust: it was the agent's reply, not anything the customer did."""
+    the customer no trust: it was the agent's reply, not anything the customer did.
+
+    A message has one reply (the unique `reply_to`): when another attempt or the sweep of
+    stranded runs answered it first, nothing is stored and `AlreadyAnswered` carries that reply."""
+    try:
+        return _run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
+    except (IntegrityError, psycopg.errors.UniqueViolation):  # the latter raw, from turn_sql.FINISH
+        reply = Message.objects.filter(reply_to_id=run.message_id).first()
+        if reply is None:
+            raise
+        raise AlreadyAnswered(reply) from None
+
+
+@transaction.atomic
+def _run_finish(
+    *,
+    session: DialogueSession,
+    run: Run,
+    outcome: RunOutcome,
+    spans: list[Span],
+    hits: list[int],
+    agent: AgentProfile,
+) -> Message:
     now = timezone.now()
     # A customer's or peer's reply went through the outgoing check of this rule set (runtime/loop.py).
     ruleset_hash = RULESET_HASH if session.audience in (Audience.CUSTOMER, Audience.PEER) else ""

@@ -16,6 +16,15 @@ def sessions_expire_task() -> int:
     return sessions_expire()
 
 
+@shared_task(name="facade.dialogue.tasks.runs_stranded_answer")
+def runs_stranded_answer_task() -> int:
+    """Answer runs left without a reply beyond FACADE_RUN_STUCK_SECONDS honestly (harmless to
+    run twice: each run is re-checked under its row lock, and a message has one reply)."""
+    from .runtime.stranded import runs_stranded_answer  # the runtime imports the services; tasks load early
+
+    return runs_stranded_answer()
+
+
 @shared_task(
     name="facade.dialogue.tasks.request_notify_owners",
     autoretry_for=(OSError, smtplib.SMTPException),

@@ -107,10 +107,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
     # Under ASGI every sync call may run on another thread and would open a new connection (a
     # new server process) each time; a pool hands out open ones instead.  DB_POOL is its size.
+    # Each pooled connection is checked before it is handed out (one empty round trip): with
+    # CONN_HEALTH_CHECKS, Django gives the pool psycopg-pool's `ConnectionPool.check_connection`
+    # (it passes `check=` itself, so it cannot go in the pool's options).  After a restart of
+    # PostgreSQL or terminated backends the pool then hands out no dead connection.
     _pool = env_int("DB_POOL", 0)
     if _pool > 0:
         if DATABASES["default"]["CONN_MAX_AGE"]:
             raise ValueError("DB_POOL and DB_CONN_MAX_AGE exclude each other: set one of them")
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": _pool, "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -25,6 +25,13 @@ FACADE_GUARD_BREAKER_THRESHOLD = env_int("FACADE_GUARD_BREAKER_THRESHOLD", 10)
 # Threads per web process that run chat turns (a turn waits on the model in one of them).
 FACADE_TURN_THREADS = env_int("FACADE_TURN_THREADS", 32)
 
+# A run left without a reply this long after its latest attempt began is stranded (its process
+# died, or lost the database and could not say so): a re-send of its message runs it again, and
+# otherwise the sweep (every minute) answers it honestly.  An attempt that broke off and said so
+# is run again by a re-send at once.  Longer than a turn may take: max_steps model calls of up to
+# FACADE_LLM_TIMEOUT seconds each.
+FACADE_RUN_STUCK_SECONDS = env_int("FACADE_RUN_STUCK_SECONDS", 300)
+
 FACADE_SESSION_IDLE_MINUTES = env_int("FACADE_SESSION_IDLE_MINUTES", 30)
 FACADE_MESSAGE_MAX_CHARS = env_int("FACADE_MESSAGE_MAX_CHARS", 4000)
 

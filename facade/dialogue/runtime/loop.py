@@ -16,11 +16,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -42,7 +44,17 @@ from knowledge.selectors import Taboo
 
 from ..models import CustomerRequest, DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import recent_messages, request_view
-from ..services import RewriteRecord, RunOutcome, model_call_count, run_finish, run_start
+from ..services import (
+    AlreadyAnswered,
+    DialogueError,
+    RewriteRecord,
+    RunOutcome,
+    model_call_count,
+    run_finish,
+    run_interrupt,
+    run_retry,
+    run_start,
+)
 from .builtin_tools import registry, show_card
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
@@ -73,6 +85,11 @@ HONEST = Phrasebook(
     ),
     cancelled=_("Stopped."),
     offer=_("Shall I register a request so that the owner can confirm it with you?"),
+    # The sweep's answer to a message whose run was left without a reply (runtime/stranded.py).
+    stranded=_(
+        "I couldn't finish answering this because of a technical problem. Your message is saved; "
+        "please ask again, or a person can follow up."
+    ),
 )
 
 
@@ -135,48 +152,163 @@ def turn_handle(
     still_owner: Callable[[], bool] | None = None,
 ) -> TurnResult:
     """Store the principal's message and answer it.  A repeated client_message_id returns the
-    stored message and its reply instead of running again.
+    stored message and its reply instead of running again — unless the message has no reply and
+    its run broke off or is stranded: then the run is run again (`run_retry`), still to one reply.
 
     The run starts in the message's own transaction (its row and the first model call's count
     against the daily budget): a stored message always has its run, and a turn pays for one
-    commit less."""
-    agent = session.agent
-    provider = provider or provider_for(agent)
-    history = _history(session)
-    language = conversation_language([text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
-    tools = registry.for_audience(Audience(session.audience))
-    terms = None
-    if session.audience != Audience.OWNER:  # the customer face does what its contract's skills grant
-        terms = live_terms(agent)
-        granted = skill_tools(terms.skill_ids)
-        tools = [tool for tool in tools if tool.name in granted]
-    prompt = _build_prompt(session, agent, language, [tool.name for tool in tools], terms)
-    started = run_start(
+    commit less.
+
+    A database connection lost during the turn (a restart of PostgreSQL, a terminated backend)
+    costs one retry on a fresh connection that the customer does not see: the attempt that broke
+    off is recorded (`run_interrupt`) and its message answered by the next.  A second loss is
+    `503 temporarily_unavailable`; the message, if stored, is answered when it is sent again."""
+    turn = _Turn(
         session=session,
         text=text,
         client_message_id=client_message_id,
-        provider=provider.name,
-        context_hash=prompt.context_hash,
-    )
-    if not started.created or started.run is None:
-        message = started.message
-        reply = Message.objects.filter(reply_to=message).first()
-        run = Run.objects.filter(message=message).first()
-        return TurnResult(message, reply, run, _request_of(run), duplicate=True)
-    return run_turn(
-        session=session,
-        message=started.message,
-        run=started.run,
-        first_call_counted=started.counted,
-        provider=provider,
-        history=history,
-        language=language,
-        tools=tools,
-        prompt=prompt,
+        provider=provider or provider_for(session.agent),
         progress=progress,
         still_owner=still_owner,
-        terms=terms,
     )
+    try:
+        return turn.answer()
+    except DB_CONNECTION_LOST as lost:
+        turn.broke_off(CONNECTION_LOST, lost=True)
+        if turn.message is None and turn.storing and not client_message_id:
+            # The message may or may not have been stored, and nothing names it: a second try
+            # could store it twice.  The customer sends it again (the page gives it an id).
+            raise unavailable() from lost
+        log.warning("chat turn lost its database connection; trying once more", extra={"session": str(session.pk)})
+        try:
+            return turn.answer()
+        except DB_CONNECTION_LOST as again:
+            turn.broke_off(CONNECTION_LOST, lost=True)
+            raise unavailable() from again
+        except BaseException:
+            turn.broke_off(TURN_ERROR)
+            raise
+    except BaseException:
+        turn.broke_off(TURN_ERROR)
+        raise
+
+
+# What breaks a turn when its database connection goes: psycopg's errors as Django wraps them,
+# and as they come raw from the turn's own prepared statements (turn_sql.py, the ledger's append).
+DB_CONNECTION_LOST = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+CONNECTION_LOST = "connection_lost"
+TURN_ERROR = "turn_error"
+
+
+def unavailable() -> DialogueError:
+    return DialogueError(
+        "temporarily_unavailable",
+        "the service is briefly unavailable; your message is kept and answered when you send it again",
+        HTTPStatus.SERVICE_UNAVAILABLE,
+        retry_after=5,
+    )
+
+
+@dataclass
+class _Turn:
+    """One principal message on its way to a reply, tried at most twice by `turn_handle`."""
+
+    session: DialogueSession
+    text: str
+    client_message_id: str
+    provider: Provider
+    progress: Callable[[str], None] | None
+    still_owner: Callable[[], bool] | None
+    message: Message | None = None  # stored (by this turn, or before it: a re-send)
+    run: Run | None = None  # the attempt this turn is making, once it has begun one
+    storing: bool = False  # the message's transaction was under way
+    broken: int | None = None  # the attempt of the run this turn saw break off
+
+    def answer(self) -> TurnResult:
+        session, agent = self.session, self.session.agent
+        counted = False
+        history = _history(session) if self.message is None else _history_before(session, self.message)
+        language = conversation_language([self.text, *(m["content"] for m in reversed(history) if m["role"] == "user")])
+        tools = registry.for_audience(Audience(session.audience))
+        terms = None
+        if session.audience != Audience.OWNER:  # the customer face does what its contract's skills grant
+            terms = live_terms(agent)
+            granted = skill_tools(terms.skill_ids)
+            tools = [tool for tool in tools if tool.name in granted]
+        prompt = _build_prompt(session, agent, language, [tool.name for tool in tools], terms)
+        if self.message is None:
+            self.storing = True
+            started = run_start(
+                session=session,
+                text=self.text,
+                client_message_id=self.client_message_id,
+                provider=self.provider.name,
+                context_hash=prompt.context_hash,
+            )
+            self.storing = False
+            self.message = started.message
+            if started.created and started.run is not None:
+                self.run, counted = started.run, started.counted
+            else:
+                history = _history_before(session, started.message)
+        if self.run is None:
+            message = self.message
+            reply = Message.objects.filter(reply_to=message).first()
+            retried = None
+            if reply is None:
+                retried = run_retry(
+                    session=session,
+                    message=message,
+                    provider=self.provider.name,
+                    context_hash=prompt.context_hash,
+                    broken=self.broken,
+                )
+            if retried is None:
+                run = Run.objects.filter(message=message).first()
+                return TurnResult(message, reply, run, _request_of(run), duplicate=True)
+            self.run, counted = retried.run, retried.counted
+        return run_turn(
+            session=session,
+            message=self.message,
+            run=self.run,
+            first_call_counted=counted,
+            provider=self.provider,
+            history=history,
+            language=language,
+            tools=tools,
+            prompt=prompt,
+            progress=self.progress,
+            still_owner=self.still_owner,
+            terms=terms,
+        )
+
+    def broke_off(self, reason: str, *, lost: bool = False) -> None:
+        """Record that this turn's attempt ended without a reply, if it began one, on a fresh
+        connection; the attempt is forgotten, so a second try begins another.  Quietly: with the
+        database still away this records nothing, and the run is stranded until a re-send or the
+        sweep (runtime/stranded.py) answers it."""
+        run, self.run = self.run, None
+        if run is not None:
+            self.broken = run.attempts
+        if lost and not connection.in_atomic_block:
+            connection.close()  # the broken connection goes (a pooled one back to its pool, to be checked)
+        if run is None:
+            return
+        try:
+            run_interrupt(run_id=run.pk, attempt=run.attempts, reason=reason)
+        except (DatabaseError, psycopg.Error):
+            log.warning("could not record an interrupted run", extra={"run": str(run.pk)})
+            if not connection.in_atomic_block:
+                connection.close()
+
+
+def _history_before(session: DialogueSession, message: Message) -> list[dict[str, Any]]:
+    """The history a stored message was answered with: the messages before it (a re-run is rare,
+    so the ORM will do)."""
+    rows = list(
+        Message.objects.filter(session=session, pk__lt=message.pk).order_by("-pk").values_list("role", "text")[:HISTORY]
+    )
+    return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in reversed(rows)]
 
 
 def _decision_card(ctx: ToolContext, text: str) -> None:
@@ -241,6 +373,10 @@ def run_turn(
         progress=report,
         offered=frozenset(tool.name for tool in tools),
     )
+    if run.attempts > 1:
+        # Begun again after an attempt that broke off: a request that attempt registered stays
+        # the message's one request (submit_request refuses a second), and the reply reports it.
+        ctx.request = _request_of(run)
     if audience == Audience.OWNER:
         _decision_card(ctx, message.text)
     system = prompt.system
@@ -546,7 +682,13 @@ def _finish(
         metadata={"cards": ctx.cards} if ctx.cards and audience == Audience.OWNER else {},
         rewrite=rewrite,
     )
-    reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
+    try:
+        reply = run_finish(session=session, run=run, outcome=outcome, spans=spans, hits=hits, agent=agent)
+    except AlreadyAnswered as answered:
+        # An attempt thought dead, or the sweep of stranded runs, answered first: that reply is
+        # the message's one reply, and this attempt's is dropped.
+        report("done")
+        return TurnResult(run.message, answered.reply, run, ctx.request, duplicate=True)
     if guarded and not session.preview:
         breaker_trip_quietly(agent=agent)  # after the reply is recorded: it never fails the turn
     if status == RunStatus.CANCELLED:
