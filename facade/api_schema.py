@@ -27,7 +27,9 @@ EDGE_ERRORS: dict[int, str] = {
     413: "`body_too_large`",
     415: "`unsupported_media_type`",
     429: "`rate_limited` (with a Retry-After header)",
-    503: "`server_busy`: too many opens and searches wait at once (with a Retry-After header)",
+    503: "`temporarily_unavailable`: Redis or the database is briefly away — send the same request again "
+    "after the Retry-After header (a message with the same client_message_id is answered once); "
+    "`server_busy`: too many opens and searches wait at once (with a Retry-After header)",
 }
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -49,8 +51,9 @@ class EdgeAutoSchema(AutoSchema):
         gate = getattr(self.view, "gate", None)
         if gate is not None and self.method in gate.methods:
             codes.append(429)
-            if gate.bounded:
-                codes.append(503)
+        # Any operation may meet Redis or the database briefly away (`temporarily_unavailable`,
+        # facade/api.py), and a bounded gate a full queue (`server_busy`).
+        codes.append(503)
         return sorted(codes)
 
     def get_operation(

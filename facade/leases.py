@@ -80,7 +80,10 @@ def leases_expired(kind: Leased, *, now: dt.datetime | None = None, limit: int =
     now = now or timezone.now()
     stale = models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
     ids = kind.running_rows().filter(stale).order_by("pk").values_list("pk", flat=True)[:limit]
-    return kind.model._default_manager.select_for_update(skip_locked=True).filter(pk__in=list(ids)).order_by("pk")
+    # The lock's own query repeats the condition: a row that finished or renewed its lease
+    # between the two statements is not judged (PostgreSQL re-checks a locked row's WHERE).
+    locked = kind.running_rows().filter(stale, pk__in=list(ids)).select_for_update(skip_locked=True)
+    return locked.order_by("pk")
 
 
 @contextmanager

@@ -63,7 +63,10 @@ def test_gated_operations_list_429_and_503() -> None:
     search = paths["/api/agents/{slug}/knowledge/search"]["get"]["responses"]
     assert {"429", "503"} <= set(search)
     posted = paths["/api/sessions/{session_id}/messages"]["post"]["responses"]
-    assert "429" in posted and "503" not in posted  # a turn waits for no place (Gate(bounded=False))
+    # A turn waits for no place (Gate(bounded=False)), but Redis or the database briefly away is
+    # a 503 `temporarily_unavailable` with Retry-After, for this operation as for every other.
+    assert "429" in posted and "temporarily_unavailable" in posted["503"]["description"]
+    assert all("503" in operation["responses"] for item in paths.values() for operation in item.values())
 
 
 @override_settings(FACADE_MESSAGE_MAX_CHARS=1234)

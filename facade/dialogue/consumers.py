@@ -368,7 +368,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             # Sent again (after a reconnect) while the first connection's turn is still running.
             await asyncio.sleep(DUPLICATE_POLL)
             waited += DUPLICATE_POLL
-            result = await database_sync_to_async(handle)()
+            # On the turn executor too: a re-send of a broken turn runs it again here, model
+            # calls and all, and must not hold the process's shared database thread.
+            result = await DatabaseSyncToAsync(handle, thread_sensitive=False, executor=turn_executor())()
         if result["reply"] is not None and not result["duplicate"]:
             for piece in reply_chunks(result["reply"]["text"]):
                 await self._send(DeltaOut(client_message_id=cid, text=piece).frame())

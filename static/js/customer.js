@@ -233,6 +233,12 @@
   }
   function onReply(frame) {
     var cid = frame.client_message_id;
+    if (frame.duplicate && !frame.reply && state.pending[cid] !== undefined) {
+      // Stored, but its turn has not answered yet (still running elsewhere, or broken off and
+      // not yet answered by the sweep): keep the message and ask again, by the same id.
+      waitAndResend(cid, 10);
+      return;
+    }
     var mine = find("cid", cid) || bubble("principal", frame.message.text, {cid: cid});
     mine.dataset.id = frame.message.id;
     note(mine, "");
