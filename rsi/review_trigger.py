@@ -89,8 +89,8 @@ def review_request(*, agent: AgentProfile, day: dt.date, actor: Actor, now: dt.d
             if run.status in ACTIVE:
                 return Requested(run=run, queued=False)
             run.status, run.queued_at, run.partial = RunStatus.QUEUED, now, partial
-            run.attempts, run.error, run.finished_at = 0, "", None
-            run.save(update_fields=["status", "queued_at", "partial", "attempts", "error", "finished_at"])
+            run.attempts_base, run.error, run.finished_at = run.attempts, "", None
+            run.save(update_fields=["status", "queued_at", "partial", "attempts_base", "error", "finished_at"])
         events.review_requested(
             run=run, tenant_id=agent.tenant_id, agent_slug=agent.slug, rerun=not created, actor=actor
         )
@@ -116,8 +116,8 @@ def is_retry(run: RsiRun | None) -> bool:
     """The run waits or runs again after its worker died (rsi.schedule.runs_lost queued it)."""
     if run is None:
         return False
-    return (run.status == RunStatus.QUEUED and run.attempts >= 1) or (
-        run.status == RunStatus.RUNNING and run.attempts >= 2
+    return (run.status == RunStatus.QUEUED and run.runs_started >= 1) or (
+        run.status == RunStatus.RUNNING and run.runs_started >= 2
     )
 
 

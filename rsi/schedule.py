@@ -25,7 +25,7 @@ import functools
 import logging
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from facade.leases import WORKER_LOST, Leased, Verdict, lease_kept, lease_until, lease_verdict, leases_expired
@@ -76,7 +76,7 @@ def runs_lost(*, now: dt.datetime | None = None) -> list[RsiRun]:
     with transaction.atomic():
         for run in leases_expired(LEASED, now=now).select_related("agent"):
             run.lease_expires_at = None
-            if lease_verdict(run.attempts) == Verdict.RETRY:
+            if lease_verdict(run.runs_started) == Verdict.RETRY:
                 run.status, run.queued_at = RunStatus.QUEUED, now
                 run.save(update_fields=["status", "queued_at", "lease_expires_at"])
                 schedule_events.rsi_run_retried(run=run, actor=TICK_ACTOR, reason=WORKER_LOST)
@@ -99,7 +99,9 @@ def run_claim(*, agent: AgentProfile, kind: RunKind, day: dt.date, now: dt.datet
         )
         if not created:
             whole = RsiRun.objects.filter(pk=run.pk, partial=True, status__in=(RunStatus.DONE, RunStatus.FAILED))
-            if not whole.update(partial=False, status=RunStatus.QUEUED, queued_at=now, attempts=0, error=""):
+            if not whole.update(
+                partial=False, status=RunStatus.QUEUED, queued_at=now, attempts_base=F("attempts"), error=""
+            ):
                 return None
             run.refresh_from_db()
         transaction.on_commit(functools.partial(_send, run.pk))
@@ -108,7 +110,7 @@ def run_claim(*, agent: AgentProfile, kind: RunKind, day: dt.date, now: dt.datet
 
 def _resend_expired(now: dt.datetime) -> list[RsiRun]:
     stale = RsiRun.objects.filter(
-        status=RunStatus.QUEUED, queued_at__lte=now - RUN_EXPIRES, attempts__lt=MAX_ATTEMPTS
+        status=RunStatus.QUEUED, queued_at__lte=now - RUN_EXPIRES, attempts__lt=F("attempts_base") + MAX_ATTEMPTS
     ).order_by("pk")[:100]
     resent = []
     for run in stale:

@@ -20,7 +20,11 @@ class RsiRun(models.Model):
     kind = models.CharField(max_length=16)  # rsi.schedule_rules.RunKind
     day = models.DateField()  # the tenant's local day the run is about
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    attempts = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)  # ever started: the lease's fence, never reset
+    # `attempts` when the run was last claimed (a day claimed again, by the nightly tick or an
+    # owner's "run again"): the runs of this claim are `attempts - attempts_base`.  The fence keeps
+    # counting across claims, so a worker of an earlier claim that wakes up cannot match a new one.
+    attempts_base = models.PositiveSmallIntegerField(default=0)
     queued_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=200, blank=True, default="")  # an exception's class, never text
@@ -37,3 +41,8 @@ class RsiRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} of {self.agent_id} for {self.day} ({self.status})"
+
+    @property
+    def runs_started(self) -> int:
+        """Runs started since the run was last claimed (what a lost lease is judged on)."""
+        return self.attempts - self.attempts_base

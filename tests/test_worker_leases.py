@@ -34,7 +34,7 @@ from rsi.observe_models import Digest
 from rsi.review_input import local_today
 from rsi.review_models import ReviewReport
 from rsi.review_trigger import review_request
-from rsi.schedule import run_claim, runs_lost
+from rsi.schedule import LEASED, run_claim, runs_lost
 from rsi.schedule_models import RsiRun, RunStatus
 from rsi.schedule_rules import RunKind
 
@@ -151,6 +151,57 @@ def test_a_lost_run_is_retried_once_then_failed() -> None:
     assert lease_verdict(1) == Verdict.RETRY
     assert lease_verdict(2) == Verdict.FAIL
     assert lease_verdict(3) == Verdict.FAIL
+
+
+def start(run: RsiRun, now: dt.datetime) -> int:
+    """What run_execute does when a worker starts the run (its lease already run out, here)."""
+    attempt = RsiRun.objects.get(pk=run.pk).attempts + 1
+    RsiRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, attempts=attempt, lease_expires_at=now - dt.timedelta(seconds=1)
+    )
+    return attempt
+
+
+@pytest.mark.django_db
+def test_a_day_claimed_again_keeps_its_fence_and_judges_only_the_new_claims_runs(db: Any) -> None:
+    world = build_tenant("lease-fence")
+    now = timezone.now()
+    day = local_today(world.tenant) - dt.timedelta(days=1)
+    # An owner's review of the day while it was under way, ended after one run.
+    run = RsiRun.objects.create(
+        agent=world.agent,
+        kind=RunKind.REVIEW.value,
+        day=day,
+        status=RunStatus.DONE,
+        partial=True,
+        attempts=1,
+        queued_at=now,
+    )
+    again = run_claim(agent=world.agent, kind=RunKind.REVIEW, day=day, now=now)
+    assert again is not None
+    assert (again.status, again.partial, again.attempts, again.runs_started) == (RunStatus.QUEUED, False, 1, 0)
+    attempt = start(again, now)
+    assert attempt == 2
+    # The earlier claim's worker, waking up, holds nothing; the new one does.
+    assert not LEASED.held(run.pk, 1).exists() and LEASED.held(run.pk, 2).exists()
+    # The new claim's first run lost its worker: it is run again, not failed as a second loss.
+    assert [r.pk for r in runs_lost(now=now)] == [run.pk]
+    assert RsiRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
+    start(again, now)
+    assert runs_lost(now=now) == []
+    lost = RsiRun.objects.get(pk=run.pk)
+    assert (lost.status, lost.error, lost.attempts, lost.runs_started) == (RunStatus.FAILED, WORKER_LOST, 3, 2)
+
+    # The owner asks for the day again: the count goes on from 3, and the owner sees no retry.
+    requested = review_request(agent=world.agent, day=day, actor=Actor.human(world.owner.pk))
+    assert requested.queued and requested.run is not None
+    fresh = RsiRun.objects.get(pk=run.pk)
+    assert (fresh.status, fresh.attempts, fresh.runs_started) == (RunStatus.QUEUED, 3, 0)
+    assert start(fresh, now) == 4
+    assert not any(LEASED.held(run.pk, old).exists() for old in (1, 2, 3))
+    client = owner(world)
+    view = review_status(client, world, day, "en")
+    assert view["phase"] == "running" and view["retry"] is False
 
 
 # --- an upload's ingest job ----------------------------------------------------------------------
