@@ -48,7 +48,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 
-from .models import DialogueSession, Message
+from .models import DialogueSession
 from .push import session_group
 from .rules import text_problem
 from .runtime.loop import TurnResult, run_cancel, turn_handle
@@ -66,7 +66,7 @@ from .schemas import (
     ReplyOut,
     in_frame,
 )
-from .selectors import reply_view, session_for_principal, session_history
+from .selectors import message_view, reply_view, session_for_principal, session_history
 from .services import message_admit, rating_record
 
 log = logging.getLogger(__name__)
@@ -141,16 +141,6 @@ def reply_chunks(text: str) -> list[str]:
     return pieces
 
 
-def message_view(message: Message) -> dict[str, Any]:
-    return {
-        "id": message.pk,
-        "role": message.role,
-        "text": message.text,
-        "client_message_id": message.client_message_id,
-        "created_at": message.created_at.isoformat(),
-    }
-
-
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     principal: Principal
     session: DialogueSession
@@ -176,10 +166,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         pause = LAYER_RETRY_FIRST
         while True:
             try:
-                if not self.in_group and getattr(self, "group", None) is not None and not self.closed:
-                    await self.channel_layer.group_add(self.group, self.channel_name)
-                    self.in_group = True
-                    dependencies.note_up(dependencies.REDIS)
+                await self._join()
                 message: dict[str, Any] = await self._layer_receive()
                 return message
             except LAYER_DOWN as exc:
@@ -190,8 +177,30 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, LAYER_RETRY_MAX)
 
+    async def _join(self) -> None:
+        """Join the session's group unless in it already (or not connected to a session)."""
+        if not self.in_group and getattr(self, "group", None) is not None and not self.closed:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+            self.in_group = True
+            dependencies.note_up(dependencies.REDIS)
+
+    async def _join_patiently(self) -> None:
+        """Join the session's group after the join at connect failed, asking again with a pause that
+        doubles up to LAYER_RETRY_MAX.  The layer's receive may well be answering meanwhile (it
+        fails and rejoins on its own only when the layer is away while it waits), so without this a
+        connection that missed its join would never hear a push."""
+        pause = LAYER_RETRY_FIRST
+        while not self.in_group and not self.closed:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LAYER_RETRY_MAX)
+            try:
+                await self._join()
+            except LAYER_DOWN:
+                dependencies.note_down(dependencies.REDIS)
+
     async def connect(self) -> None:
         self.closed = False
+        self.joining: asyncio.Task[None] | None = None
         self.queue: asyncio.Queue[MessageFrame | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         self.cancel_event: threading.Event | None = None
@@ -220,16 +229,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # Before the history is read, so that an owner's reply stored meanwhile is in one or the other.
         self.group = session_group(session.pk)
         try:
-            await self.channel_layer.group_add(self.group, self.channel_name)
-            self.in_group = True
-        except LAYER_DOWN:  # joined when the layer answers again (`_layer_receive_patiently`)
+            await self._join()
+        except LAYER_DOWN:  # joined when the layer answers again, by a task of its own
             dependencies.note_down(dependencies.REDIS)
+            self.joining = asyncio.create_task(self._join_patiently())
         history = await database_sync_to_async(session_history)(session)
         await self._send(HistoryOut(audience=session.audience, **history).frame())
         self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code: int) -> None:
         self.closed = True
+        if self.joining is not None:
+            self.joining.cancel()
         group = getattr(self, "group", None)
         if group is not None and self.in_group:
             try:
