@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from django.db import connection
+from channels.db import database_sync_to_async
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 from test_chat_browser import daphne
 from test_consumer import Chat, customer_session, run, say
@@ -154,6 +155,40 @@ def test_over_the_api_a_terminated_connection_mid_turn_costs_one_invisible_retry
     assert again.status_code == 200 and again.json()["duplicate"] is True
     assert again.json()["reply"]["text"] == "We open at nine, every day."
     assert len(provider.calls) == 2
+
+
+def test_a_store_whose_commit_was_not_acknowledged_is_answered_by_the_retry(
+    world_a: TenantWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message and its run were committed, but the connection went before the turn heard so:
+    the one retry finds them and runs that first attempt again — an answer now, not a duplicate
+    without a reply left to the sweep."""
+    session, _ = customer_session(world_a)
+    real_run_start = loop.run_start
+
+    def acknowledgement_lost(**kwargs: Any) -> Any:
+        real_run_start(**kwargs)  # committed
+        terminate([connection.connection.info.backend_pid])
+        with connection.cursor() as cursor:  # what the turn's next query finds
+            cursor.execute("SELECT 1")
+        raise AssertionError("the terminated connection answered")
+
+    tries = []
+
+    def first_acknowledgement_lost(**kwargs: Any) -> Any:
+        tries.append(kwargs["client_message_id"])
+        return acknowledgement_lost(**kwargs) if len(tries) == 1 else real_run_start(**kwargs)
+
+    monkeypatch.setattr(loop, "run_start", first_acknowledgement_lost)
+    model = ScriptedProvider.of(say("We open at nine."))
+    result = turn_handle(session=session, text="When do you open?", client_message_id="a-1", provider=model)
+    assert result.duplicate is False and result.reply is not None and result.reply.text == "We open at nine."
+    assert len(model.calls) == 1 and tries == ["a-1", "a-1"]
+    connection.close()
+    message = Message.objects.get(client_message_id="a-1")
+    assert replies_of(message) == 1
+    assert Run.objects.get(message=message).attempts == 2
+    assert event_count("run.retried") == 1
 
 
 def test_over_the_api_a_second_loss_is_a_json_503_and_the_resend_is_answered_once(
@@ -324,6 +359,29 @@ def test_the_sweep_answers_a_stranded_run_honestly_once(
     assert again.reply == reply and model.calls == []
 
 
+def test_an_open_chat_hears_the_sweeps_reply(world_a: TenantWorld, settings: Any) -> None:
+    """The page waiting on a stranded message gets the sweep's honest reply as the turn's reply."""
+    settings.FACADE_RUN_STUCK_SECONDS = 300
+    session, cookie = customer_session(world_a)
+    stranded = stuck_message(session, "o-1")
+    age(stranded, 301)
+
+    async def scenario() -> None:
+        chat = Chat(session.pk, cookie)
+        history = await chat.open()
+        assert [m["client_message_id"] for m in history["messages"]] == ["o-1"]
+        assert await database_sync_to_async(runs_stranded_answer)() == 1
+        pushed = await chat.next()
+        assert (pushed["type"], pushed["client_message_id"], pushed["duplicate"]) == ("reply", "o-1", False)
+        assert pushed["message"]["id"] == stranded.pk
+        assert pushed["reply"]["text"] == str(HONEST["en"][STRANDED])
+        assert pushed["reply"]["stop_reason"] == STRANDED
+        await chat.close()
+
+    run(scenario)
+    assert replies_of(stranded) == 1
+
+
 def test_the_honest_replies_pass_the_outgoing_check() -> None:
     for language in ("en", "zh-hans"):
         for key in (STRANDED, "provider_error"):
@@ -356,6 +414,49 @@ def test_a_provider_error_still_answers_and_is_not_run_again(world_a: TenantWorl
     model = ScriptedProvider.of(say("never"))
     again = turn_handle(session=session, text="Hi", client_message_id="p-1", provider=model)
     assert again.reply is not None and model.calls == []
+
+
+def test_a_database_error_that_is_not_a_lost_connection_is_not_run_again_unseen(world_a: TenantWorld) -> None:
+    """A statement timeout (an OperationalError like a lost connection, but the connection is
+    fine) fails the turn once: no second model call, the run stopped as a turn error."""
+    session, _ = customer_session(world_a)
+
+    def timing_out(messages: list[dict[str, Any]], tools: list[Any]) -> ModelReply:
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = 20")
+            try:
+                cursor.execute("SELECT pg_sleep(1)")
+            finally:
+                cursor.execute("SET statement_timeout = 0")
+        return say("never")(messages, tools)
+
+    model = ScriptedProvider.of(timing_out, say("a second call, unseen"))
+    with pytest.raises(OperationalError) as raised:
+        turn_handle(session=session, text="Is parking free?", client_message_id="t-1", provider=model)
+    assert isinstance(raised.value.__cause__, psycopg.errors.QueryCanceled)
+    assert len(model.calls) == 1
+    run = Run.objects.get(message__client_message_id="t-1")
+    assert (run.attempts, run.stop_reason) == (1, "turn_error")
+    assert event_count("run.interrupted") == 1 and event_count("run.retried") == 0
+
+
+def test_what_counts_as_a_lost_connection() -> None:
+    def wrapped(error: psycopg.Error, django_type: type[Exception] = OperationalError) -> Exception:
+        try:
+            raise django_type(str(error)) from error
+        except Exception as exc:  # noqa: BLE001 - the exception as Django hands it on
+            return exc
+
+    assert loop.connection_lost(wrapped(psycopg.errors.AdminShutdown("terminating connection")))
+    assert loop.connection_lost(psycopg.errors.AdminShutdown("raw, from the turn's own statements"))
+    assert loop.connection_lost(wrapped(psycopg.OperationalError("the connection is closed")))
+    assert loop.connection_lost(wrapped(psycopg.errors.ConnectionFailure("08006")))
+    assert loop.connection_lost(InterfaceError("connection already closed"))
+    assert not loop.connection_lost(wrapped(psycopg.errors.QueryCanceled("statement timeout")))
+    assert not loop.connection_lost(wrapped(psycopg.errors.DeadlockDetected("deadlock")))
+    assert not loop.connection_lost(wrapped(psycopg.errors.DiskFull("no space"), OperationalError))
+    assert not loop.connection_lost(OperationalError("database is locked"))  # SQLite's, no psycopg cause
+    assert not loop.connection_lost(RuntimeError("the process broke mid-turn"))
 
 
 # --- the connection pool -------------------------------------------------------------------

@@ -27,6 +27,17 @@ def session_for_principal(*, principal: Principal, session_id: uuid.UUID | str) 
     return session
 
 
+def message_view(message: Message) -> dict[str, Any]:
+    """A stored message as the chat's frames carry it."""
+    return {
+        "id": message.pk,
+        "role": message.role,
+        "text": message.text,
+        "client_message_id": message.client_message_id,
+        "created_at": message.created_at.isoformat(),
+    }
+
+
 def reply_view(reply: Message | None) -> dict[str, Any] | None:
     """The agent's reply as both edges send it: its text, what it cited and why the run stopped."""
     if reply is None:

@@ -458,12 +458,20 @@ def run_stuck_since(now: dt.datetime) -> dt.datetime:
 
 
 def run_retry(
-    *, session: DialogueSession, message: Message, provider: str, context_hash: str, broken: int | None = None
+    *,
+    session: DialogueSession,
+    message: Message,
+    provider: str,
+    context_hash: str,
+    broken: int | None = None,
+    own_since: dt.datetime | None = None,
 ) -> RunRetry | None:
     """Begin the run of a re-sent message again when it has no reply and no live attempt: its
     last attempt broke off (`run_interrupt`; or is attempt `broken`, which the caller saw break
-    off and could not record), or began more than FACADE_RUN_STUCK_SECONDS ago.  None when the
-    run was answered or may still be answering (the caller reports a duplicate).
+    off and could not record; or is a first attempt begun at or after `own_since`, the caller's
+    own store whose commit was acknowledged to nobody), or began more than
+    FACADE_RUN_STUCK_SECONDS ago.  None when the run was answered or may still be answering (the
+    caller reports a duplicate).
 
     Under the run's row lock, so that two re-sends at once begin one attempt: the second finds
     the first's fresh attempt and leaves it alone.  Should an attempt thought dead answer after
@@ -473,7 +481,8 @@ def run_retry(
         run = Run.objects.select_for_update().filter(message=message).first()
         if run is None or run.finished_at is not None or Message.objects.filter(reply_to=message).exists():
             return None
-        interrupted = run.status == RunStatus.FAILED or run.attempts == broken
+        unacknowledged = own_since is not None and run.attempts == 1 and run.started_at >= own_since
+        interrupted = run.status == RunStatus.FAILED or run.attempts == broken or unacknowledged
         if not interrupted and (run.attempted_at or run.started_at) > run_stuck_since(now):
             return None
         previous = run.status

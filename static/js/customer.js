@@ -239,7 +239,7 @@
       waitAndResend(cid, 10);
       return;
     }
-    var mine = find("cid", cid) || bubble("principal", frame.message.text, {cid: cid});
+    var mine = find("cid", cid) || find("id", frame.message.id) || bubble("principal", frame.message.text, {cid: cid});
     mine.dataset.id = frame.message.id;
     note(mine, "");
     delete running[cid];

@@ -12,6 +12,7 @@ and outcomes, never message text.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -173,29 +174,56 @@ def turn_handle(
     )
     try:
         return turn.answer()
-    except DB_CONNECTION_LOST as lost:
-        turn.broke_off(CONNECTION_LOST, lost=True)
-        if turn.message is None and turn.storing and not client_message_id:
-            # The message may or may not have been stored, and nothing names it: a second try
-            # could store it twice.  The customer sends it again (the page gives it an id).
-            raise unavailable() from lost
-        log.warning("chat turn lost its database connection; trying once more", extra={"session": str(session.pk)})
-        try:
-            return turn.answer()
-        except DB_CONNECTION_LOST as again:
-            turn.broke_off(CONNECTION_LOST, lost=True)
-            raise unavailable() from again
-        except BaseException:
+    except BaseException as failed:
+        if not connection_lost(failed):
             turn.broke_off(TURN_ERROR)
             raise
-    except BaseException:
-        turn.broke_off(TURN_ERROR)
+        turn.broke_off(CONNECTION_LOST, lost=True)
+        if turn.message is None and turn.storing:
+            if not client_message_id:
+                # The message may or may not have been stored, and nothing names it: a second try
+                # could store it twice.  The customer sends it again (the page gives it an id).
+                raise unavailable() from failed
+            # Stored perhaps, with its run, and only the commit's acknowledgement lost: the second
+            # try finds the message, and a run begun since this turn began storing is its own.
+            turn.lost_while_storing = True
+    log.warning("chat turn lost its database connection; trying once more", extra={"session": str(session.pk)})
+    try:
+        return turn.answer()
+    except BaseException as again:
+        lost_again = connection_lost(again)
+        turn.broke_off(CONNECTION_LOST if lost_again else TURN_ERROR, lost=lost_again)
+        if lost_again:
+            raise unavailable() from again
         raise
 
 
-# What breaks a turn when its database connection goes: psycopg's errors as Django wraps them,
-# and as they come raw from the turn's own prepared statements (turn_sql.py, the ledger's append).
-DB_CONNECTION_LOST = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+# The SQLSTATEs of a connection that went: class 08 (connection exception) and the server's
+# shutdowns — pg_terminate_backend and a restart (57P01), a crash (57P02), still starting (57P03).
+CONNECTION_GONE_STATES = ("57P01", "57P02", "57P03")
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether `exc` says the turn's database connection went (so one more try, on a fresh
+    connection, is worth it) — not any other database error: a statement timeout, a deadlock or
+    a full disk is the turn's failure, recorded and raised, never run again unseen.
+
+    psycopg's error is read as Django wraps it (its `__cause__`) or raw (the turn's own prepared
+    statements, turn_sql.py, and the ledger's append): an operational or interface error with a
+    connection SQLSTATE, or with none at all (the client's own "the connection is closed",
+    "server closed the connection unexpectedly").  Django's InterfaceError without a psycopg
+    cause is its own "connection already closed"."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, psycopg.Error):
+        cause = cause.__cause__
+    if cause is None:
+        return isinstance(exc, InterfaceError)
+    if not isinstance(cause, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return False
+    state = cause.sqlstate
+    return state is None or state.startswith("08") or state in CONNECTION_GONE_STATES
+
+
 CONNECTION_LOST = "connection_lost"
 TURN_ERROR = "turn_error"
 
@@ -223,6 +251,8 @@ class _Turn:
     run: Run | None = None  # the attempt this turn is making, once it has begun one
     storing: bool = False  # the message's transaction was under way
     broken: int | None = None  # the attempt of the run this turn saw break off
+    store_began: dt.datetime | None = None  # when this turn first tried to store its message
+    lost_while_storing: bool = False  # the connection went before the store's commit was acknowledged
 
     def answer(self) -> TurnResult:
         session, agent = self.session, self.session.agent
@@ -237,6 +267,7 @@ class _Turn:
             tools = [tool for tool in tools if tool.name in granted]
         prompt = _build_prompt(session, agent, language, [tool.name for tool in tools], terms)
         if self.message is None:
+            self.store_began = self.store_began or timezone.now()
             self.storing = True
             started = run_start(
                 session=session,
@@ -262,6 +293,7 @@ class _Turn:
                     provider=self.provider.name,
                     context_hash=prompt.context_hash,
                     broken=self.broken,
+                    own_since=self.store_began if self.lost_while_storing else None,
                 )
             if retried is None:
                 run = Run.objects.filter(message=message).first()

@@ -1,7 +1,8 @@
 """The sweep of stranded runs: a message whose run was left without a reply for longer than
 FACADE_RUN_STUCK_SECONDS (its process died mid-turn, or lost the database and could not record
 it) gets the honest answer that it could not be finished and is saved, with stop reason
-`stranded` on the run and a `run.stranded` ledger event.  Celery beat runs it every minute
+`stranded` on the run and a `run.stranded` ledger event, and the session's open chats get it as
+the turn's reply (a page still waiting on the message stops waiting).  Celery beat runs it every minute
 (facade/celery.py); running it twice answers nothing twice."""
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from django.utils import timezone
 
 from ..events import run_stranded
 from ..models import Message, Run, RunStatus
+from ..push import session_push_on_commit
+from ..schemas import ReplyOut
+from ..selectors import message_view, reply_view
 from ..services import AlreadyAnswered, RunOutcome, run_finish, run_stuck_since
 from .loop import HONEST
 from .prompts import conversation_language
@@ -62,5 +66,13 @@ def runs_stranded_answer() -> int:
                 continue
             stuck = int((now - (run.attempted_at or run.started_at)).total_seconds())
             run_stranded(session=session, run=run, reply=reply, stuck_seconds=stuck)
+            pushed = ReplyOut(
+                client_message_id=run.message.client_message_id,
+                message=message_view(run.message),
+                reply=reply_view(reply),
+                request=None,
+                duplicate=False,
+            )
+            session_push_on_commit(session_id=session.pk, frame=pushed.frame())
             answered += 1
     return answered
