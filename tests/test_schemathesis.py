@@ -32,7 +32,12 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SCHEMATHESIS_VERSION = "4.32.5"
 ST_VENV = PROJECT_ROOT / ".venv-schemathesis"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-MAX_EXAMPLES = 5  # per operation and phase: ~3,500 requests a principal, well under a minute each
+MAX_EXAMPLES = 5  # per operation and phase of the generated phases (examples, fuzzing, stateful)
+# The coverage phase (every field's boundaries and negations, the unexpected methods: ~3,000
+# requests, about three quarters of a run's time) is run by the owner, who reaches every
+# operation; what another principal's coverage adds is the same requests refused by the same
+# 401/403/404 — checked for every operation by their generated phases all the same.
+COVERAGE_PRINCIPALS = {"owner"}
 RUN_TIMEOUT = 600.0
 STARTUP_TIMEOUT = 60.0
 # Unlimited rate windows: schemathesis opens sessions and posts messages far faster than a person.
@@ -217,11 +222,21 @@ def test_schemathesis_finds_no_failure(server: Server, principal: str, tmp_path:
         "--no-shrink",
         *_principal_headers(server, principal),
     ]
+    if principal not in COVERAGE_PRINCIPALS:
+        command += ["--phases", "examples,fuzzing,stateful"]
     if principal in ("owner", "customer", "peer"):
         # The credentials travel as raw headers the check cannot take away, so its "invalid
         # credentials" still carry valid ones (README: checks turned off).
         command += ["--exclude-checks", "ignored_auth"]
-    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # should schemathesis itself crash, where
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    if run.returncode < 0:
+        # schemathesis' own process was killed by a signal (a SIGSEGV was seen once in about twenty
+        # runs, in the tool, with the server up and answering): the run is not a verdict on the
+        # API, so it is made once more, the same requests from the same seed.
+        crashed = run.stdout + run.stderr
+        run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        assert run.returncode >= 0, f"schemathesis crashed twice as {principal}:\n{crashed[-5000:]}"
     output = run.stdout + run.stderr
     assert run.returncode == 0, f"schemathesis as {principal} failed:\n{output[-20000:]}"
     summary = [line for line in output.splitlines() if " generated, " in line]
