@@ -33,9 +33,11 @@ run: install
 	@echo "Starting web ($(FACADE_PUBLIC_URL)), Celery worker and Celery beat — Ctrl-C stops all three."
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile --app-root $(CURDIR) start
 
-# The whole suite, against PostgreSQL and Redis (DATABASE_URL / REDIS_URL, default 127.0.0.1).
+# The whole suite, against PostgreSQL and Redis (DATABASE_URL / REDIS_URL, default 127.0.0.1), in
+# TEST_WORKERS processes (pytest-xdist, a test file to a process; TEST_WORKERS=1 runs it in one).
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: install
 	$(BIN)/python bench/ledger.py
