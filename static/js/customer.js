@@ -215,16 +215,19 @@
   }
   async function httpTurn(cid, text) {
     setStatus(T.progress.thinking);
+    var body;
     try {
-      var body = await http("POST", "/api/sessions/" + state.id + "/messages", {text: text, client_message_id: cid});
-      body.client_message_id = cid;
-      onReply(body);
+      body = await http("POST", "/api/sessions/" + state.id + "/messages", {text: text, client_message_id: cid});
     } catch (err) {
       // No answer at all (fetch failed) is waited out like a 503: the message may be stored
       // already, and sending it again by its client_message_id answers it once.
       var code = err.status === undefined ? "temporarily_unavailable" : err.error;
       onError({code: code, detail: err.detail, retry_after: err.retry_after, client_message_id: cid});
+      return;
     }
+    // Outside the try: a fault in showing the answer is not a lost request to send again.
+    body.client_message_id = cid;
+    onReply(body);
   }
   function onDelta(frame) {
     var item = find("stream", frame.client_message_id);
