@@ -31,6 +31,7 @@ def _per_worker() -> None:
 
 
 _per_worker()
+
 # The suite opens sessions and searches from one address all the time; the tests of those limits
 # set their own.  (Through the environment, so that a server the suite starts has them too.)
 os.environ.setdefault("FACADE_RATE_SESSION", "100000/60")

@@ -20,7 +20,7 @@ class RunLost(EventPayload):
     run: int
     kind: str  # recheck | review | observe
     day: str
-    attempts: int  # runs started so far, the lost one included
+    attempts: int  # runs started so far, the lost one included, over every claim of the day's run
     reason: str  # worker_lost
 
 
