@@ -84,10 +84,15 @@ def make_policy_docx() -> bytes:
 
 
 def zip_bytes(entries: dict[str, bytes]) -> bytes:
+    """A zip of `entries`, the same bytes whenever it is made (an entry's time is fixed, not the
+    clock's): a zip made while the tests are collected names a test, and the suite's processes
+    must collect the same tests."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(buffer, "w") as archive:
         for name, content in entries.items():
-            archive.writestr(name, content)
+            entry = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(entry, content)
     return buffer.getvalue()
 
 
