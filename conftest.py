@@ -88,6 +88,14 @@ class TenantWorld:
     member: Any
 
 
+def rate_limits_lifted(value: str = "1000000/60") -> dict[str, str]:
+    """Every rate limit's setting (FACADE_RATE_*) at `value`, for a test whose traffic is no
+    person's (a walk of every route, a fuzzer): a limit added later is lifted with the rest."""
+    from django.conf import settings
+
+    return {name: value for name in dir(settings) if name.startswith("FACADE_RATE_")}
+
+
 def build_tenant(slug: str) -> TenantWorld:
     from facade.tenancy.models import Role
     from facade.tenancy.schemas import Actor

@@ -4,8 +4,6 @@ as a Redis that lost its memory would (the rate windows, the channel layer's gro
 
 from __future__ import annotations
 
-import io
-import re
 import shutil
 import socket
 import subprocess
@@ -17,15 +15,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
+from ports import free_port
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class OwnRedis:
@@ -84,15 +76,6 @@ def own_redis(log_dir: Path) -> Iterator[OwnRedis]:
         yield server
     finally:
         server.stop()
-
-
-def seed_demo() -> str:
-    """The seeded demo shop (committed, so that a server process sees it); the owner's password."""
-    out = io.StringIO()
-    call_command("seed_demo", stdout=out)
-    password = re.search(r"owner\s+owner@demo\.test\s+password: (\S+)", out.getvalue())
-    assert password, out.getvalue()
-    return password.group(1)
 
 
 def turns_of(session_id: Any) -> tuple[list[tuple[str, str]], int]:

@@ -27,6 +27,7 @@ from browser_support import PHONE, TIMEOUT_MS  # noqa: E402  (its fixtures are a
 from django.conf import settings
 from django.core.management import call_command
 from playwright.sync_api import expect
+from ports import free_port
 
 from conftest import TenantWorld
 
@@ -46,12 +47,6 @@ new MutationObserver(function () {
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def hosted_model(url: str) -> dict[str, str]:
     """The environment that points the product at an OpenAI-compatible server (tests/llm_server.py)."""
     return {
@@ -67,7 +62,7 @@ def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
     """Daphne in a process of its own on the test database (pytest-django's live server speaks
     WSGI, which has no WebSockets).  Plain http on loopback, so cookies may not be Secure."""
     db = settings.DATABASES["default"]
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "facade.test_settings",
@@ -79,6 +74,9 @@ def daphne(log_dir: Path, **extra_env: str) -> Iterator[str]:
         "FACADE_PUBLIC_URL": f"http://127.0.0.1:{port}",  # the pages' origin: the WebSocket takes no other
         **extra_env,
     }
+    # The browser tests allow the test process sync ORM calls under Playwright's loop; a server
+    # must not inherit that, or an ORM call made in async code would pass here and fail in service.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     log_path = log_dir / "daphne.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -120,11 +118,16 @@ def asgi_server(django_db_setup: Any, tmp_path_factory: Any) -> Iterator[str]:
 @pytest.fixture
 def demo(asgi_server: str, transactional_db: Any, _async_unsafe_allowed: None) -> dict[str, str]:
     """The seeded demo shop (its data committed, so that the server process sees it)."""
+    return {"site": asgi_server, "owner_password": demo_seeded()}
+
+
+def demo_seeded() -> str:
+    """Seed the demo shop (`manage.py seed_demo`); the owner's password it printed."""
     out = io.StringIO()
     call_command("seed_demo", stdout=out)
     password = re.search(r"owner\s+owner@demo\.test\s+password: (\S+)", out.getvalue())
     assert password, out.getvalue()
-    return {"site": asgi_server, "owner_password": password.group(1)}
+    return password.group(1)
 
 
 # --- helpers ------------------------------------------------------------------------------

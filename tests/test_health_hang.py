@@ -21,6 +21,7 @@ import httpx
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from ports import free_port
 from test_chat_browser import daphne
 from websockets.sync.client import connect
 from websockets.typing import Origin
@@ -30,12 +31,6 @@ from facade import health
 pytestmark = pytest.mark.slow
 
 HANG_S = 10.0  # /healthz not answering within this is a hang (its own bound is 2 s per check)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -110,7 +105,7 @@ def test_healthz_answers_with_idle_chat_websockets_open(shop: str) -> None:
 def test_healthz_answers_within_its_bound_when_redis_is_unreachable(
     django_db_setup: Any, tmp_path: Path, silent_port: int, redis: str
 ) -> None:
-    port = silent_port if redis == "silent" else _free_port()
+    port = silent_port if redis == "silent" else free_port()
     with daphne(tmp_path, REDIS_URL=f"redis://127.0.0.1:{port}/0") as site:
         for _ in range(2):  # the second finds the first's checks of Redis possibly still waiting
             response = healthz(site)

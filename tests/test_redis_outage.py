@@ -18,8 +18,8 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels_redis.core import RedisChannelLayer
-from redis_support import OwnRedis, own_redis, seed_demo, turns_of
-from test_chat_browser import daphne
+from redis_support import OwnRedis, own_redis, turns_of
+from test_chat_browser import daphne, demo_seeded
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -75,7 +75,7 @@ def still_open(ws: ClientConnection, seconds: float) -> None:
 
 @pytest.fixture
 def outage_site(transactional_db: Any, tmp_path: Path) -> Any:
-    seed_demo()
+    demo_seeded()
     with own_redis(tmp_path) as redis, daphne(tmp_path, REDIS_URL=redis.url) as site:
         yield site, redis, tmp_path / "daphne.log"
 
@@ -184,7 +184,7 @@ def test_the_websocket_answers_an_outage_with_an_error_frame_and_stays_open(
 @pytest.fixture
 def redis_away(settings: Any) -> Any:
     """The cache pointed at a port where nothing listens (a stopped Redis)."""
-    from redis_support import free_port
+    from ports import free_port
 
     from facade import dependencies
     from facade.ratelimit import forget_spent

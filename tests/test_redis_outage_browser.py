@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from redis_support import OwnRedis, own_redis, seed_demo, turns_of
-from test_chat_browser import ENGLISH, agent_replies, ask, daphne, open_chat
+from redis_support import OwnRedis, own_redis, turns_of
+from test_chat_browser import ENGLISH, agent_replies, ask, daphne, demo_seeded, open_chat
 
 RECOVERY_MS = 90_000  # a bound on a hang: the page's next try comes at most 30 s after the last
 WAITING = "Waiting to be sent again…"
@@ -24,7 +24,7 @@ BANNER_ZH = "目前无法连接 Redis"
 
 @pytest.fixture
 def outage_site(transactional_db: Any, _async_unsafe_allowed: None, tmp_path: Path) -> Any:
-    password = seed_demo()
+    password = demo_seeded()
     with own_redis(tmp_path) as redis, daphne(tmp_path, REDIS_URL=redis.url) as site:
         yield site, redis, password
 

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +22,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import psycopg
 import pytest
+from test_chat_browser import daphne
+
+from conftest import rate_limits_lifted
 
 pytestmark = pytest.mark.slow
 
@@ -39,27 +39,6 @@ MAX_EXAMPLES = 5  # per operation and phase of the generated phases (examples, f
 # 401/403/404 — checked for every operation by their generated phases all the same.
 COVERAGE_PRINCIPALS = {"owner"}
 RUN_TIMEOUT = 600.0
-STARTUP_TIMEOUT = 60.0
-# Unlimited rate windows: schemathesis opens sessions and posts messages far faster than a person.
-UNLIMITED = {
-    name: "1000000/60"
-    for name in (
-        "FACADE_RATE_CUSTOMER",
-        "FACADE_RATE_IP",
-        "FACADE_RATE_PEER",
-        "FACADE_RATE_SESSION",
-        "FACADE_RATE_SESSION_IP",
-        "FACADE_RATE_SEARCH",
-        "FACADE_RATE_SEARCH_IP",
-        "FACADE_RATE_AUTHORITY",
-    )
-}
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def schemathesis_cli() -> Path:
@@ -103,59 +82,29 @@ class Server:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("schemathesis-server")
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {
-        **os.environ,
-        **UNLIMITED,
-        "DJANGO_SETTINGS_MODULE": "facade.test_settings",
+        **rate_limits_lifted(),
         "DATABASE_URL": _fresh_database(os.environ["DATABASE_URL"]),
-        "FACADE_PUBLIC_URL": base,
         "FACADE_VAR_DIR": str(tmp / "var"),
-        "SESSION_COOKIE_SECURE": "false",
-        "CSRF_COOKIE_SECURE": "false",
         "DEBUG": "false",
     }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    database = {**os.environ, "DJANGO_SETTINGS_MODULE": "facade.test_settings", **env}
+    database.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     python = sys.executable
     subprocess.run(
-        [python, "manage.py", "migrate", "--noinput"], cwd=PROJECT_ROOT, env=env, check=True, capture_output=True
+        [python, "manage.py", "migrate", "--noinput"], cwd=PROJECT_ROOT, env=database, check=True, capture_output=True
     )
     seeded = subprocess.run(
-        [python, "tests/schemathesis_seed.py"], cwd=PROJECT_ROOT, env=env, check=True, capture_output=True, text=True
+        [python, "tests/schemathesis_seed.py"],
+        cwd=PROJECT_ROOT,
+        env=database,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     credentials = json.loads(seeded.stdout.strip().splitlines()[-1])
-    log_path = tmp / "daphne.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [str(Path(python).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port), "facade.asgi:application"],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"daphne exited (rc={proc.returncode}):\n{log_path.read_text(errors='replace')}")
-            try:
-                if httpx.get(f"{base}/api/schema/", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"daphne did not serve the schema in {STARTUP_TIMEOUT:.0f}s:\n{log_path.read_text()}")
-            time.sleep(0.3)
-        yield Server(base, credentials, log_path)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    with daphne(tmp, **env) as base:
+        yield Server(base, credentials, tmp / "daphne.log")
 
 
 def _principal_headers(server: Server, principal: str) -> list[str]:

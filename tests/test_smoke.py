@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from ports import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -36,12 +36,6 @@ SCRUBBED_ENV = (
     "MFLAGS",
     "MAKELEVEL",
 )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _proc_stat(pid: int) -> tuple[int, int] | None:
@@ -162,7 +156,7 @@ class RunningApp:
 def app(tmp_path_factory: pytest.TempPathFactory):
     """`make run` on the embedded default, healthy; whatever is left is SIGKILLed at the end."""
     tmp = tmp_path_factory.mktemp("make-run")
-    port = _free_port()
+    port = free_port()
     log_path = tmp / "make-run.log"
     env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
     with log_path.open("wb") as log:

@@ -22,7 +22,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from worker_support import celery_worker_pool
+from worker_support import Workers, celery_worker_pool
 
 from conftest import TenantWorld, build_tenant
 from facade.leases import MAX_RUNS, WORKER_LOST, Verdict, lease_verdict
@@ -143,6 +143,21 @@ def owner(world: TenantWorld) -> Client:
     return client
 
 
+# The gate of the upload tests: the worker's insert of the second section waits at it.
+AT_PICKUP = ("knowledge_entryversion", "NEW.title = 'Pickup'")
+
+
+@contextlib.contextmanager
+def upload_held(name: str) -> Iterator[tuple[TenantWorld, Client, Gate, Workers, dict[str, Any]]]:
+    """A new tenant's owner uploads MARKDOWN with a worker on the test's own queue and the gate
+    closed: the worker stores the first section and waits at the second."""
+    world = build_tenant(name)
+    client = owner(world)
+    with gate_on(*AT_PICKUP) as gate, celery_worker_pool([INGEST], **WORKER_ENV) as workers:
+        gate.close()
+        yield world, client, gate, workers, upload(client, world)
+
+
 # --- the rule ------------------------------------------------------------------------------------
 
 
@@ -210,14 +225,7 @@ def test_a_day_claimed_again_keeps_its_fence_and_judges_only_the_new_claims_runs
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_an_ingest_job_whose_worker_is_killed_runs_again_once_and_stores_nothing_twice(db: Any) -> None:
-    world = build_tenant("lease-ingest")
-    client = owner(world)
-    with (
-        gate_on("knowledge_entryversion", "NEW.title = 'Pickup'") as gate,
-        celery_worker_pool([INGEST], **WORKER_ENV) as workers,
-    ):
-        gate.close()
-        job = upload(client, world)
+    with upload_held("lease-ingest") as (world, client, gate, workers, job):
         wait_for(lambda: gate.waiting() == 1)  # the worker is storing the second section
         running = IngestJob.objects.get(pk=job["id"])
         assert (running.state, running.attempts, running.total) == ("running", 1, 3)
@@ -256,14 +264,7 @@ def test_an_ingest_job_whose_worker_is_killed_runs_again_once_and_stores_nothing
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_an_ingest_job_whose_retry_is_killed_too_ends_failed_and_says_why(db: Any) -> None:
-    world = build_tenant("lease-ingest-twice")
-    client = owner(world)
-    with (
-        gate_on("knowledge_entryversion", "NEW.title = 'Pickup'") as gate,
-        celery_worker_pool([INGEST], **WORKER_ENV) as workers,
-    ):
-        gate.close()
-        job = upload(client, world)
+    with upload_held("lease-ingest-twice") as (world, client, gate, workers, job):
         for attempt in (1, 2):
             if attempt == 2:
                 workers.start()
@@ -422,7 +423,7 @@ def test_the_upload_page_shows_the_retry_and_then_the_failure(page: Any, site: s
     from playwright.sync_api import expect
 
     with (
-        gate_on("knowledge_entryversion", "NEW.title = 'Pickup'") as gate,
+        gate_on(*AT_PICKUP) as gate,
         celery_worker_pool([INGEST], **WORKER_ENV) as workers,
     ):
         gate.close()
