@@ -145,6 +145,9 @@ def agent_replies(page: Any) -> Any:
 
 def ask(page: Any, textbox_name: str, text: str) -> Any:
     """Type a message, send it with Enter and wait for its reply; the reply's list item."""
+    # The page's script binds Enter; typing before it ran (a navigation through the sign-in
+    # redirect, on a loaded machine) would leave the text in the box, unsent.
+    page.wait_for_load_state("load")
     before = agent_replies(page).count()
     textbox = page.get_by_role("textbox", name=textbox_name)
     textbox.fill(text)
