@@ -7,7 +7,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     FACADE_VAR_DIR=/var/lib/facade DJANGO_SETTINGS_MODULE=facade.settings
 WORKDIR /app
 RUN useradd --system --home-dir /var/lib/facade --create-home facade
-COPY pyproject.toml README.md manage.py ./
+COPY pyproject.toml constraints.txt README.md manage.py ./
 # The Python packages (pyproject's packages.find); guard/ brings its corpus (guard/corpus/).
 COPY facade ./facade
 COPY ledger ./ledger
@@ -23,7 +23,7 @@ COPY templates ./templates
 COPY static ./static
 COPY locale ./locale
 # Editable, so that BASE_DIR (templates/, static/, locale/) stays /app.
-RUN pip install -e .
+RUN pip install -c constraints.txt -e .
 USER facade
 EXPOSE 8000
 # For the default command (web).  /healthz answers within FACADE_HEALTH_TIMEOUT (2 s) plus a

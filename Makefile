@@ -5,15 +5,15 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 VAR    ?= $(CURDIR)/var
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
 .PHONY: install run test bench
 .DEFAULT_GOAL := run
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet 'pip==26.3'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	@rm -f $(VENV)/.installed-*; touch $@
 
 install: $(STAMP)
