@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
+from llm_server import LLMServer, text_reply, tool_call, tool_call_reply
 
 from approvals.contract import contract_compile, contract_rollback, live_terms
 from approvals.published import found_in, published_citation
@@ -26,6 +27,7 @@ from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.prompts import customer_prompt
 from facade.dialogue.runtime.providers.base import ModelReply, ToolCall
 from facade.dialogue.runtime.providers.offline import OfflineProvider
+from facade.dialogue.runtime.providers.openai import OpenAICompatibleProvider
 from facade.dialogue.runtime.providers.scripted import ScriptedProvider
 from facade.dialogue.services import session_open
 from facade.tenancy.models import Customer
@@ -254,6 +256,26 @@ def test_a_model_is_told_of_the_published_list_and_the_search_gives_it(world_a: 
     )
 
 
+def test_an_openai_compatible_model_gets_the_list_and_its_quote_is_delivered(
+    world_a: TenantWorld, llm_server: LLMServer
+) -> None:
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICES}, actor=Actor.platform("tests"))
+    llm_server.push(
+        tool_call_reply(tool_call("c1", "search_knowledge", {"query": "birthday cake price"})),
+        text_reply("Our Birthday cake (8 people) is 35.00 EUR [1]."),
+    )
+    model = OpenAICompatibleProvider(llm_server.url, "test-model", timeout=5.0, max_retries=0, backoff=0.0)
+    reply = ask(world_a, "How much is the birthday cake?", model)
+    assert reply.text == "Our Birthday cake (8 people) is 35.00 EUR [1]." and guarded(reply) == ""
+    assert reply.citations == [
+        {"entry_id": None, "version": 2, "title": "Price list (version 2)", "published": "pricing"}
+    ]
+    first, second = (request.json["messages"] for request in llm_server.requests)
+    assert "published its price list (contract version 2)" in first[0]["content"]
+    [tool] = [m for m in second if m["role"] == "tool"]
+    assert "Birthday cake (8 people): 35.00 EUR" in tool["content"]
+
+
 @pytest.mark.parametrize(
     "said",
     [
@@ -361,3 +383,12 @@ def test_a_citation_is_rebuilt_from_the_version_it_names() -> None:
         == part.citation()
         == published_citation(part="pricing", version=7, title="价目表（第7版）", units=["Cupcake：3.50 EUR"])
     )
+
+
+def test_in_strict_composition_the_published_list_is_quoted_too(world_a: TenantWorld) -> None:
+    contract_compile(
+        agent=world_a.agent, changes={"pricing": PRICES, "composition_mode": "strict"}, actor=Actor.platform("tests")
+    )
+    reply = ask(world_a, "How much is a birthday cake?")
+    assert "[1] Price list (version 2): Birthday cake (8 people): 35.00 EUR" in reply.text, reply.text
+    assert guarded(reply) == "" and reply.citations[0]["published"] == "pricing"
