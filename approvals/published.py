@@ -54,7 +54,6 @@ __all__ = [
 
 PRICING: Final = "pricing"
 DELIVERY: Final = "delivery"
-PARTS: Final = (PRICING, DELIVERY)
 
 TITLES = Phrasebook(
     pricing=_("Price list (version {version})"),
@@ -73,7 +72,8 @@ CHANNELS = Phrasebook(
 @dataclass(frozen=True)
 class Published:
     """A part of the live contract as a search result: `units` are the listed lines (an item and
-    its price, a delivery option and its note) the question gets; `matched` whether they answer it."""
+    its price, a delivery option and its note) the question gets, `every_unit` all of the part's
+    (what may be quoted), `matched` whether they answer it, in the conversation's `language`."""
 
     part: str
     version: int
@@ -81,7 +81,6 @@ class Published:
     units: tuple[str, ...]
     every_unit: tuple[str, ...]
     matched: bool
-
     language: str = "en"
 
     @property
@@ -107,15 +106,21 @@ def title(part: str, version: int, language: str) -> str:
     return TITLES[language][part].format(version=version)
 
 
-def price_units(pricing: Mapping[str, Any] | None, language: str) -> tuple[str, ...]:
-    """Each listed item with its published amount and currency: "Birthday cake (8 people): 35.00 EUR"."""
+def _priced(pricing: Mapping[str, Any] | None, language: str) -> list[tuple[str, str]]:
+    """Each listed item's name, and its line with the published amount and currency."""
     pricing = pricing or {}
     currency = str(pricing.get("currency") or "")
-    return tuple(
-        f"{str(item['name']).strip()}{_colon(language)}{str(item['amount']).strip()} {currency}".strip()
-        for item in pricing.get("items") or []
-        if isinstance(item, Mapping) and str(item.get("name") or "").strip() and item.get("amount") is not None
-    )
+    listed = []
+    for item in pricing.get("items") or []:
+        name = str(item.get("name") or "").strip() if isinstance(item, Mapping) else ""
+        if name and item.get("amount") is not None:
+            listed.append((name, f"{name}{_colon(language)}{str(item['amount']).strip()} {currency}".strip()))
+    return listed
+
+
+def price_units(pricing: Mapping[str, Any] | None, language: str) -> tuple[str, ...]:
+    """Each listed item with its published amount and currency: "Birthday cake (8 people): 35.00 EUR"."""
+    return tuple(unit for _name, unit in _priced(pricing, language))
 
 
 def delivery_units(delivery: Iterable[Any] | None, language: str) -> tuple[str, ...]:
@@ -175,8 +180,8 @@ _PRICE_ASK: Final = re.compile(
     re.IGNORECASE,
 )
 _DELIVERY_ASK: Final = re.compile(
-    r"\b(?:deliver(?:s|y|ies|ed|ing)?|ship(?:s|ping|ped)?|postage|by post|courier|pick[- ]?up|collect(?:ion)?"
-    r"|take ?away|send it|mail it)\b"
+    r"\b(?:deliver(?:s|y|ies|ed|ing)?|ship(?:s|ping|ped)?|postage|by post|courier|pick-?up"
+    r"|pick (?:\w+ ){1,2}up|collect(?:ion)?|take ?away|send it|mail it)\b"
     r"|送货|配送|快递|邮寄|外送|送到|送上门|上门|自取|自提|取货|发货|派送|能送|可以送|送吗|送不送",
     re.IGNORECASE,
 )
@@ -267,13 +272,10 @@ def found_in(question: str, *, content: Mapping[str, Any], version: int | None, 
     asked = _asked(question)
     price_ask, delivery_ask = bool(_PRICE_ASK.search(text)), bool(_DELIVERY_ASK.search(text))
     found: list[Published] = []
-    prices = price_units(content.get(PRICING), language)
+    priced = _priced(content.get(PRICING), language)
+    prices = tuple(unit for _name, unit in priced)
     if prices:
-        items = [
-            unit
-            for item, unit in zip((content.get(PRICING) or {}).get("items") or [], prices, strict=False)
-            if not asked.general and _names_item(asked, str(item.get("name") or ""))
-        ]
+        items = [unit for name, unit in priced if not asked.general and _names_item(asked, name)]
         listed = title(PRICING, version, language)
         if items:
             found += [Published(PRICING, version, listed, (unit,), prices, True, language) for unit in items]

@@ -392,3 +392,56 @@ def test_in_strict_composition_the_published_list_is_quoted_too(world_a: TenantW
     reply = ask(world_a, "How much is a birthday cake?")
     assert "[1] Price list (version 2): Birthday cake (8 people): 35.00 EUR" in reply.text, reply.text
     assert guarded(reply) == "" and reply.citations[0]["published"] == "pricing"
+
+
+LISTED = content(PRICES, DELIVERY["options"])
+
+
+@pytest.mark.parametrize(
+    "question, language, expected",
+    [
+        # An item by its whole name, a shorter one, a plural, its own words only, in either language.
+        (
+            "How much is the Birthday cake (8 people)?",
+            "en",
+            [("pricing", ["Birthday cake (8 people): 35.00 EUR"], True)],
+        ),
+        ("birthday cakes?", "en", [("pricing", ["Birthday cake (8 people): 35.00 EUR"], True)]),
+        ("What do cupcakes cost?", "en", [("pricing", ["Cupcake: 3.50 EUR"], True)]),
+        ("生日蛋糕多少钱？", "zh-hans", [("pricing", ["生日蛋糕（8人份）：35.00 EUR"], True)]),
+        ("请问一份蛋糕多少钱", "zh-hans", [("pricing", ["生日蛋糕（8人份）：35.00 EUR"], True)]),
+        # The prices in general: the whole list.
+        ("What are your prices?", "en", [("pricing", 3, True)]),
+        ("Do you have a price list?", "en", [("pricing", 3, True)]),
+        ("你们的价格是多少？", "zh-hans", [("pricing", 3, True)]),
+        # A price of something not listed: the list, not answering.
+        ("How much is a wedding cake?", "en", [("pricing", 3, False)]),
+        ("婚礼蛋糕多少钱？", "zh-hans", [("pricing", 3, False)]),
+        # Delivery: the options; a day, a time or a price they do not state is not answered.
+        ("Do you deliver?", "en", [("delivery", 2, True)]),
+        ("可以送货吗？", "zh-hans", [("delivery", 2, True)]),
+        ("Can I pick it up at the shop?", "en", [("delivery", 2, True)]),
+        ("Can you deliver it tomorrow?", "en", [("delivery", 2, False)]),
+        ("明天能送到吗？", "zh-hans", [("delivery", 2, False)]),
+        ("How much is delivery?", "en", [("delivery", 2, False)]),
+        # Neither.
+        ("When is the shop open?", "en", []),
+        ("营业时间是几点？", "zh-hans", []),
+        ("Hello!", "en", []),
+    ],
+)
+def test_which_part_of_the_published_contract_a_question_gets(
+    question: str, language: str, expected: list[tuple[str, Any, bool]]
+) -> None:
+    found = found_in(question, content=LISTED, version=5, language=language)
+    shown = [
+        (p.part, list(p.units) if isinstance(want, list) else len(p.units), p.matched)
+        for p, (_, want, _m) in zip(found, expected, strict=False)
+    ]
+    assert len(found) == len(expected) and shown == expected, [(p.part, p.units, p.matched) for p in found]
+
+
+def test_nothing_is_published_without_a_contract_version_or_a_list() -> None:
+    assert found_in("What are your prices?", content=LISTED, version=None, language="en") == []
+    assert found_in("What are your prices?", content=content(), version=3, language="en") == []
+    assert found_in("Do you deliver?", content=content(), version=3, language="en") == []
