@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
@@ -59,6 +59,14 @@ class ContractTerms:
     # How a customer or peer reply is put together: "guarded" or "strict".  The runtime reads it
     # only through facade.dialogue.runtime.strict.composition_mode.
     composition_mode: str = GUARDED
+    # What the contract publishes to customers (approvals/published.py): the price list
+    # `{currency, items: [{name, amount}]}` and the delivery options `[{channel, note}]`.
+    pricing: dict[str, Any] = field(default_factory=dict)
+    delivery: list[dict[str, Any]] = field(default_factory=list)
+
+    def published(self) -> dict[str, Any]:
+        """The published parts as contract content (`{"pricing": …, "delivery": …}`)."""
+        return {"pricing": self.pricing, "delivery": self.delivery}
 
     def boundary(self, language: str) -> str:
         """The owner's wording in `language`, else the owner's English, else the default."""
@@ -83,6 +91,8 @@ def _terms(contract: AgentContract) -> ContractTerms:
         request_flow=dict(contract.request_flow or {}),
         skill_ids=[str(s) for s in contract.skill_ids or []],
         composition_mode=str(contract.composition_mode or GUARDED),
+        pricing=dict(contract.pricing or {}),
+        delivery=[dict(option) for option in contract.delivery or [] if isinstance(option, dict)],
     )
 
 
@@ -127,6 +137,8 @@ def live_terms(agent: AgentProfile) -> ContractTerms:
         request_flow=content["request_flow"],
         skill_ids=list(content["skill_ids"]),
         composition_mode=str(content["composition_mode"]),
+        pricing=dict(content["pricing"]),
+        delivery=list(content["delivery"]),
     )
 
 

@@ -450,7 +450,11 @@ def _simulate(
         )
         for call in reply.tool_calls:
             messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": _tool(agent, audience, call, citations)}
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": _tool(agent, audience, call, citations, terms, language),
+                }
             )
     text = text or HONEST[language]["max_steps"]
     given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
@@ -458,20 +462,31 @@ def _simulate(
     verdict = reply_blocked(text, audience, prompt.taboos, citations, given)
     blocked = verdict.category if verdict is not None else ""
     return replay_rules.TurnOutcome(
-        cited=frozenset() if blocked else frozenset(int(c["entry_id"]) for c in citations),
+        # The knowledge entries it cites (a published price list or delivery options is none).
+        cited=frozenset() if blocked else frozenset(int(c["entry_id"]) for c in citations if c.get("entry_id")),
         blocked=blocked,
         says_changed=bool(probe) and probe in text,
         digest=hashlib.sha256((blocked or text).encode()).hexdigest(),
     )
 
 
-def _tool(agent: AgentProfile, audience: Audience, call: Any, citations: list[dict[str, Any]]) -> str:
-    """The search runs (read only, no miss recorded); every other tool is answered "not run"."""
+def _tool(
+    agent: AgentProfile,
+    audience: Audience,
+    call: Any,
+    citations: list[dict[str, Any]],
+    terms: ContractTerms,
+    language: str,
+) -> str:
+    """The search runs (read only, no miss recorded) with what `terms` publishes, as in a live
+    turn; every other tool is answered "not run"."""
     if call.name != "search_knowledge":
         return NOT_RUN
     try:
         args = SearchArgs.model_validate(json.loads(call.arguments or "{}"))
     except ValueError:
         return json.dumps({"outcome": "invalid_arguments", "error": "invalid_arguments"})
-    content = knowledge_found(agent=agent, audience=audience, query=args.query, citations=citations)
+    content = knowledge_found(
+        agent=agent, audience=audience, query=args.query, citations=citations, terms=terms, language=language
+    )
     return json.dumps({"outcome": "ok", **content}, ensure_ascii=False)

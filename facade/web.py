@@ -81,6 +81,7 @@ def chat_texts() -> dict[str, Any]:
         },
         "sources": gettext("Sources:"),
         "citation": gettext("{title} (entry {entry}, version {version})"),
+        "published_citation": gettext("{title}, as published by the business"),
         "request": gettext("Request #{id}"),
         "handoff": gettext("Follow-up by a person #{id}"),
         "state": gettext("State: {state}"),

@@ -9,7 +9,8 @@ hash is another one.  On a day with no new rules that is one aggregate query and
 What the check is given is rebuilt on the server from what was stored, never from a client: the
 agent's published texts (the contract version the session ran under, and the live one), the
 approved knowledge versions the reply cited (their whole text, which also lets their attributed
-quotes pass as in the runtime's `citations`), and the session's earlier messages.  A reply that
+quotes pass as in the runtime's `citations`), the price list or delivery options of the contract
+version it cited (approvals/published.py), and the session's earlier messages.  A reply that
 fails now is a **delivered violation** (`DeliveredViolation`, one per reply however often it is
 read again, with `guard.delivered_violation`); every reply read gets the current hash; the agent's
 day ends with `guard.recheck_completed` and its counts.  All of an agent's day is one
@@ -33,6 +34,7 @@ from django.utils import timezone
 
 from approvals.contract import live_content
 from approvals.contract_models import AgentContract
+from approvals.published import cited_again
 from facade.dialogue.models import DialogueSession, Message, Run
 from facade.dialogue.runtime.loop import HISTORY
 from facade.tenancy.models import AgentProfile
@@ -186,6 +188,7 @@ class _Context:
     """What the replies of one agent-day were given, read with a handful of queries."""
 
     published: dict[int | None, list[str]]  # contract version → its texts (None: the live one)
+    contents: dict[int, dict[str, Any]]  # contract version → its content (the versions cited or run under)
     session_versions: dict[Any, int | None]
     history: dict[Any, list[tuple[int, str]]]  # session → its messages (id, text) in order
     versions: dict[tuple[int, int], tuple[int, str, str]]  # (entry, number) → (version id, title, body)
@@ -200,8 +203,11 @@ class _Context:
         )
         published: dict[int | None, list[str]] = {None: [agent.name, *_prompt_texts(live_content(agent))]}
         wanted = {v for v in session_versions.values() if v is not None}
+        wanted |= {int(c["version"]) for r in stale for c in (r["citations"] or []) if _of_contract(c)}
+        contents: dict[int, dict[str, Any]] = {}
         for contract in AgentContract.objects.filter(agent=agent, version__in=wanted):
-            published[contract.version] = [agent.name, *_prompt_texts(contract.content())]
+            contents[contract.version] = contract.content()
+            published[contract.version] = [agent.name, *_prompt_texts(contents[contract.version])]
         history: dict[Any, list[tuple[int, str]]] = defaultdict(list)
         for session_id, pk, text in (
             Message.objects.filter(session_id__in=session_ids, pk__lt=last)
@@ -213,7 +219,7 @@ class _Context:
             (int(c["entry_id"]), int(c["version"]))
             for r in stale
             for c in (r["citations"] or [])
-            if isinstance(c, Mapping) and "entry_id" in c and "version" in c
+            if isinstance(c, Mapping) and "entry_id" in c and "version" in c and not _of_contract(c)
         }
         versions: dict[tuple[int, int], tuple[int, str, str]] = {}
         if cited:
@@ -225,14 +231,22 @@ class _Context:
                 versions[(entry_id, number)] = (pk, title, body)
         principal = [r["reply_to_id"] for r in stale]
         runs = dict(Run.objects.filter(message_id__in=principal).values_list("message_id", "pk"))
-        return cls(published, session_versions, history, versions, runs)
+        return cls(published, contents, session_versions, history, versions, runs)
 
     def _cited(self, reply: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], tuple[int, str, str] | None]]:
-        out = []
+        """The reply's knowledge citations with their versions (a published part: None)."""
+        out: list[tuple[Mapping[str, Any], tuple[int, str, str] | None]] = []
         for c in reply["citations"] or []:
-            if isinstance(c, Mapping) and "entry_id" in c and "version" in c:
+            if _of_contract(c):
+                out.append((c, None))
+            elif isinstance(c, Mapping) and "entry_id" in c and "version" in c:
                 out.append((c, self.versions.get((int(c["entry_id"]), int(c["version"])))))
         return out
+
+    def _published(self, cited: Mapping[str, Any]) -> dict[str, Any]:
+        """A cited price list or delivery options as the run had it, from its contract version."""
+        content = self.contents.get(int(cited["version"]), {})
+        return cited_again(cited, content)
 
     def given(self, reply: Mapping[str, Any]) -> list[str]:
         """What the run had: the prompt's texts of the contract version the session ran under, the
@@ -240,6 +254,7 @@ class _Context:
         version = self.session_versions.get(reply["session_id"])
         texts = list(self.published.get(version) or self.published[None])
         texts += [body for _c, found in self._cited(reply) if found for body in (found[1], found[2])]
+        texts += [self._published(c)["snippet"] for c, _found in self._cited(reply) if _of_contract(c)]
         earlier = [text for pk, text in self.history.get(reply["session_id"], []) if pk < reply["pk"]]
         return texts + earlier[-(HISTORY + 1) :]  # the history and the message the reply answered
 
@@ -247,7 +262,9 @@ class _Context:
         """The reply's citations in the order it numbered them, each with its version's text as
         what may be quoted (the runtime had the search's snippet of it)."""
         return [
-            {
+            self._published(c)
+            if _of_contract(c)
+            else {
                 "entry_id": c["entry_id"],
                 "version": c["version"],
                 "version_id": found[0] if found else None,
@@ -256,3 +273,8 @@ class _Context:
             }
             for c, found in self._cited(reply)
         ]
+
+
+def _of_contract(cited: Any) -> bool:
+    """Whether a stored citation is of a contract's published price list or delivery options."""
+    return isinstance(cited, Mapping) and bool(cited.get("published")) and isinstance(cited.get("version"), int)

@@ -97,7 +97,9 @@
     var ul = document.createElement("ul");
     list.forEach(function (c) {
       var li = document.createElement("li");
-      li.textContent = fill(T.citation, {title: c.title, entry: c.entry_id, version: c.version});
+      // A knowledge entry, or the price list or delivery options the owner published (no entry).
+      li.textContent = c.published ? fill(T.published_citation, {title: c.title})
+        : fill(T.citation, {title: c.title, entry: c.entry_id, version: c.version});
       ul.appendChild(li);
     });
     box.append(title, ul);

@@ -208,9 +208,16 @@ class SessionDetailView(APIView):
 
 
 class CitationOut(serializers.Serializer):
-    entry_id = serializers.IntegerField()
-    version = serializers.IntegerField()
+    entry_id = serializers.IntegerField(
+        allow_null=True, help_text="the knowledge entry quoted; null for a published price list or delivery options"
+    )
+    version = serializers.IntegerField(help_text="the entry's version, or the contract version that published the part")
     title = serializers.CharField()
+    published = serializers.ChoiceField(
+        choices=["pricing", "delivery"],
+        required=False,
+        help_text="present when the citation is the live contract's price list or delivery options",
+    )
 
 
 class ReplyOut(serializers.Serializer):

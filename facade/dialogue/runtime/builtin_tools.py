@@ -8,8 +8,9 @@ from typing import Any
 
 from django.db import transaction
 
-from approvals.contract import live_terms
+from approvals.contract import ContractTerms, live_terms
 from approvals.knowledge_proposals import from_owner_chat
+from approvals.published import found_in
 from approvals.selectors import knowledge_proposal_ids
 from facade.tenancy.policy import NotFound
 from facade.tenancy.rules import Audience
@@ -62,11 +63,20 @@ RESULTS = 3
 def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     """Customers and peers get approved knowledge valid now; owners also see pending material,
     except customer candidates, whose text is customer text and never reaches the owner face."""
-    content = knowledge_found(agent=ctx.agent, audience=ctx.audience, query=args.query, citations=ctx.citations)
+    terms = live_terms(ctx.agent) if ctx.audience != Audience.OWNER else None
+    content = knowledge_found(
+        agent=ctx.agent,
+        audience=ctx.audience,
+        query=args.query,
+        citations=ctx.citations,
+        terms=terms,
+        language=ctx.language,
+    )
     # A preview's questions are the owner's own: never an unanswered customer question.  Small talk
-    # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.
+    # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.  A price
+    # the published list does not name is still a question nobody answered.
     if (
-        not content["results"]
+        not [r for r in content["results"] if r.get("matched", True)]
         and ctx.audience != Audience.OWNER
         and not ctx.session.preview
         and not _small_talk(args.query, ctx)
@@ -77,17 +87,28 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     return ToolResult(Outcome.OK, content)
 
 
-def knowledge_found(*, agent: Any, audience: Audience, query: str, citations: list[dict[str, Any]]) -> dict[str, Any]:
+def knowledge_found(
+    *,
+    agent: Any,
+    audience: Audience,
+    query: str,
+    citations: list[dict[str, Any]],
+    terms: ContractTerms | None = None,
+    language: str = "en",
+) -> dict[str, Any]:
     """What `search_knowledge` answers the model, read only (the proposal replay runs it without
     recording a miss): the results, each approved one numbered by its place among `citations`,
-    which it extends."""
+    which it extends.  For a customer or a peer, `terms` (the contract they are answered by) adds
+    what it publishes that the question asks about — the price list, the delivery options — first,
+    cited as that part of the contract version (approvals/published.py)."""
+    found = _published_found(query, audience=audience, terms=terms, language=language, citations=citations)
     results = knowledge_search(agent=agent, query=query, audience=audience, limit=RESULTS + 2)
     hidden = 0
     if audience == Audience.OWNER:
         kept = [r for r in results if r.source.get("type") != SourceType.CUSTOMER]
         hidden, results = len(results) - len(kept), kept
     results = results[:RESULTS]
-    found = [
+    found += [
         {
             "entry_id": r.entry_id,
             "version": r.version,
@@ -99,7 +120,7 @@ def knowledge_found(*, agent: Any, audience: Audience, query: str, citations: li
         for r in results
     ]
     for item in found:
-        if item["status"] != Status.APPROVED:
+        if item["status"] != Status.APPROVED or item.get("published"):
             continue
         known = next((n for n, c in enumerate(citations, 1) if c["version_id"] == item["version_id"]), None)
         if known is None:
@@ -111,6 +132,50 @@ def knowledge_found(*, agent: Any, audience: Audience, query: str, citations: li
     if hidden:
         content["customer_candidates_hidden"] = hidden
     return content
+
+
+def _published_found(
+    query: str,
+    *,
+    audience: Audience,
+    terms: ContractTerms | None,
+    language: str,
+    citations: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The published parts the question asks about, as search results: each numbered by its
+    citation (one per part and version, added to `citations` with the whole part as what may
+    be quoted); `matched` says whether it answers the question (`published.found_in`)."""
+    if terms is None or audience == Audience.OWNER:
+        return []
+    found = []
+    for part in found_in(query, content=terms.published(), version=terms.version, language=language):
+        cited = part.citation()
+        known = next(
+            (
+                n
+                for n, c in enumerate(citations, 1)
+                if (c.get("published"), c.get("version"), c.get("title")) == (part.part, part.version, part.title)
+            ),
+            None,
+        )
+        if known is None:
+            citations.append(cited)
+            known = len(citations)
+        found += [
+            {
+                "entry_id": None,
+                "version": part.version,
+                "version_id": None,
+                "title": part.title,
+                "snippet": unit,
+                "status": Status.APPROVED,
+                "published": part.part,
+                "matched": part.matched,
+                "cite": known,
+            }
+            for unit in (part.units if part.matched and len(part.units) < len(part.every_unit) else [part.snippet])
+        ]
+    return found
 
 
 def _small_talk(query: str, ctx: ToolContext) -> bool:

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import ContractTerms, live_terms
+from approvals.published import recorded
 from approvals.rules import decision_words
 from approvals.selectors import proposal_get
 from approvals.skills import skill_tools
@@ -699,8 +700,9 @@ def _finish(
         if status == RunStatus.COMPLETED:
             status = RunStatus.WAITING_INPUT
     guarded = blocked.category if blocked is not None else ""
-    citations = [{k: c[k] for k in ("entry_id", "version", "title")} for c in cited] if not guarded else []
-    hits = [c["version_id"] for c in cited] if audience != Audience.OWNER and not guarded else []
+    citations = [recorded(c) for c in cited] if not guarded else []
+    # A knowledge version's hit; a published price list or delivery options is no entry.
+    hits = [c["version_id"] for c in cited if c.get("version_id")] if audience != Audience.OWNER and not guarded else []
     outcome = RunOutcome(
         status=status,
         stop_reason=stop_reason,

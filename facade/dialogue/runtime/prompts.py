@@ -63,6 +63,27 @@ def _own_sentences(said: Mapping[str, str]) -> list[str]:
     return [f"{OCCASIONS[k]}, say: {said[k]}" for k in OCCASIONS if said.get(k)]
 
 
+def _published_lines(terms: ContractTerms) -> list[str]:
+    """What the model is told of the price list and delivery options the contract publishes: the
+    search returns them, numbered like any result (approvals/published.py)."""
+    parts = [
+        name
+        for name, there in (
+            ("price list", bool((terms.pricing or {}).get("items"))),
+            ("delivery options", bool(terms.delivery)),
+        )
+        if there
+    ]
+    if not parts or terms.version is None:
+        return []
+    return [
+        f"The business has published its {' and '.join(parts)} (contract version {terms.version}): search_knowledge "
+        "returns them as results when asked about prices or delivery. Quote or restate a listed price or option as "
+        "it stands, with its cite number; a price the list does not name is the owner's to confirm, and never add "
+        "prices up or apply them to the customer's own order.",
+    ]
+
+
 def customer_prompt(
     agent: AgentProfile,
     language: str,
@@ -98,6 +119,7 @@ def customer_prompt(
         "You may quote a price, a time or a condition exactly as a search result states it, on a line of its own:",
         "  [cite] Title: the result's own words, whole sentences or list items",
         "(cite is the number the result carries). Never apply it to the customer's own case.",
+        *(_published_lines(terms) if "search_knowledge" in tool_names else []),
         *(
             [
                 "Before submit_request, ask for these, one at a time and in this order: " + ", ".join(order) + ".",

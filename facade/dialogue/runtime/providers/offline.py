@@ -53,6 +53,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import ContractTerms, live_terms
+from approvals.published import answered_by_published
 from approvals.rules import decision_words
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
@@ -450,7 +451,10 @@ class OfflineProvider(Provider):
         if name == "search_knowledge":
             found = result.get("results") or []
             asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
-            commitment = _commitment_ask(asked)
+            # A price or a delivery option the contract publishes answers the question: quoted,
+            # with no boundary after it (approvals/published.py).
+            published = answered_by_published(found)
+            commitment = _commitment_ask(asked) and not published
             resume = self._resume(messages, language)
             # In the middle of a request the open question follows, not a second offer.
             boundary = template(self.terms.boundary(language), "boundary") if resume else self._boundary(language)
@@ -473,7 +477,10 @@ class OfflineProvider(Provider):
                 lead = (
                     [template(words["quoted"], "quoted"), *quotes, boundary]
                     if commitment
-                    else [template(words["found"], "found"), *quotes]
+                    else [
+                        template(words["quoted" if published else "found"], "quoted" if published else "found"),
+                        *quotes,
+                    ]
                 )
                 answer = joined("\n", *lead)
             if resume:
