@@ -275,6 +275,7 @@ class _Turn:
                 client_message_id=self.client_message_id,
                 provider=self.provider.name,
                 context_hash=prompt.context_hash,
+                contract_version=terms.version if terms is not None else None,
             )
             self.storing = False
             self.message = started.message
@@ -294,6 +295,7 @@ class _Turn:
                     context_hash=prompt.context_hash,
                     broken=self.broken,
                     own_since=self.store_began if self.lost_while_storing else None,
+                    contract_version=terms.version if terms is not None else None,
                 )
             if retried is None:
                 run = Run.objects.filter(message=message).first()
