@@ -46,7 +46,7 @@ STORY = {
         "requests": "Your requests",
         "price": "How much is a birthday cake?",
         "hello": "Hello",
-        "greeting": "Welcome back to Ana's bakery: your order is safe with us.",
+        "greeting": "Welcome back to Ana's bakery! Ask me about cakes.",
     },
     "zh-hans": {
         "textbox": "您的留言",
@@ -61,7 +61,7 @@ STORY = {
         "requests": "您的请求",
         "price": "生日蛋糕多少钱？",
         "hello": "你好",
-        "greeting": "欢迎回到安娜的面包店：您的订单我们记着呢。",
+        "greeting": "欢迎回到安娜的面包店！想了解蛋糕可以问我。",
     },
 }
 
