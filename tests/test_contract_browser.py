@@ -107,3 +107,26 @@ def test_a_removed_skill_ends_the_session_but_the_conversation_and_its_request_g
     expect(agent_replies(page)).to_have_count(len([t for t in said_before if t]) // 2 + 1, timeout=ANSWER_MS)
     assert conversation(page)[: len(said_before)] == said_before
     expect(page.get_by_role("region", name=words["requests"]).get_by_role("listitem")).to_have_count(1)
+
+
+@pytest.mark.browser
+def test_without_websockets_the_page_goes_on_in_the_continuation_over_http(
+    context: Any,
+    demo: dict[str, str],  # noqa: F811  (the fixture imported above)
+) -> None:
+    page = context.new_page()
+    page.add_init_script("delete window.WebSocket;")
+    open_chat(page, demo["site"])
+    words = ENGLISH
+    expect(ask(page, words["textbox"], words["question"]).locator(".text")).to_contain_text(words["answer"])
+    said_before = conversation(page)
+    _publish({"skill_ids": ["knowledge_answers", "request_intake"]})
+
+    answer = ask(page, words["textbox"], words["price"])
+    expect(answer.locator(".text")).to_contain_text(words["boundary"], timeout=ANSWER_MS)
+    expect(page.locator("#error")).to_be_hidden()
+    assert page.evaluate("window.__streamed") is False  # over HTTP
+    assert conversation(page)[: len(said_before)] == said_before
+    expect(agent_replies(page)).to_have_count(2)
+    old, new = _customer_sessions()
+    assert (old.closed_reason, new.continues_id, new.status) == ("contract_republished", old.pk, "open")
