@@ -2,10 +2,17 @@
 
 `contract_compile` validates a change against the schema and semantics of a contract
 (`contract_rules.contract_problems`), builds version+1 from the live version plus the change and
-publishes it in one transaction: the new row, the live flag moved, the customer sessions opened
-under an older version closed with reason `contract_republished` in one set-based UPDATE, and the
-ledger events.  Any failure publishes nothing and the previous version stays live.  Requests in
-flight keep the state machine they started with (`CustomerRequest.flow` is a copy).
+publishes it in one transaction: the new row, the live flag moved and the ledger events.  Any
+failure publishes nothing and the previous version stays live.  Requests in flight keep the state
+machine they started with (`CustomerRequest.flow` is a copy).
+
+What a publish does to open conversations (issue 26 §2): a change that takes away nothing a
+conversation relies on (`contract_rules.removals`: wording, boundary wording, clarification
+order, prices, delivery, an added skill) ends none — each conversation's next turn speaks by the
+new version.  One that removes a skill or part of the request flow ends the customer sessions of
+older versions (reason `contract_republished`: at their next message, and in batches after the
+commit); the customer's page goes on in a new session that continues the old one
+(`facade.dialogue.services.session_continue`), with its messages and requests.
 
 The runtime reads the live version through `live_terms` (prompts, the offline model, request
 registration), and the context hash a run records is the live version's hash.
@@ -31,7 +38,7 @@ from facade.tenancy.schemas import Actor
 
 from . import contract_events as events
 from .contract_models import AgentContract
-from .contract_rules import FIELDS, GUARDED, content_hash, contract_problems, default_content
+from .contract_rules import FIELDS, GUARDED, content_hash, contract_problems, default_content, removals
 
 CLOSE_REASON = "contract_republished"
 
@@ -177,11 +184,12 @@ def _publish(
         changed=changed,
         actor=actor,
     )
-    if previous is not None:
-        # The publish writes no session row: from its commit on, a customer session of an older
-        # version refuses its next message (the turn's first statement compares its version
-        # with the live one), and the rows are closed in batches after the commit — so a publish
-        # costs the same with 100 or 100,000 open sessions, and no turn waits for their close.
+    if previous is not None and removals(before, content):
+        # A publish that takes away what open conversations rely on writes no session row
+        # either: from its commit on, a customer session of an older version is ended at its
+        # next message (the turn compares versions and asks `removals_since`), and the rows are
+        # closed in batches after the commit — so a publish costs the same with 100 or 100,000
+        # open sessions, and no turn waits for their close.
         transaction.on_commit(functools.partial(stale_sessions_close, agent=agent, version=version, actor=actor))
     return contract
 
@@ -220,18 +228,19 @@ def stale_sessions_close(*, agent: AgentProfile, version: int, actor: Actor) -> 
     return closed
 
 
-def contract_session_close(*, session_id: Any) -> None:
-    """Close one customer session whose contract version is no longer live (a message found it
-    before the publish's batches did)."""
-    session_model = apps.get_model("dialogue", "DialogueSession")
-    with transaction.atomic():
-        session = session_model.objects.select_for_update().filter(pk=session_id, status="open").first()
-        if session is None or session.audience != "customer":
-            return
-        live = live_contract_version(session.agent_id)
-        if live is not None and session.contract_version != live:
-            session.status, session.closed_reason = "closed", CLOSE_REASON
-            session.save(update_fields=["status", "closed_reason"])
+def removals_since(agent: AgentProfile, version: int | None, to_version: int | None) -> list[str]:
+    """What version `to_version` takes away that a conversation on `version` relies on
+    (`contract_rules.removals`); None stands for the profile fields an agent without versions is
+    read from.  Two reads by the unique (agent, version) index; empty when nothing is gone."""
+    if version == to_version:
+        return []
+    wanted = [v for v in (version, to_version) if v is not None]
+    rows = {c.version: c.content() for c in AgentContract.objects.filter(agent_id=agent.pk, version__in=wanted)}
+    before = rows.get(version) if version is not None else profile_content(agent)
+    after = rows.get(to_version) if to_version is not None else profile_content(agent)
+    if before is None or after is None:  # a version that does not exist: nothing to rely on
+        return []
+    return removals(before, after)
 
 
 def live_contract_version(agent_id: int) -> int | None:

@@ -201,3 +201,24 @@ def contract_problems(content: dict[str, Any]) -> list[str]:
     if content["composition_mode"] not in COMPOSITION_MODES:
         problems.append(f"composition_mode: must be one of {', '.join(COMPOSITION_MODES)}")
     return problems
+
+
+def removals(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What `after` takes away that an open conversation of `before` relies on (issue 26 §2):
+    every skill no longer granted (`skill_ids: <id>`) — each turn of a customer conversation is
+    offered its contract's skills — and the state contract of its requests (`request_flow: …`):
+    a state or a transition that is gone, or another initial state.  Empty for every other
+    change (wording, boundary wording, clarification order, mission, prices, delivery, an added
+    skill or state): those apply from a conversation's next turn and end none."""
+    gone = [f"skill_ids: {s}" for s in before.get("skill_ids") or [] if s not in (after.get("skill_ids") or [])]
+    old_flow, new_flow = before.get("request_flow") or {}, after.get("request_flow") or {}
+    old_states, new_states = old_flow.get("states") or {}, new_flow.get("states") or {}
+    if old_flow.get("initial") != new_flow.get("initial"):
+        gone.append("request_flow: initial state")
+    for name, state in sorted(old_states.items()):
+        if name not in new_states:
+            gone.append(f"request_flow: state {name}")
+            continue
+        kept = set((new_states[name] or {}).get("to") or [])
+        gone += [f"request_flow: {name} -> {t}" for t in (state or {}).get("to") or [] if t not in kept]
+    return gone

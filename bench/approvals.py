@@ -2,7 +2,8 @@
 
 1. Publish time.  For each size (default 100, 10,000 and 100,000) an agent of its own gets that
    many open customer sessions on its live contract version (each with its customer, written in
-   one INSERT … SELECT), then `contract_compile` publishes a pricing change.  The publish time is
+   one INSERT … SELECT), then `contract_compile` publishes a change that takes a transition away
+   from the request flow (one that ends the open sessions; a price change ends none, issue 26).  The publish time is
    the service call up to its commit: the new version is live and every session of the old one
    refuses its next message from then on (the turn compares versions).  The old sessions' rows
    are closed after the commit, in batches (`stale_sessions_close`, timed in place, run by the
@@ -22,13 +23,14 @@
    way bench/chat.py's in-process measurement drives them.  A third of the phases run alone, a
    third while a process of its own (as another web process or worker would be) publishes
    continuously to the same agent: reopen `--background` (default 10,000) customer sessions on
-   the live version, publish a pricing change (which ends them and the customer's own session;
-   the batches close their rows after the commit), again.  When the customer's session was ended
-   under it, the turn opens a new session and sends again (what the chat page does), and that
-   turn's time includes both.  The last third is the baseline, measured in the same run: the
-   same publisher on another tenant's agent (the same work for the machine and the database,
-   nothing of the customer's agent locked or ended).  Prints p50/p95 of each, the p95 ratio
-   publishing/alone (target ≤ 1.5×) and how much of it the baseline already shows.
+   the live version, publish a change of the request flow (which ends them and the customer's own
+   session; the batches close their rows after the commit), again.  When the customer's session
+   was ended under it, the turn goes on in the session that continues it and sends again (what
+   the chat page does on `session_continued`), and that turn's time includes both.  The last
+   third is the baseline, measured in the same run: the same publisher on another tenant's agent
+   (the same work for the machine and the database, nothing of the customer's agent locked or
+   ended).  Prints p50/p95 of each, the p95 ratio publishing/alone (target ≤ 1.5×) and how much
+   of it the baseline already shows.
 
 It uses its own database (default facade_bench_approvals on DATABASE_URL's server), created
 afresh and dropped at the end (`--keep` keeps it), and Redis db 12 (FACADE_BENCH_APPROVALS_REDIS).
@@ -112,8 +114,18 @@ def _sql(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return list(cursor.fetchall()) if cursor.description else []
 
 
-def _pricing(n: int) -> dict[str, Any]:
-    return {"pricing": {"currency": "EUR", "items": [{"name": "Framing", "amount": f"{30 + n % 50}.00"}]}}
+def _breaking(n: int) -> dict[str, Any]:
+    """A change that ends the open customer sessions of the version before it: each takes away a
+    transition of the request flow the previous one had (a price change ends none, issue 26 §2)."""
+    from facade.tenancy.models import default_request_flow
+
+    flow: dict[str, Any] = default_request_flow()
+    states = flow["states"]
+    if n % 2:
+        states["accepted"] = {"next_actor": "owner", "to": ["in_progress"]}
+    else:
+        states["in_progress"] = {"next_actor": "owner", "to": ["done"]}
+    return {"request_flow": flow}
 
 
 class CloseTimer:
@@ -148,7 +160,7 @@ class CloseTimer:
 
 
 def publish_once(agent: Any, size: int, n: int, actor: Any, timer: CloseTimer) -> tuple[float, float]:
-    """Open `size` customer sessions on the live version, publish a pricing change, check that it
+    """Open `size` customer sessions on the live version, publish a change that ends them, check that it
     closed exactly those; (publish up to its commit, close after it) seconds."""
     from approvals.contract import contract_compile, live_contract
 
@@ -158,7 +170,7 @@ def publish_once(agent: Any, size: int, n: int, actor: Any, timer: CloseTimer) -
     _sql(FILL, {"tenant": agent.tenant_id, "agent": agent.pk, "count": size, "version": live.version, "at": at})
     _sql("ANALYZE dialogue_dialoguesession", {})
     started = time.perf_counter()
-    published = contract_compile(agent=agent, changes=_pricing(n), actor=actor, caused_by="bench")
+    published = contract_compile(agent=agent, changes=_breaking(n), actor=actor, caused_by="bench")
     spent = time.perf_counter() - started  # the close ran at the commit, inside the call
     still_open, closed, stray = _sql(CHECK, {"agent": agent.pk, "old": live.version, "new": published.version})[0]
     if still_open or closed != size or stray or published.version != live.version + 1:
@@ -223,7 +235,7 @@ def explain_close(agent_of: int, size: int) -> list[str]:
 class Publisher:
     """Publishes to one agent continuously in a process of its own (as another web process or
     worker would: not this process's interpreter lock): reopen the background sessions on the
-    live version, publish a pricing change (ending them), again, until stopped."""
+    live version, publish a change that ends them, again, until stopped."""
 
     def __init__(self, agent_id: int, actor: Any) -> None:
         from django.db import connections
@@ -264,7 +276,7 @@ class Publisher:
                     assert live is not None
                     _sql(REOPEN, {"agent": agent.pk, "version": live.version, "at": MARK})
                     started = time.perf_counter()
-                    contract_compile(agent=agent, changes=_pricing(n), actor=actor, caused_by="bench")
+                    contract_compile(agent=agent, changes=_breaking(n), actor=actor, caused_by="bench")
                     spent = time.perf_counter() - started
                     publishes.append((spent - timer.last(), timer.last()))
                     n += 1
@@ -276,9 +288,10 @@ class Publisher:
 
 
 def customer_turns(agent: Any, texts: list[str]) -> tuple[list[float], list[float], int]:
-    """One customer's turns one after another; a turn whose session a publish closed opens a new
-    session and sends again.  Returns each turn's seconds, those of the turns that found their
-    session open, and how many sessions the turns opened so."""
+    """One customer's turns one after another; a turn whose session a publish closed goes on in
+    the session that continues it and sends again.  Returns each turn's seconds, those of the
+    turns that found their session open, and how many sessions the turns continued in so."""
+    from facade.dialogue.models import DialogueSession
     from facade.dialogue.runtime.loop import turn_handle
     from facade.dialogue.services import session_open
     from facade.errors import ApplicationError
@@ -299,9 +312,9 @@ def customer_turns(agent: Any, texts: list[str]) -> tuple[list[float], list[floa
                 break
             except ApplicationError as exc:
                 # Publishes follow each other closely here: a new session may be closed again.
-                if exc.code != "session_closed" or attempt == 4:
+                if exc.code != "session_continued" or attempt == 4:
                     raise
-                session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer)
+                session = DialogueSession.objects.get(pk=exc.extra["session"])  # what the chat page does
                 reopened += 1
         latencies.append(time.perf_counter() - started)
         if reopened == before:

@@ -196,11 +196,12 @@ def test_an_l3_change_and_its_rollback_both_need_the_code(
     owner = strict_client(world_a.owner)
     session = customer(world_a)
     change = propose(owner, world_a, "delivery", {"options": [{"channel": "pickup", "note": "Mon-Fri"}]})
-    with django_capture_on_commit_callbacks(execute=True):  # the old sessions' close runs after the publish
+    with django_capture_on_commit_callbacks(execute=True):  # a close would run after the publish
         assert decide_by_code(owner, world_a, change, mailoutbox).json()["status"] == "applied"
     assert live_content(world_a.agent)["delivery"] == [{"channel": "pickup", "note": "Mon-Fri"}]
     session.refresh_from_db()
-    assert (session.status, session.closed_reason) == ("closed", "contract_republished")
+    # A delivery option takes nothing away from an open conversation: it ends none (issue 26 §2).
+    assert (session.status, session.closed_reason) == ("open", "")
 
     rollback = owner.post(f"{changes(world_a)}/{change['id']}/rollback", format="json").json()
     assert (rollback["level"], rollback["requires"], rollback["status"]) == (3, "owner_approval", "pending")

@@ -1,8 +1,8 @@
 """The versioned agent contract and its compiler (issue 12, L3 "Applying"): validation publishes
-nothing on failure, a publish is one transaction (version+1, live flag, stale sessions closed,
-ledger), requests in flight keep their flow, rollback is a new version, the data migration
-makes version 1 from the profile, and the runtime (prompt hash, offline model) reads the live
-version."""
+nothing on failure, a publish is one transaction (version+1, live flag, ledger; the sessions
+relying on what it took away closed after it), requests in flight keep their flow, rollback is
+a new version, the data migration makes version 1 from the profile, and the runtime (prompt
+hash, offline model) reads the live version."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ from ledger.models import LedgerEvent
 pytestmark = pytest.mark.django_db
 
 PRICING = {"currency": "EUR", "items": [{"name": "Birthday cake", "amount": "35.00"}]}
+# A change that takes away what an open conversation relies on (issue 26 §2): a skill.
+NO_HANDOFF = {"skill_ids": ["knowledge_answers", "request_intake"]}
 WORDING = {"en": "Prices are set by Ana herself; she'll write to you.", "zh-hans": "价格由安娜本人确定，她会联系您。"}
 
 
@@ -146,7 +148,7 @@ def test_sessions_on_the_old_version_close_and_one_opened_after_stays_open(
     elsewhere = customer_session(world_b)
     assert before.contract_version == 1
     with django_capture_on_commit_callbacks(execute=True):  # the batches run after the commit
-        contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
+        contract_compile(agent=world_a.agent, changes=NO_HANDOFF, actor=owner(world_a))
     after = customer_session(world_a)
     assert after.contract_version == 2
     for session in (before, owners_own, elsewhere, after):
@@ -155,10 +157,11 @@ def test_sessions_on_the_old_version_close_and_one_opened_after_stays_open(
     assert (after.status, owners_own.status, elsewhere.status) == ("open", "open", "open")
     [closed] = events("contract.sessions_closed")
     assert closed.payload == {"agent": world_a.agent.slug, "version": 2, "reason": "contract_republished", "count": 1}
-    # The closed session takes no more messages: the next message opens a new session.
+    # The closed session takes no more messages: the refusal names the session that continues it.
     with pytest.raises(ApplicationError) as refused:
         turn_handle(session=before, text="hello again")
-    assert refused.value.code == "session_closed"
+    assert refused.value.code == "session_continued"
+    assert DialogueSession.objects.get(pk=refused.value.extra["session"]).continues_id == before.pk
 
 
 def test_a_request_in_flight_keeps_the_flow_it_started_with(world_a: Any) -> None:
@@ -244,12 +247,12 @@ def test_a_session_of_the_old_version_refuses_at_once_before_the_batches_reach_i
     """The publish writes no session row: from its commit the old session's next message is
     refused (the turn compares versions) and that closes it, whether or not the batches ran."""
     session = customer_session(world_a)
-    contract_compile(agent=world_a.agent, changes={"pricing": PRICING}, actor=owner(world_a))
+    contract_compile(agent=world_a.agent, changes=NO_HANDOFF, actor=owner(world_a))
     session.refresh_from_db()
     assert session.status == "open"  # the batches run after the commit (not in this test)
     with pytest.raises(ApplicationError) as refused:
         turn_handle(session=session, text="hello again")
-    assert refused.value.code == "session_closed"
+    assert refused.value.code == "session_continued"
     session.refresh_from_db()
     assert (session.status, session.closed_reason) == ("closed", "contract_republished")
     assert not Message.objects.filter(session=session).exists()

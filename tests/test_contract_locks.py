@@ -30,7 +30,8 @@ from facade.tenancy.schemas import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PRICING = {"pricing": {"currency": "EUR", "items": [{"name": "Framing", "amount": "40.00"}]}}
+# A publish that takes away what open conversations rely on (a skill), so that it ends them.
+CHANGE = {"skill_ids": ["knowledge_answers", "request_intake"]}
 
 
 def _waiting_on_a_lock(pid: int) -> bool:
@@ -56,12 +57,18 @@ def test_a_turn_that_holds_its_session_while_a_publish_closes_it_finishes(db: An
             DialogueSession.objects.filter(pk=session.pk, status="open").update(last_activity_at=session.created_at)
             held.set()
             go.wait(30)
-            run_start(session=session, text="Do you frame maps?", provider="offline", context_hash="0" * 64)
+            run_start(
+                session=session,
+                text="Do you frame maps?",
+                provider="offline",
+                context_hash="0" * 64,
+                contract_version=2,  # the version a turn reads once the publish is live
+            )
 
     failures = _race(world, turn, go)
     # No deadlock: the publish went live first, so the turn's message is refused (its session
     # is of the old version now) and the session is closed — by the turn or by the batches.
-    assert [getattr(f, "code", repr(f)) for f in failures] == ["session_closed"]
+    assert [getattr(f, "code", repr(f)) for f in failures] == ["session_continued"]
     assert AgentContract.objects.get(agent=world.agent, is_live=True).version == 2
     assert not Message.objects.filter(session=session, role="principal").exists()
     closed = DialogueSession.objects.get(pk=session.pk)
@@ -113,7 +120,7 @@ def _race(world: Any, step: Callable[[threading.Event], None], go: threading.Eve
             with own.cursor() as cursor:
                 cursor.execute("SELECT pg_backend_pid()")
                 publisher_pid.append(cursor.fetchone()[0])
-            contract_compile(agent=world.agent, changes=PRICING, actor=Actor.human(world.owner.pk))
+            contract_compile(agent=world.agent, changes=CHANGE, actor=Actor.human(world.owner.pk))
         except BaseException as exc:
             failures.append(exc)
         finally:

@@ -418,6 +418,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             detail=_sendable(error.detail),  # a validation detail may quote what the frame held
             client_message_id=client_message_id,
             retry_after=error.retry_after,
+            session=str(error.extra["session"]) if "session" in error.extra else None,
         )
         await self._send(frame.frame())
 

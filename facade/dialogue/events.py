@@ -30,6 +30,12 @@ class SessionOpened(EventPayload):
     preview: bool = False  # an owner trying the customer face (left out of metrics and reviews)
 
 
+class SessionContinued(EventPayload):
+    continues: str  # the session a publish ended, which this one goes on from
+    contract_version: int | None  # the version this one speaks by
+    requests: list[int]  # the requests moved here from it
+
+
 class SessionExpired(EventPayload):
     idle_minutes: int
 
@@ -86,6 +92,10 @@ class RunFinished(EventPayload):
     context_hash: str
     reply_chars: int
     citations: int
+    # The agent's contract version the turn spoke by (None for the owner face, and in events
+    # written before it was recorded): a publish mid-conversation shows as the version changing
+    # between two turns of one session (issue 26 §2).
+    contract_version: int | None = None
 
 
 class RunInterrupted(EventPayload):
@@ -145,6 +155,16 @@ SESSION_OPENED = register(
     entity_type="session",
     payload=SessionOpened,
     description="A conversation was opened; its audience and principal are fixed from here on.",
+)
+SESSION_CONTINUED = register(
+    "session.continued",
+    app=APP,
+    entity_type="session",
+    payload=SessionContinued,
+    description=(
+        "A customer session ended by a publish that took away what it relied on goes on in this new one: its "
+        "messages stay its history and its requests were moved here."
+    ),
 )
 SESSION_EXPIRED = register(
     "session.expired",
@@ -313,6 +333,13 @@ def session_opened(*, session: DialogueSession, actor: Actor) -> AppendedEvent:
     return _append(SESSION_OPENED, session.tenant_id, session.pk, actor, payload)
 
 
+def session_continued(
+    *, session: DialogueSession, previous: DialogueSession, requests: list[int], actor: Actor
+) -> AppendedEvent:
+    payload = SessionContinued(continues=str(previous.pk), contract_version=session.contract_version, requests=requests)
+    return _append(SESSION_CONTINUED, session.tenant_id, session.pk, actor, payload)
+
+
 def session_expired(*, session: DialogueSession, idle_minutes: int) -> AppendedEvent:
     return _append(SESSION_EXPIRED, session.tenant_id, session.pk, SESSIONS, SessionExpired(idle_minutes=idle_minutes))
 
@@ -390,6 +417,7 @@ def run_finished(
         context_hash=run.context_hash,
         reply_chars=len(reply.text),
         citations=citations,
+        contract_version=run.contract_version,
     )
     return _append(RUN_FINISHED, session.tenant_id, run.pk, _agent(agent), payload)
 

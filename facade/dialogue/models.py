@@ -30,10 +30,17 @@ class DialogueSession(models.Model):
     # principal, and left out of every metric and review input (no misses, hits, ratings or
     # trust changes are written for it; its requests are marked and not counted).
     preview = models.BooleanField(default=False)
-    # The agent's contract version the session was opened under (approvals.AgentContract); a
-    # publish closes the customer sessions on another version with `closed_reason`.
+    # The agent's contract version the session's latest turn spoke by (approvals.AgentContract;
+    # the one it was opened under until then).  A publish that changes only what a conversation
+    # is told moves it at the next turn; one that takes away what it relies on ends the session
+    # (`closed_reason` "contract_republished") and a new one `continues` it (issue 26 §2).
     contract_version = models.PositiveIntegerField(null=True, blank=True)
     closed_reason = models.CharField(max_length=32, blank=True, default="")
+    # The session this one goes on from, ended by a publish: its messages are this one's history
+    # too, and its requests were moved here (services.session_continue).
+    continues = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="continuation"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)
 
@@ -142,6 +149,10 @@ class Run(models.Model):
     completion_tokens = models.PositiveIntegerField(default=0)
     provider = models.CharField(max_length=32, blank=True, default="")
     context_hash = models.CharField(max_length=64, blank=True, default="")
+    # The agent's contract version the run spoke by (None for the owner face, which speaks by no
+    # customer contract): recorded in its `run.finished` event, so an auditor's replay of the
+    # agent at that moment can be checked against it across a publish mid-conversation.
+    contract_version = models.PositiveIntegerField(null=True, blank=True)
     guard_category = models.CharField(max_length=16, blank=True, default="")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -63,6 +63,7 @@ class HistoryOut(_Out):
     requests: list[dict[str, Any]]
     rated: bool
     status: str
+    closed_reason: str = ""
     preview: bool = False
 
 
@@ -129,6 +130,7 @@ class ErrorOut(_Out):
     detail: str
     client_message_id: str | None = None
     retry_after: int | None = None
+    session: str | None = None  # `session_continued`: the session that continues this one
 
     def frame(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

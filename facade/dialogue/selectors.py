@@ -75,10 +75,28 @@ def owner_message_view(message: Message) -> dict[str, Any]:
     }
 
 
+CHAIN_MAX = 20  # how many sessions back a conversation's history is read
+
+
+def conversation_session_ids(session: DialogueSession) -> list[Any]:
+    """The session and those it continues (newest first): one conversation that publishes ended
+    and new sessions took up (services.session_continue).  One read per session back; none for
+    a session that continues nothing."""
+    ids: list[Any] = [session.pk]
+    previous = session.continues_id
+    while previous is not None and len(ids) < CHAIN_MAX:
+        ids.append(previous)
+        previous = DialogueSession.objects.filter(pk=previous).values_list("continues_id", flat=True).first()
+    return ids
+
+
 def session_history(session: DialogueSession) -> dict[str, Any]:
-    """What the principal of a session sees again after a reload: its latest 500 messages,
-    oldest first, and the requests it registered with who acts next."""
+    """What the principal of a session sees again after a reload: the conversation's latest 500
+    messages (those of the sessions it continues included), oldest first, and the requests it
+    registered with who acts next."""
     from .models import CustomerRequest, Rating
+
+    chain = conversation_session_ids(session)
 
     messages = [
         {
@@ -91,7 +109,7 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
             "cards": (m.metadata or {}).get("cards", []),
             "created_at": m.created_at.isoformat(),
         }
-        for m in reversed(Message.objects.filter(session=session).order_by("-pk")[:500])
+        for m in reversed(Message.objects.filter(session_id__in=chain).order_by("-pk")[:500])
     ]
     requests = [request_view(r) for r in CustomerRequest.objects.filter(session=session).order_by("pk")]
     return {
@@ -99,6 +117,9 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
         "requests": requests,
         "rated": Rating.objects.filter(session=session).exists(),
         "status": session.status,
+        # "contract_republished": a publish ended it, and the next message is answered with the
+        # session that continues it (the page goes on there).
+        "closed_reason": session.closed_reason,
         "preview": session.preview,
     }
 
@@ -106,7 +127,10 @@ def session_history(session: DialogueSession) -> dict[str, Any]:
 def recent_messages(*, session: DialogueSession, limit: int) -> list[tuple[str, str]]:
     """The session's latest `limit` messages as (role, text), oldest first.  Read once per turn,
     so on PostgreSQL it is one prepared statement (facade/dialogue/turn_sql.py)."""
-    if connection.vendor == "postgresql":
+    if session.continues_id is not None:  # the sessions it continues are its history too
+        chain = conversation_session_ids(session)
+        rows = list(Message.objects.filter(session_id__in=chain).order_by("-pk").values_list("role", "text")[:limit])
+    elif connection.vendor == "postgresql":
         rows = turn_sql.fetch(connection, turn_sql.HISTORY, {"session": session.pk, "limit": limit})
     else:
         rows = list(Message.objects.filter(session=session).order_by("-pk").values_list("role", "text")[:limit])

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from approvals.contract import contract_session_close, live_contract_version, live_terms
+from approvals.contract import CLOSE_REASON, live_terms, removals_since
 from facade.errors import ApplicationError
 from facade.ratelimit import rate_limited_error
 from facade.tenancy.identity import Principal
@@ -174,6 +174,8 @@ def message_admit(
     if decision == PostDecision.NO_LONGER_OWNER:
         raise DialogueError("no_longer_owner", "you are no longer an owner of this agent", HTTPStatus.FORBIDDEN)
     if decision == PostDecision.SESSION_NOT_OPEN:
+        if _ended_by_publish(session):
+            raise _continued(session_continue(session=session))
         raise _not_open(session.status)
     if decision != PostDecision.ALLOWED:
         raise DialogueError(decision.value, "this session does not accept messages", HTTPStatus.CONFLICT)
@@ -195,11 +197,71 @@ def _refreshed(session: DialogueSession) -> DialogueSession:
     session's principal) with what can change while it is held read again: its status and last
     activity.  Its agent and principal are fixed for the session (a change to what the agent
     tells customers closes its sessions), so one narrow read will do."""
-    row = DialogueSession.objects.filter(pk=session.pk).values_list("status", "last_activity_at").first()
+    row = (
+        DialogueSession.objects.filter(pk=session.pk)
+        .values_list("status", "last_activity_at", "closed_reason", "contract_version")
+        .first()
+    )
     if row is None:
         raise NotFound(str(session.pk))
-    session.status, session.last_activity_at = row
+    session.status, session.last_activity_at, session.closed_reason, session.contract_version = row
     return session
+
+
+def _ended_by_publish(session: DialogueSession) -> bool:
+    return (
+        session.audience == Audience.CUSTOMER
+        and session.status == SessionStatus.CLOSED
+        and session.closed_reason == CLOSE_REASON
+    )
+
+
+def _continued(successor: DialogueSession) -> DialogueError:
+    """The refusal of a message to a session a publish ended: `session` names the session that
+    continues it, where the page sends the message again (its messages and requests are there)."""
+    return DialogueError(
+        "session_continued",
+        "a change of what the agent may do ended this session; the conversation goes on in the session named",
+        HTTPStatus.CONFLICT,
+        extra={"session": str(successor.pk)},
+    )
+
+
+@transaction.atomic
+def session_continue(*, session: DialogueSession) -> DialogueSession:
+    """The session that continues `session`, a customer session ended by a publish that took
+    away what it relied on (`approvals.contract.removals_since`): the one made before, else a
+    new one made now for the same principal on the live contract version, with `session`'s
+    requests moved to it (they stay registered, and the customer keeps seeing, withdrawing and
+    amending them there) and a `session.continued` event.  Its history reads `session`'s messages
+    too (`selectors.conversation_session_ids`), so nothing the customer said is lost — a request
+    flow half filled in goes on from the answers given.  Any other session that is not open is
+    refused as before (`session_<status>`)."""
+    locked = DialogueSession.objects.select_for_update().select_related("agent").get(pk=session.pk)
+    if not _ended_by_publish(locked):
+        raise _not_open(locked.status)
+    existing = DialogueSession.objects.filter(continues=locked).first()
+    if existing is not None:
+        return existing
+    successor = DialogueSession.objects.create(
+        tenant_id=locked.tenant_id,
+        agent=locked.agent,
+        audience=locked.audience,
+        principal_type=locked.principal_type,
+        user_id=locked.user_id,
+        customer_id=locked.customer_id,
+        peer_id=locked.peer_id,
+        preview=locked.preview,
+        contract_version=live_terms(locked.agent).version,
+        continues=locked,
+    )
+    moved = list(CustomerRequest.objects.filter(session=locked).order_by("pk").values_list("pk", flat=True))
+    if moved:
+        CustomerRequest.objects.filter(pk__in=moved).update(session=successor)
+    actor = session_actor(successor)
+    events.session_opened(session=successor, actor=actor)
+    events.session_continued(session=successor, previous=locked, requests=moved, actor=actor)
+    return successor
 
 
 def _not_open(status: str) -> DialogueError:
@@ -248,21 +310,33 @@ class RunIdentity:
 
     provider: str
     context_hash: str
+    contract_version: int | None = None  # the contract version the run speaks by (None: the owner face)
 
 
 def run_start(
-    *, session: DialogueSession, text: str, client_message_id: str = "", provider: str, context_hash: str
+    *,
+    session: DialogueSession,
+    text: str,
+    client_message_id: str = "",
+    provider: str,
+    context_hash: str,
+    contract_version: int | None = None,
 ) -> RunStart:
     """Store the principal's message and start the run that answers it, in one transaction with
     the first model call's count against the tenant's daily budget and the message's ledger
     event: a stored message always has its run, and a turn pays for one commit less.  A repeated
     client_message_id returns the message already stored (and writes nothing); a session idle for
-    too long is marked expired (and stays so) before the message is refused."""
+    too long is marked expired (and stays so) before the message is refused.
+
+    `contract_version` is the version the turn read its terms from.  A customer session on
+    another version moves to it — unless that version took away what the conversation relies on:
+    then the session ends (`contract_republished`), nothing is stored, and the refusal
+    `session_continued` names the session that continues it (`session_continue`)."""
     return _message_store(
         session=session,
         text=text,
         client_message_id=client_message_id,
-        run=RunIdentity(provider=provider, context_hash=context_hash),
+        run=RunIdentity(provider=provider, context_hash=context_hash, contract_version=contract_version),
     )
 
 
@@ -284,37 +358,63 @@ def _message_store(*, session: DialogueSession, text: str, client_message_id: st
         started: RunStart | None
         if _one_statement():
             started = _run_start_pg(session=session, text=text, client_message_id=client_message_id, run=run, now=now)
-        elif _open_on_live_version(session).update(last_activity_at=now):
+        elif _open_on_version(session, run.contract_version).update(last_activity_at=now):
             started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
         else:
             started = None
+        ended = False
         if started is None:
             locked = DialogueSession.objects.select_for_update().get(pk=session.pk)
             existing = _stored(locked, client_message_id)
             if existing is not None:
                 return RunStart(existing, None, created=False, counted=False)
-            if locked.status != SessionStatus.OPEN:
+            if locked.status != SessionStatus.OPEN and not _ended_by_publish(locked):
                 raise _not_open(locked.status)
-            # Open, but a customer session of an older contract version: it ended when the
-            # publish went live.  Closed here (its own transaction, below) if the publish's
-            # batches have not reached it yet.
-        else:
+            if locked.status == SessionStatus.OPEN and not _version_ends(locked, session.agent, run.contract_version):
+                # A customer session on an older version, and the turn's version takes away
+                # nothing it relies on: it moves on to it, and the message is stored (issue 26 §2).
+                locked.last_activity_at = now
+                locked.save(update_fields=["contract_version", "last_activity_at"])
+                session.contract_version, session.status = locked.contract_version, locked.status
+                started = _message_start_orm(session=session, text=text, client_message_id=client_message_id, run=run)
+            else:
+                ended = True
+                if locked.status == SessionStatus.OPEN:  # the publish's batches have not reached it yet
+                    locked.status, locked.closed_reason = SessionStatus.CLOSED, CLOSE_REASON
+                    locked.save(update_fields=["status", "closed_reason"])
+                session.status, session.closed_reason = locked.status, locked.closed_reason
+        if started is not None:
             session.last_activity_at = now
             if started.created:
                 events.message_posted(session=session, message=started.message, actor=session_actor(session))
             return started
-    contract_session_close(session_id=session.pk)
-    raise _not_open(SessionStatus.CLOSED)
+    assert ended
+    raise _continued(session_continue(session=session))
 
 
-def _open_on_live_version(session: DialogueSession) -> models.QuerySet[DialogueSession]:
-    """The session, while it is open and (a customer's) opened under the live contract version
-    — the ORM form of the condition in turn_sql.START."""
+def _version_ends(locked: DialogueSession, agent: AgentProfile, version: int | None) -> bool:
+    """Whether the open session `locked` (under its row lock) cannot move to `version`, because
+    that version takes away what the conversation relies on; else it is moved (unsaved).  A turn
+    that read an older version than the session's latest turn (a publish between two turns of
+    two tabs), or none, speaks by it and leaves the session's version as it is."""
+    current = locked.contract_version
+    if version is None and current is not None:  # a caller that read no terms moves nothing
+        return False
+    if version is not None and current is not None and version < current:
+        return False
+    if removals_since(agent, current, version):
+        return True
+    locked.contract_version = version
+    return False
+
+
+def _open_on_version(session: DialogueSession, version: int | None) -> models.QuerySet[DialogueSession]:
+    """The session, while it is open and (a customer's) on contract version `version` — the ORM
+    form of the condition in turn_sql.START."""
     sessions = DialogueSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN)
     if session.audience != Audience.CUSTOMER:
         return sessions
-    live = live_contract_version(session.agent_id)
-    return sessions.filter(contract_version=live) if live is not None else sessions.filter(contract_version=None)
+    return sessions.filter(contract_version=version) if version is not None else sessions.filter(contract_version=None)
 
 
 def _stored(session: DialogueSession, client_message_id: str) -> Message | None:
@@ -334,6 +434,7 @@ def _message_start_orm(*, session: DialogueSession, text: str, client_message_id
         message=message,
         provider=run.provider,
         context_hash=run.context_hash,
+        contract_version=run.contract_version,
     )
     return RunStart(message, started, created=True, counted=model_call_count(tenant_id=session.tenant_id))
 
@@ -357,6 +458,7 @@ def _run_start_pg(
             "run": run_id,
             "provider": run.provider,
             "context_hash": run.context_hash,
+            "version": run.contract_version,
         },
     )
     assert row is not None  # the statement always answers one row
@@ -396,6 +498,7 @@ def _run_start_pg(
         completion_tokens=0,
         provider=run.provider,
         context_hash=run.context_hash,
+        contract_version=run.contract_version,
         guard_category="",
         started_at=now,
         finished_at=None,
@@ -465,6 +568,7 @@ def run_retry(
     context_hash: str,
     broken: int | None = None,
     own_since: dt.datetime | None = None,
+    contract_version: int | None = None,
 ) -> RunRetry | None:
     """Begin the run of a re-sent message again when it has no reply and no live attempt: its
     last attempt broke off (`run_interrupt`; or is attempt `broken`, which the caller saw break
@@ -489,7 +593,7 @@ def run_retry(
         run.status, run.stop_reason, run.needs_input, run.guard_category = RunStatus.PLANNING, "", False, ""
         run.step_index = run.llm_call_count = run.tool_call_count = 0
         run.prompt_tokens = run.completion_tokens = 0
-        run.provider, run.context_hash = provider, context_hash
+        run.provider, run.context_hash, run.contract_version = provider, context_hash, contract_version
         run.attempts += 1
         run.attempted_at = now
         run.save(
@@ -505,6 +609,7 @@ def run_retry(
                 "completion_tokens",
                 "provider",
                 "context_hash",
+                "contract_version",
                 "attempts",
                 "attempted_at",
             ]

@@ -20,9 +20,9 @@ from typing import Any
 import psycopg
 
 # The session touched (its last activity; the row lock serialises its messages) — only while
-# it is open and, for a customer session, opened under the agent's live contract version (a
-# publish makes the sessions of older versions refuse at once; approvals.contract closes them
-# in batches after it) — the
+# it is open and, for a customer session, on the contract version the turn read its terms from
+# (`version`; after a publish the session's first turn finds it on another version, and
+# services._message_store moves it on or ends it under its lock) — the
 # principal's message, the run that answers it and the first model call's count against the
 # tenant's daily budget.  Answers one row: whether the session was open (if not, nothing was
 # written), the message's id (NULL when the session holds this client_message_id already: then
@@ -31,9 +31,7 @@ START = """
 WITH s AS (
     UPDATE dialogue_dialoguesession SET last_activity_at = %(now)s
     WHERE id = %(session)s AND status = 'open'
-      AND (audience <> 'customer' OR contract_version IS NOT DISTINCT FROM (
-          SELECT c.version FROM approvals_agentcontract c
-          WHERE c.agent_id = dialogue_dialoguesession.agent_id AND c.is_live))
+      AND (audience <> 'customer' OR contract_version IS NOT DISTINCT FROM %(version)s::integer)
     RETURNING id
 ), m AS (
     INSERT INTO dialogue_message (session_id, role, text, client_message_id, reply_to_id, citations, stop_reason,
@@ -50,9 +48,9 @@ WITH s AS (
 ), r AS (
     INSERT INTO dialogue_run (id, tenant_id, session_id, message_id, status, stop_reason, needs_input, step_index,
                               llm_call_count, tool_call_count, prompt_tokens, completion_tokens, provider,
-                              context_hash, guard_category, started_at, finished_at)
+                              context_hash, contract_version, guard_category, started_at, finished_at)
     SELECT %(run)s, %(tenant)s, %(session)s, m.id, 'planning', '', false, 0, 0, 0, 0, 0, %(provider)s,
-           %(context_hash)s, '', %(now)s, NULL
+           %(context_hash)s, %(version)s::integer, '', %(now)s, NULL
     FROM m
     RETURNING message_id
 )

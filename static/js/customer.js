@@ -174,7 +174,12 @@
     notice.textContent = T.owner_face;
     rated = !!history.rated;
     offerRating();
-    if (history.status && history.status !== "open") { endSession(); return false; }
+    // Ended by a change of the agent's contract: the next message is answered with the session
+    // that continues it (session_continued), so the conversation stays, and so does what waits.
+    if (history.status && history.status !== "open" && history.closed_reason !== "contract_republished") {
+      endSession();
+      return false;
+    }
     return true;
   }
   function resume(history) {
@@ -224,7 +229,7 @@
       // No answer at all (fetch failed) is waited out like a 503: the message may be stored
       // already, and sending it again by its client_message_id answers it once.
       var code = err.status === undefined ? "temporarily_unavailable" : err.error;
-      onError({code: code, detail: err.detail, retry_after: err.retry_after, client_message_id: cid});
+      onError({code: code, detail: err.detail, retry_after: err.retry_after, client_message_id: cid, session: err.session});
       return;
     }
     // Outside the try: a fault in showing the answer is not a lost request to send again.
@@ -302,6 +307,7 @@
   }
   function onError(frame) {
     var cid = frame.client_message_id, code = frame.code || "error";
+    if (code === "session_continued" && frame.session) { continueIn(frame.session); return; }
     if (code === "temporarily_unavailable" && cid && state.pending[cid] !== undefined) {
       waitAndResend(cid, frame.retry_after);
       return;
@@ -326,6 +332,18 @@
     }
     if (cid) { delete running[cid]; }
     busy();
+  }
+  // A change of the agent's contract took away what the conversation relied on and ended its
+  // session: it goes on in the session the server names, whose history holds the same messages
+  // and requests.  The refused message stays pending and is sent again there, by the same id.
+  function continueIn(sessionId) {
+    if (state.id === sessionId) { return; }   // the other refusals of the same change
+    state.id = sessionId;
+    saveState();
+    running = {};
+    busy();
+    if (ws) { ws.onclose = null; ws.close(); ws = null; }
+    connect();
   }
   function onOwnerReply(frame) {   // the business answered a request, from the owner's Requests page
     if (!find("id", frame.message.id)) { bubble("owner", frame.message.text, {id: frame.message.id}); }

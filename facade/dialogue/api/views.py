@@ -275,6 +275,10 @@ class MessagesView(APIView):
                     "requests": RequestOut(many=True),
                     "rated": serializers.BooleanField(),
                     "status": serializers.CharField(),
+                    "closed_reason": serializers.CharField(
+                        help_text="`contract_republished`: a change of the agent's contract ended the session; "
+                        "the next message is answered 409 `session_continued`, naming the session that continues it"
+                    ),
                     "preview": serializers.BooleanField(),
                 },
             ),
@@ -318,7 +322,11 @@ class MessagesView(APIView):
             401: error_response("`invalid_peer_key`"),
             403: error_response("`no_longer_owner`, `forbidden` (CSRF), `cross_site_request`"),
             404: error_response("`not_found`"),
-            409: error_response("`session_expired`, `session_closed`"),
+            409: error_response(
+                "`session_expired`, `session_closed`; `session_continued`: a change of the agent's contract took "
+                "away what this conversation relied on and ended the session — `session` names the session that "
+                "continues it (its messages and requests are there): send the message again there"
+            ),
             413: error_response("`body_too_large`"),
             429: error_response("`rate_limited` (with a Retry-After header)"),
         },

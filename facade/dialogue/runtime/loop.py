@@ -45,7 +45,7 @@ from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
 from ..models import CustomerRequest, DialogueSession, Message, Run, RunStatus, Span
-from ..selectors import recent_messages, request_view
+from ..selectors import conversation_session_ids, recent_messages, request_view
 from ..services import (
     AlreadyAnswered,
     DialogueError,
@@ -276,6 +276,7 @@ class _Turn:
                 client_message_id=self.client_message_id,
                 provider=self.provider.name,
                 context_hash=prompt.context_hash,
+                contract_version=terms.version if terms is not None else None,
             )
             self.storing = False
             self.message = started.message
@@ -295,6 +296,7 @@ class _Turn:
                     context_hash=prompt.context_hash,
                     broken=self.broken,
                     own_since=self.store_began if self.lost_while_storing else None,
+                    contract_version=terms.version if terms is not None else None,
                 )
             if retried is None:
                 run = Run.objects.filter(message=message).first()
@@ -338,8 +340,11 @@ class _Turn:
 def _history_before(session: DialogueSession, message: Message) -> list[dict[str, Any]]:
     """The history a stored message was answered with: the messages before it (a re-run is rare,
     so the ORM will do)."""
+    chain = conversation_session_ids(session)  # a session that continues another reads its messages too
     rows = list(
-        Message.objects.filter(session=session, pk__lt=message.pk).order_by("-pk").values_list("role", "text")[:HISTORY]
+        Message.objects.filter(session_id__in=chain, pk__lt=message.pk)
+        .order_by("-pk")
+        .values_list("role", "text")[:HISTORY]
     )
     return [{"role": "user" if role == "principal" else "assistant", "content": text} for role, text in reversed(rows)]
 
