@@ -268,3 +268,59 @@ def test_every_new_sentence_passes_the_outgoing_check(language: str, key: str) -
 @pytest.mark.parametrize("key", sorted(STATES["en"]))
 def test_every_status_line_passes_the_outgoing_check(language: str, key: str) -> None:
     assert not outgoing_check(STATES[language][key].format(id=7, state="custom step")).blocked
+
+
+# --- the demo's contract tells customers where their request stands ----------------------------
+
+
+def _seed() -> str:
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_the_demo_contract_has_the_request_status_skill_from_version_1() -> None:
+    from approvals.contract import live_contract
+    from facade.tenancy.models import AgentProfile
+
+    _seed()
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    live = live_contract(agent)
+    assert live is not None and live.version == 1 and "request_status" in live.skill_ids
+    _seed()  # idempotent: no new version
+    assert live_contract(agent).version == 1  # type: ignore[union-attr]
+
+
+def test_a_demo_seeded_before_gets_the_skill_unless_an_owner_changed_the_contract() -> None:
+    from approvals.contract import live_contract
+    from facade.tenancy.models import AgentProfile
+
+    _seed()
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    seed = Actor.platform("manage.py seed_demo")
+    old = ["knowledge_answers", "request_intake", "handoff"]
+    contract_compile(agent=agent, changes={"skill_ids": old}, actor=seed, caused_by="seed_demo")
+    assert "contract:" in _seed()
+    assert "request_status" in live_contract(agent).skill_ids  # type: ignore[union-attr]
+    # An owner's own choice stands: a contract the owner published is left as it is.
+    contract_compile(agent=agent, changes={"skill_ids": old}, actor=Actor.human(1), caused_by="chg_1")
+    version = live_contract(agent).version  # type: ignore[union-attr]
+    assert "contract:" not in _seed()
+    assert live_contract(agent).version == version  # type: ignore[union-attr]
+    assert live_contract(agent).skill_ids == old  # type: ignore[union-attr]
+
+
+def test_the_demo_customer_face_answers_is_my_order_confirmed() -> None:
+    from facade.tenancy.models import AgentProfile
+
+    _seed()
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    customer = Customer.objects.create(tenant=agent.tenant)
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer)
+    *_, asked = say(session, *STATUS["en"])
+    request = CustomerRequest.objects.get()
+    assert asked.startswith(STATES["en"]["submitted"].format(id=request.pk))
