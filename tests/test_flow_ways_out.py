@@ -197,6 +197,19 @@ def test_a_field_refused_twice_offers_a_way_out_and_never_a_third_identical_refu
     unguarded(session)
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_without_a_handoff_the_way_out_is_cancel_and_no_refusal_repeats(world_a: Any, language: str) -> None:
+    changes = {"skill_ids": ["knowledge_answers", "request_intake"]}
+    contract_compile(agent=world_a.agent, changes=changes, actor=Actor.platform("test"), caused_by="test")
+    session = customer_session(world_a)
+    want, bad, worse, _yes = REFUSED[language]
+    replies = say(session, want, bad, worse, bad, worse)
+    assert replies[2].startswith(WAYS[language]["still_bad_when"]) and WAYS[language]["cancel_hint"] in replies[2]
+    assert replies[2].endswith(QUESTIONS[language]["when"])
+    assert all(a != b for a, b in zip(replies[1:], replies[2:], strict=False))  # no refusal twice alike in a row
+    assert say(session, "cancel" if language == "en" else "算了") == [TEXT[language]["cancelled"]]
+
+
 @pytest.mark.parametrize("language, words", [("en", "pass it on"), ("zh-hans", "转给店主吧")])
 def test_the_way_out_can_be_typed(world_a: Any, language: str, words: str) -> None:
     session = customer_session(world_a)
@@ -254,7 +267,8 @@ def test_a_hosted_model_s_search_for_a_discount_records_no_miss(world_a: Any) ->
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize(
-    "key", sorted(["offer_again", "still_bad_contact", "still_bad_when", "way_out", "decision", "pass_offer"])
+    "key",
+    sorted(["offer_again", "still_bad_contact", "still_bad_when", "cancel_hint", "way_out", "decision", "pass_offer"]),
 )
 def test_every_new_sentence_passes_the_outgoing_check(language: str, key: str) -> None:
     assert not outgoing_check(WAYS[language][key]).blocked

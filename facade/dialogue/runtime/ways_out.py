@@ -17,6 +17,7 @@ WAYS = Phrasebook(
     # a field refused a second time: the way out is offered instead of a third identical refusal
     still_bad_contact=_("That still doesn't look like an e-mail address or phone number."),
     still_bad_when=_("That still doesn't look like a date or time."),
+    cancel_hint=_('Or say "cancel" to leave it.'),  # the way out when the contract grants no handoff
     way_out=_('I can pass your request to the owner as it is instead, or you can say "cancel". Shall I pass it on?'),
     # a decision only the business can make: said so, and offered to be passed on
     decision=_(

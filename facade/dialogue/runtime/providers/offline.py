@@ -442,7 +442,7 @@ class OfflineProvider(Provider):
             still = template(WAYS[language][f"still_{prefix}"], f"still_{prefix}")
             if "request_handoff" in allowed:
                 return _joined(language, still, template(WAYS[language]["way_out"], "way_out")), True
-            return _joined(language, still, template(TEXT[language]["change"], "change")), True
+            return _joined(language, still, template(WAYS[language]["cancel_hint"], "cancel_hint"), question), True
         return _joined(language, template(TEXT[language][prefix], prefix), question), True
 
     def _said(self, language: str, situation: str) -> str | None:
