@@ -354,3 +354,13 @@ def test_the_ways_out_in_strict_composition(world_a: Any, language: str) -> None
         NEXT[language]["owner"]
     )
     unguarded(session)
+
+
+def test_a_hosted_model_is_told_the_ways_out_of_the_tools_it_is_offered(world_a: Any) -> None:
+    from facade.dialogue.runtime.prompts import customer_prompt
+
+    everything = customer_prompt(world_a.agent, "en", ["search_knowledge", "request_handoff", "read_request_status"])
+    assert "read_request_status" in everything.system and "decision only the owner makes" in everything.system
+    bare = customer_prompt(world_a.agent, "en", ["search_knowledge"])
+    assert "read_request_status" not in bare.system and "request_handoff" not in bare.system
+    assert "open question again" in bare.system

@@ -26,6 +26,23 @@ WAYS = Phrasebook(
     ),
     pass_offer=_("Shall I pass this on to the owner?"),
 )
+
+
+def flow_instructions(tool_names: list[str]) -> list[str]:
+    """What a hosted model is told of the ways out, for the tools this run offers (runtime/prompts.py)."""
+    lines = ["A question asked in the middle of a request is answered; then ask your open question again."]
+    if "read_request_status" in tool_names:
+        lines.append("A question about a request already registered: call read_request_status; never start a new one.")
+    if "request_handoff" in tool_names:
+        lines += [
+            "A discount, a special price or a promise asked for is a decision only the owner makes: say so, agree to "
+            "nothing, and offer to pass it on (request_handoff); do not search for it.",
+            "When an answer to the same question fits nowhere twice, offer to pass the request on to the owner as it "
+            "is (request_handoff), or to cancel.",
+        ]
+    return lines
+
+
 # The markers of an open way out, in the order they are looked for.
 PASS_QUESTIONS = ("way_out", "pass_offer")
 # The summary a request passed on is registered with when the customer said nothing of it.
