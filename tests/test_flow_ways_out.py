@@ -364,3 +364,13 @@ def test_a_hosted_model_is_told_the_ways_out_of_the_tools_it_is_offered(world_a:
     bare = customer_prompt(world_a.agent, "en", ["search_knowledge"])
     assert "read_request_status" not in bare.system and "request_handoff" not in bare.system
     assert "open question again" in bare.system
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_question_before_the_yes_keeps_what_is_passed_on(world_a: Any, language: str) -> None:
+    session = customer_session(world_a)
+    discount, yes = DECISIONS[language]
+    question = {"en": "Do you bake on Sundays?", "zh-hans": "你们周日烤蛋糕吗？"}[language]
+    _, answered, _ = say(session, discount, question, yes)
+    assert answered.endswith(WAYS[language]["pass_offer"])
+    assert CustomerRequest.objects.get().details == {"asked": discount}

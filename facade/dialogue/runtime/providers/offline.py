@@ -526,11 +526,14 @@ class OfflineProvider(Provider):
                 if asked is not None:
                     count = (state.refused if state.asked == asked else 0) + 1 if refused else 0
                     state = FlowState(answers=answers, asked=asked, refused=count)
-                elif passing is not None and (state.in_flow or passing == "way_out"):
-                    topic = previous_user if passing == "pass_offer" else state.topic
-                    state = replace(state, passing=passing, topic=topic, refused=state.refused + int(refused))
                 elif passing is not None:
-                    state = FlowState(pass_topic=previous_user)
+                    # What is passed on is the decision asked for, not a question answered since.
+                    asked_for = previous_user if intents.decision_asked(previous_user) else None
+                    if state.in_flow or passing == "way_out":
+                        topic = asked_for or state.topic
+                        state = replace(state, passing=passing, topic=topic, refused=state.refused + int(refused))
+                    else:
+                        state = FlowState(pass_topic=asked_for or state.pass_topic or previous_user)
                 elif any(text.endswith(c) for c in closings) and answers:
                     state = FlowState(answers=answers, confirming=True)
                 elif any(text.endswith(c) for c in changes) and answers:
