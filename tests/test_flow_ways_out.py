@@ -374,3 +374,20 @@ def test_a_question_before_the_yes_keeps_what_is_passed_on(world_a: Any, languag
     _, answered, _ = say(session, discount, question, yes)
     assert answered.endswith(WAYS[language]["pass_offer"])
     assert CustomerRequest.objects.get().details == {"asked": discount}
+
+
+@pytest.mark.parametrize(
+    "language, question",
+    [
+        ("en", "Are cakes gluten-free?"),
+        ("en", "Gift wrapping?"),
+        ("zh-hans", "是不是要提前订"),
+        ("zh-hans", "礼品包装？"),
+    ],
+)
+def test_a_question_mid_flow_is_answered_whatever_its_form(world_a: Any, language: str, question: str) -> None:
+    session = customer_session(world_a)
+    want = {"en": "I'd like to order a birthday cake", "zh-hans": "我想订一个生日蛋糕"}[language]
+    _, aside = say(session, want, question)
+    assert not aside.startswith(TEXT[language]["bad_when"]) and aside.endswith(QUESTIONS[language]["when"])
+    assert TEXT[language]["unknown_short"] in aside  # searched like any question (and noted for the owner)
