@@ -420,3 +420,15 @@ def test_a_question_mid_flow_is_answered_whatever_its_form(world_a: Any, languag
     _, aside = say(session, want, question)
     assert not aside.startswith(TEXT[language]["bad_when"]) and aside.endswith(QUESTIONS[language]["when"])
     assert TEXT[language]["unknown_short"] in aside  # searched like any question (and noted for the owner)
+
+
+def test_the_owner_sees_what_was_passed_on_to_decide(world_a: Any) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    session = customer_session(world_a)
+    say(session, *DECISIONS["en"])
+    client = Client()
+    client.force_login(world_a.owner)
+    page = client.get(reverse("owner-requests", args=[world_a.agent.slug])).content.decode()
+    assert "Asked of you to decide" in page and "Give me 20% off" in page
