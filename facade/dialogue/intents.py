@@ -202,7 +202,8 @@ RULES: Final[tuple[IntentRule, ...]] = (
         intent=Intent.STATUS,
         language="en",
         pattern=r"\b(?:is|has|was)\s+(?:my|our|the)\s+(?:order|request|booking|reservation)\b[^?]{0,30}?"
-        r"\b(?:confirmed|accepted|approved|registered|received|seen|ready|done|through|ok|okay|going)\b"
+        r"\b(?:confirmed|accepted|approved|registered|received|seen|ready|done|through|ok|okay|going|shipped|sent"
+        r"|delivered|made|baked|started|finished|processed|cancell?ed|declined|rejected)\b"
         r"|\b(?:status|progress|news|update)\s+(?:of|on|about)\s+(?:my|our|the)\s+(?:order|request|booking)\b"
         r"|\b(?:where|how)\s+(?:is|are)\s+(?:my|our)\s+(?:order|request|booking)\b"
         r"|\b(?:what'?s|what\s+is)\s+happening\s+with\s+(?:my|our)\s+(?:order|request|booking)\b"
@@ -215,6 +216,7 @@ RULES: Final[tuple[IntentRule, ...]] = (
             "Where is my request?",
             "Did the owner see my request?",
             "request #1?",
+            "Has my order been shipped?",
         ),
         must_not_match=("I'd like to order a birthday cake", "Is the shop open?", "How do I order?"),
     ),
@@ -223,9 +225,9 @@ RULES: Final[tuple[IntentRule, ...]] = (
         intent=Intent.STATUS,
         language="zh",
         pattern=r"(?:我的|我们的|这个|那个)?(?:订单|请求|预订|预约|申请)\s*(?:#?\s*\d+\s*)?(?:号)?.{0,6}?"
-        r"(?:确认了|受理了|接受了|通过了|收到了|处理了|好了|怎么样|到哪|进度|进展|状态|有消息|看到了)"
+        r"(?:确认了|受理了|接受了|通过了|收到了|处理了|好了|怎么样|到哪|进度|进展|状态|有消息|看到了|发货了|做好了|取消了|拒绝了)"
         r"|(?:店主|老板|商家)(?:看到|收到|确认|同意|接受)了?(?:我的)?(?:订单|请求|预订)?(?:吗|没)",
-        must_match=("我的订单确认了吗？", "请求1号怎么样了", "订单进度如何", "店主看到了吗？"),
+        must_match=("我的订单确认了吗？", "请求1号怎么样了", "订单进度如何", "店主看到了吗？", "我的订单做好了吗"),
         must_not_match=("我想订一个生日蛋糕", "怎么下订单？"),
     ),
     # --- what is needed, said again in the middle of the flow ----------------------------------
