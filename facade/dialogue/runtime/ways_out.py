@@ -46,4 +46,4 @@ def flow_instructions(tool_names: list[str]) -> list[str]:
 # The markers of an open way out, in the order they are looked for.
 PASS_QUESTIONS = ("way_out", "pass_offer")
 # The summary a request passed on is registered with when the customer said nothing of it.
-PASSED_ON = "passed on to the owner from the request flow"
+PASSED_ON = "the customer asked to pass it on to the owner"
