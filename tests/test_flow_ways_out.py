@@ -21,6 +21,7 @@ from facade.dialogue.models import CustomerRequest, Run
 from facade.dialogue.runtime.loop import turn_handle
 from facade.dialogue.runtime.providers.offline import QUESTIONS, TEXT
 from facade.dialogue.runtime.request_status import NEXT, STATES
+from facade.dialogue.runtime.summary import SUMMARY
 from facade.dialogue.runtime.ways_out import WAYS
 from facade.dialogue.services import request_transition, session_open
 from facade.tenancy.models import Customer
@@ -432,3 +433,25 @@ def test_the_owner_sees_what_was_passed_on_to_decide(world_a: Any) -> None:
     client.force_login(world_a.owner)
     page = client.get(reverse("owner-requests", args=[world_a.agent.slug])).content.decode()
     assert "Asked of you to decide" in page and "Give me 20% off" in page
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_need_said_again_is_the_request_s_need(world_a: Any, language: str) -> None:
+    session = customer_session(world_a)
+    first, again, when, contact = {
+        "en": ("I'd like a cake", "I'd like to order a birthday cake", "Friday", "ana@example.com"),
+        "zh-hans": ("我想要蛋糕", "我想订一个生日蛋糕", "周五", "13800000000"),
+    }[language]
+    summary = say(session, first, again, when, contact)[-1]
+    assert again in summary and first not in summary.replace(again, "")
+    say(session, {"en": "yes", "zh-hans": "是的"}[language])
+    assert CustomerRequest.objects.get().details["need"] == again
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_status_question_before_any_request_resumes_the_flow(world_a: Any, language: str) -> None:
+    with_status_skill(world_a)
+    session = customer_session(world_a)
+    want, when, contact, _yes, status = STATUS[language]
+    asked = say(session, want, when, contact, status)[-1]
+    assert asked.startswith(TEXT[language]["not_found"]) and asked.endswith(SUMMARY[language]["closing"])

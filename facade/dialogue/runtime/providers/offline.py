@@ -569,7 +569,9 @@ class OfflineProvider(Provider):
                 return self._owner_failed(name, result, language), False
             return self._owner_after(name, result, language), False
         if result.get("outcome") != "ok":
-            return self._refused(name, result, words), False
+            refused = self._refused(name, result, words)
+            resume = self._resume(messages, language) if name == "read_request_status" else ""
+            return (joined("\n\n", refused, resume), True) if resume else (refused, False)
         if name == "search_knowledge":
             found = result.get("results") or []
             asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
@@ -1068,6 +1070,8 @@ class FlowState:
         if self.asked is not None:
             if rules.field_problem(self.asked, text) is None:
                 return replace(self, answers={**self.answers, self.asked: text.strip()})
+            if self.asked != "need" and intents.orders(text) and not intents.asks(text):
+                return replace(self, answers={**self.answers, "need": text.strip()})  # what is needed, said again
             return self
         changed = _changed(self.answers, text)
         if changed is not None:
