@@ -248,11 +248,18 @@ def live_contract_version(agent_id: int) -> int | None:
 
 
 @transaction.atomic
-def contract_create_first(*, agent: AgentProfile, actor: Actor) -> AgentContract:
-    """Version 1 of a new agent, from its profile fields (see `agent_create`)."""
+def contract_create_first(*, agent: AgentProfile, actor: Actor, skill_ids: list[str] | None = None) -> AgentContract:
+    """Version 1 of a new agent, from its profile fields (see `agent_create`); `skill_ids`: the
+    skills it starts with instead of the platform's default ones (checked like any contract)."""
     if AgentContract.objects.filter(agent_id=agent.pk).exists():
         raise ApplicationError("contract_exists", "this agent already has a contract", 409)
-    return _publish(agent=agent, content=profile_content(agent), actor=actor, caused_by="agent_created", previous=None)
+    content = profile_content(agent)
+    if skill_ids is not None:
+        content["skill_ids"] = list(skill_ids)
+        problems = contract_problems(content)
+        if problems:
+            raise ContractInvalid(problems)
+    return _publish(agent=agent, content=content, actor=actor, caused_by="agent_created", previous=None)
 
 
 def _locked_live(agent: AgentProfile) -> AgentContract | None:

@@ -15,12 +15,12 @@ SKILLS: dict[str, str] = {
 
 # The customer-face tools each skill grants (facade/dialogue/runtime/builtin_tools.py): the
 # tools a customer or peer run is offered are those of the live contract's skills, and a call of
-# any other is refused at execution (`not_in_contract`).  `request_status` grants no tool yet.
+# any other is refused at execution (`not_in_contract`).
 SKILL_TOOLS: dict[str, frozenset[str]] = {
     "knowledge_answers": frozenset({"search_knowledge"}),
     "request_intake": frozenset({"submit_request", "amend_request", "withdraw_request"}),
     "handoff": frozenset({"request_handoff"}),
-    "request_status": frozenset(),
+    "request_status": frozenset({"read_request_status"}),
 }
 
 

@@ -73,6 +73,7 @@ def chat_texts() -> dict[str, Any]:
             "handing_off": gettext("Asking a person to follow up…"),
             "withdrawing_request": gettext("Withdrawing your request…"),
             "amending_request": gettext("Updating your request…"),
+            "reading_request": gettext("Looking up your request…"),
             "ingesting": gettext("Adding the material to the knowledge…"),
             "remembering": gettext("Recording the lesson…"),
             "reading_inbox": gettext("Reading your inbox…"),

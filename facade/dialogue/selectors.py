@@ -232,6 +232,22 @@ def request_owner_acted(request: Any, *, principal_actor_id: str) -> bool:
     return any(event.actor_id != principal_actor_id for event in events)
 
 
+STATUS_SHOWN = 3  # a status question without a number is answered for the session's latest requests
+
+
+def requests_for_status(*, session: Any, principal_actor_id: str, request_id: int | None) -> list[dict[str, Any]]:
+    """The session's requests as its principal may ask after them (issue 26 §3): request
+    `request_id`, or the latest few, newest first — each a `request_view` with `owner_acted`
+    (anyone of the business has acted on it).  Another session's request is not found."""
+    from .models import CustomerRequest
+
+    mine = CustomerRequest.objects.filter(session=session)
+    found = list(mine.filter(pk=request_id)) if request_id is not None else list(mine.order_by("-pk")[:STATUS_SHOWN])
+    return [
+        {**request_view(r), "owner_acted": request_owner_acted(r, principal_actor_id=principal_actor_id)} for r in found
+    ]
+
+
 AUDIT_TRAIL_MESSAGES = 1000  # a session's trail in the auditor console shows at most this many messages
 
 

@@ -39,6 +39,8 @@ FIELD_LABELS: dict[str, Promise] = {
     "need": _("What is needed"),
     "when": _("By when"),
     "contact": _("Contact"),
+    # a discount, a special price or a promise the customer asked the owner to decide (issue 26 §3)
+    "asked": _("Asked of you to decide"),
 }
 # What each target state's button says; a state not listed is named as written.
 MOVE_LABELS: dict[str, Promise] = {

@@ -126,8 +126,16 @@ def membership_revoke(*, tenant: Tenant, user: Any, actor: Actor) -> None:
 
 @transaction.atomic
 def agent_create(
-    *, tenant: Tenant, slug: str, name: str, actor: Actor, owners: list[Any] | None = None
+    *,
+    tenant: Tenant,
+    slug: str,
+    name: str,
+    actor: Actor,
+    owners: list[Any] | None = None,
+    skill_ids: list[str] | None = None,
 ) -> AgentProfile:
+    """A new agent and version 1 of its contract (`skill_ids`: its skills, when not the platform's
+    default ones)."""
     if AgentProfile.objects.filter(slug=slug).exists():
         raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
     agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
@@ -136,7 +144,7 @@ def agent_create(
     # sits above tenancy; the contract is the one thing every agent must have from birth.
     from approvals.contract import contract_create_first
 
-    contract_create_first(agent=agent, actor=actor)
+    contract_create_first(agent=agent, actor=actor, skill_ids=skill_ids)
     for user in owners or []:
         agent_owner_add(agent=agent, user=user, actor=actor)
     return agent

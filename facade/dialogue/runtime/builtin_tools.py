@@ -22,8 +22,9 @@ from knowledge.selectors import knowledge_search, pending_versions, unanswered_c
 from knowledge.services import KnowledgeError, entry_propose, knowledge_miss_record
 
 from .. import rules
+from ..intents import decision_asked
 from ..models import Message
-from ..selectors import agent_text_before, open_requests_for_owner, request_view
+from ..selectors import agent_text_before, open_requests_for_owner, request_view, requests_for_status
 from ..services import (
     DialogueError,
     request_amend,
@@ -50,6 +51,7 @@ from .tools import (
     RequestArgs,
     Risk,
     SearchArgs,
+    StatusArgs,
     Tool,
     ToolContext,
     ToolResult,
@@ -73,13 +75,15 @@ def search_knowledge(ctx: ToolContext, args: SearchArgs) -> ToolResult:
         language=ctx.language,
     )
     # A preview's questions are the owner's own: never an unanswered customer question.  Small talk
-    # ("thanks, bye!") is not a question nobody could answer, whatever a model searched.  A price
-    # the published list does not name is still a question nobody answered.
+    # ("thanks, bye!") is not a question nobody could answer, whatever a model searched; nor is a
+    # discount, a special price or a promise asked for: a decision only the business can make.  A
+    # price the published list does not name is still a question nobody answered.
     if (
         not [r for r in content["results"] if r.get("matched", True)]
         and ctx.audience != Audience.OWNER
         and not ctx.session.preview
         and not _small_talk(args.query, ctx)
+        and decision_asked(ctx.run.message.text) is None
     ):
         knowledge_miss_record(
             agent=ctx.agent, session_id=ctx.session.pk, query=args.query, asker=ctx.session.principal_id
@@ -242,11 +246,31 @@ def amend_request(ctx: ToolContext, args: AmendArgs) -> ToolResult:
 
 
 def request_handoff(ctx: ToolContext, args: HandoffArgs) -> ToolResult:
+    """A person of the business follows up; `details`: what the customer gave so far (a request
+    flow passed on to the owner, issue 26 §3), shown to the owner with the follow-up."""
+    details = {str(k)[:40]: str(v) for k, v in args.details.items() if str(v).strip()}
     request = request_submit(
-        session=ctx.session, summary=args.reason or "a person should follow up", details={}, kind="handoff", run=ctx.run
+        session=ctx.session,
+        summary=args.reason or "a person should follow up",
+        details=details,
+        kind="handoff",
+        run=ctx.run,
     )
     ctx.request = request_view(request)
     return ToolResult(Outcome.OK, {"request": ctx.request})
+
+
+def read_request_status(ctx: ToolContext, args: StatusArgs) -> ToolResult:
+    """Where the session's requests stand (the named one, or the latest few): state, who acts
+    next, and whether anyone of the business has acted on it.  Read only; another session's
+    request is not found."""
+    found = requests_for_status(
+        session=ctx.session, principal_actor_id=session_actor(ctx.session).id, request_id=args.request_id
+    )
+    if not found:
+        return ToolResult(Outcome.FAILED, {"error": "not_found", "detail": "no such request in this conversation"})
+    ctx.request = {k: v for k, v in found[0].items() if k != "owner_acted"}
+    return ToolResult(Outcome.OK, {"requests": found})
 
 
 def _malformed(problem: rules.TeachProblem) -> ToolResult:
@@ -557,6 +581,18 @@ registry.register(
         Risk.WRITE,
         request_handoff,
         "handing_off",
+    )
+)
+registry.register(
+    Tool(
+        "read_request_status",
+        "Tell the customer where their request stands (a request of this conversation: the named one, or the "
+        "latest): its state, who acts next. It promises nothing beyond that.",
+        frozenset({Audience.CUSTOMER}),
+        StatusArgs,
+        Risk.READ,
+        read_request_status,
+        "reading_request",
     )
 )
 registry.register(

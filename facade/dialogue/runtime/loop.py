@@ -44,6 +44,7 @@ from guard.quoting import APPLIED_QUOTE
 from knowledge.models import EntryVersion
 from knowledge.selectors import Taboo
 
+from ..intents import OWNER_DECISION, decision_asked
 from ..models import CustomerRequest, DialogueSession, Message, Run, RunStatus, Span
 from ..selectors import conversation_session_ids, recent_messages, request_view
 from ..services import (
@@ -608,6 +609,10 @@ def run_turn(
                 span("model", provider.name, f"rewrite_{outcome}", started, wall, reply)
             rewrite = RewriteRecord(category=first.category, check=first.check, rule=first.rule, outcome=outcome)
 
+    if audience != Audience.OWNER and not stop_reason and decision_asked(message.text) is not None:
+        # Asked for a discount, a special price or a promise: recorded as such (issue 26 §3), a
+        # decision the business makes — not a question the knowledge failed to answer.
+        stop_reason = OWNER_DECISION
     return _finish(
         run=run,
         session=session,

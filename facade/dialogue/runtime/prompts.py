@@ -15,6 +15,8 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 from knowledge.selectors import Taboo, taboos_in_effect
 
+from .ways_out import flow_instructions
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -130,6 +132,7 @@ def customer_prompt(
             else ["You cannot register requests here: say so, and point to the business's own contact."]
         ),
         "If nothing in the knowledge answers, say you don't know yet and offer a person's follow-up.",
+        *flow_instructions(tool_names),
         *_own_sentences(terms.wording.get(language) or {}),
         # The owner's approved taboos; a reply that still says one is replaced (taboo.py).
         "The owner never says these words; never use them, not even in a quote or a denial: "

@@ -52,6 +52,7 @@ from facade.tenancy.models import AgentProfile
 from guard.breaker import breaker_open
 
 from ..labels import STATE_LABELS, label
+from .request_status import status_line
 from .summary import request_summary
 
 __all__ = [
@@ -159,6 +160,7 @@ def templates(agent: AgentProfile, terms: ContractTerms, language: str) -> dict[
     contract has one, else the platform's (the offline model's sentences, the same ones the
     contract page shows).  `summary` takes slots and is not listed here."""
     from .providers.offline import QUESTIONS, TEXT  # the platform's sentences
+    from .ways_out import WAYS
 
     words = TEXT[language]
     found = {
@@ -179,6 +181,7 @@ def templates(agent: AgentProfile, terms: ContractTerms, language: str) -> dict[
         "bad_contact": words["bad_contact"],
         "bad_when": words["bad_when"],
         "not_found": words["not_found"],
+        **WAYS[language],  # the request flow's ways out (issue 26 §3)
     }
     own_handoff = terms.said(language, "handoff")
     if own_handoff:
@@ -282,6 +285,12 @@ def _status(
 
     done = {"registered": "submit_request", "handoff": "request_handoff"}
     done |= {"withdrawn": "withdraw_request", "amended": "amend_request"}
+    if choice.id == "state":  # where the request read_request_status read this turn stands
+        if choice.slots:
+            raise _Refused("unknown_slot")
+        if ctx.request is None or "read_request_status" not in ctx.tools_done:
+            raise _Refused("unknown_status")
+        return status_line(ctx.request, language)
     if choice.id in done:
         if choice.slots:
             raise _Refused("unknown_slot")
@@ -420,7 +429,8 @@ def instructions(agent: AgentProfile, terms: ContractTerms, language: str) -> st
         '    summary: the request summary; slots "need" and the clarification fields, each exactly as the',
         "      customer wrote it (end your answer with it before submit_request).",
         '    owner_has_acted, already_withdrawn: slot {"request": "<number the customer gave>"}.',
-        '- status: "registered", "handoff", "withdrawn", "amended" after that tool ran in this turn; "request"',
+        '- status: "registered", "handoff", "withdrawn", "amended", "state" (read_request_status) after that tool',
+        '  ran in this turn; "request"',
         '  with slot {"request": "<number the customer gave>"} for where a request stands.',
         "A slot holds only words the customer wrote in this conversation: never a price, a date or an amount of yours.",
     ]

@@ -240,6 +240,13 @@ class AmendArgs(Args):
 
 class HandoffArgs(Args):
     reason: str = Field(default="", max_length=300)
+    details: dict[str, str] = Field(
+        default_factory=dict, max_length=10, description="what the customer gave so far, e.g. need, when, contact"
+    )
+
+
+class StatusArgs(Args):
+    request_id: int | None = Field(default=None, ge=1, description="the request's number; none: the latest ones")
 
 
 class IngestArgs(Args):

@@ -59,10 +59,12 @@ from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
-from ... import rules
+from ... import intents, rules
 from ..prompts import conversation_language
+from ..request_status import status_line
 from ..small_talk import SmallTalk, small_talk
 from ..summary import SUMMARY, request_summary
+from ..ways_out import PASS_QUESTIONS, PASSED_ON, WAYS
 from .base import ModelReply, Provider, ToolCall, ToolSpec
 
 _ids = itertools.count(1)
@@ -175,6 +177,12 @@ _HOURS_ASK = re.compile(
 _NOT_A_YES = (SmallTalk.THANKS, SmallTalk.GOODBYE, SmallTalk.NO)
 
 
+def _says_yes(text: str) -> bool:
+    """A yes to the open offer: "OK" or 可以 — but not "可以礼品包装吗？" (a question), nor "OK,
+    thanks" or "no thanks"."""
+    return bool(_YES.match(text)) and not intents.asks(text) and small_talk(text) not in _NOT_A_YES
+
+
 def _commitment_ask(text: str) -> bool:
     return bool(_COMMITMENT_ASK.search(text)) and not _HOURS_ASK.search(text)
 
@@ -265,8 +273,11 @@ class OfflineProvider(Provider):
             request_id, field, value = amend
             return _call("amend_request", {**_request_id(request_id), "details": {field: value}})
         talk = small_talk(user)
+        way_out = self._ways_out(state, user, language, allowed)
+        if way_out is not None:
+            return way_out
         # "OK, thanks" or "no thanks" after the offer to register a request is not a yes to it.
-        if state.offered is not None and _YES.match(user) and talk not in _NOT_A_YES:
+        if state.offered is not None and _says_yes(user):
             return self._next_field({"need": state.offered}, language, allowed)
         if _GREETING.match(user):
             return self._greeting(language), False
@@ -289,6 +300,68 @@ class OfflineProvider(Provider):
             return _call("search_knowledge", {"query": user[:500]})
         return self._unknown(language), False
 
+    # --- the ways out of the request flow (issue 26 §3) --------------------------------------
+
+    def _ways_out(
+        self, state: "FlowState", user: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool] | None:
+        """Outside the flow: an answer to the offer to pass something on to the owner, a question
+        about a registered request (answered from its state, never a new order), the wish to pass
+        it on, or a decision only the business can make; None for anything else."""
+        if state.pass_topic is not None:
+            if _says_yes(user):
+                return self._pass_on({}, state.pass_topic, language, allowed)
+            if rules.is_decline(user) or small_talk(user) == SmallTalk.NO:
+                return template(TEXT[language]["no"], "no"), False
+        if intents.status_asked(user):
+            if "read_request_status" in allowed:
+                return _call("read_request_status", _request_id(str(intents.request_number(user) or "")))
+            if "search_knowledge" in allowed:
+                return _call("search_knowledge", {"query": user[:500]})
+            return self._unknown(language), False
+        if intents.passes_on(user) and "request_handoff" in allowed:
+            return self._pass_on({}, "", language, allowed)
+        if intents.decision_asked(user):
+            return self._decision(language, allowed), True
+        return None
+
+    def _decision(self, language: str, allowed: set[str]) -> Said:
+        """A discount, a special price or a promise: only the owner decides — said so, and offered
+        to be passed on (never searched: it is no question the knowledge failed to answer)."""
+        words = WAYS[language]
+        said = template(words["decision"], "decision")
+        if "request_handoff" in allowed:
+            return _joined(language, said, template(words["pass_offer"], "pass_offer"))
+        if "submit_request" in allowed:
+            return _joined(language, said, template(TEXT[language]["offer"], "offer"))
+        return said
+
+    def _pass_on(
+        self, answers: dict[str, str], topic: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool]:
+        """Pass what the customer gave so far to the owner, as a follow-up by a person."""
+        if "request_handoff" not in allowed:
+            return template(TEXT[language]["failed"], "failed"), False
+        details = {k: v[:500] for k, v in answers.items() if v}
+        if topic:
+            details["asked"] = topic[:500]
+        reason = answers.get("need") or topic or PASSED_ON
+        return _call("request_handoff", {"reason": reason[:300], "details": details})
+
+    def _passing(
+        self, state: "FlowState", user: str, language: str, allowed: set[str]
+    ) -> ToolCall | tuple[str, bool] | None:
+        """In the flow, after the agent offered to pass the request on: a yes passes it on, an
+        answer that fits the open field is taken, a no goes back to the open question; None for
+        anything else (read as in the flow)."""
+        if _says_yes(user):
+            return self._pass_on(state.answers, state.topic, language, allowed)
+        if state.asked is not None and rules.field_problem(state.asked, user) is None:
+            return self._next_field({**state.answers, state.asked: user.strip()}, language, allowed)
+        if rules.is_decline(user) or small_talk(user) == SmallTalk.NO:
+            return self._open_question(replace(state, passing="", refused=0), language), True
+        return None
+
     def _greeting(self, language: str) -> Said:
         text = self._said(language, "greeting") or TEXT[language]["greeting"].format(name=self.agent.name)
         return template(text, "greeting")
@@ -305,10 +378,23 @@ class OfflineProvider(Provider):
         words = TEXT[language]
         if rules.is_cancel(user):
             return template(words["cancelled"], "cancelled"), False
+        if intents.passes_on(user) and "request_handoff" in allowed:
+            return self._pass_on(state.answers, state.topic, language, allowed)
+        if state.passing:
+            passing = self._passing(state, user, language, allowed)
+            if passing is not None:
+                return passing
+        if intents.decision_asked(user):
+            return self._decision(language, allowed), True
+        if intents.status_asked(user) and "read_request_status" in allowed:  # an earlier request
+            return _call("read_request_status", _request_id(str(intents.request_number(user) or "")))
         if state.asked is not None:
             if rules.field_problem(state.asked, user) is None:
                 return self._next_field({**state.answers, state.asked: user.strip()}, language, allowed)
-            return self._aside(user, language, allowed) or self._reask(state.asked, language)
+            if state.asked != "need" and intents.orders(user) and not intents.asks(user):
+                # What is needed, said again ("我想订一个生日蛋糕" when asked by when): no refusal.
+                return self._next_field({**state.answers, "need": user.strip()}, language, allowed)
+            return self._aside(user, language, allowed) or self._reask(state, language, allowed)
         if state.confirming:
             if rules.is_confirmation(user):
                 if "submit_request" not in allowed:
@@ -334,7 +420,7 @@ class OfflineProvider(Provider):
         """A question asked in the middle of the flow: searched like any question, a price or a
         date included (the answer quotes what the entries say, then asks the open question
         again); met with the boundary when searching is not allowed."""
-        if not rules.is_question(user):
+        if not intents.asks(user):
             return None
         if "search_knowledge" in allowed:
             # A price or a date too: what the entries say is quoted, then the boundary (_after_tool).
@@ -343,11 +429,22 @@ class OfflineProvider(Provider):
             return template(self.terms.boundary(language), "boundary"), True  # `complete` adds the open question
         return None
 
-    def _reask(self, field: str, language: str) -> tuple[str, bool]:
+    def _reask(self, state: "FlowState", language: str, allowed: set[str]) -> tuple[str, bool]:
+        """The open field asked again after an answer that does not fit: the first time with
+        what is wrong; the second time in a row with the way out instead (passed on to the owner
+        as it is, or "cancel") — never a third identical refusal."""
+        field = str(state.asked)
         kind = rules.field_kind(field)
         prefix = {rules.FieldKind.CONTACT: "bad_contact", rules.FieldKind.WHEN: "bad_when"}.get(kind)
         question = self._question(field, language)
-        return (_joined(language, template(TEXT[language][prefix], prefix), question) if prefix else question), True
+        if not prefix:
+            return question, True
+        if state.refused % 2 == 1:
+            still = template(WAYS[language][f"still_{prefix}"], f"still_{prefix}")
+            if "request_handoff" in allowed:
+                return _joined(language, still, template(WAYS[language]["way_out"], "way_out")), True
+            return _joined(language, still, template(WAYS[language]["cancel_hint"], "cancel_hint"), question), True
+        return _joined(language, template(TEXT[language][prefix], prefix), question), True
 
     def _said(self, language: str, situation: str) -> str | None:
         """The owner's own sentence for the situation, from the live contract (L2 `wording`)."""
@@ -381,13 +478,22 @@ class OfflineProvider(Provider):
         """What to ask again after answering a question asked in the middle of the flow: the open
         field, the summary or the question what to change; "" outside the flow."""
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-        state = self._clarification_state(messages[:last_user])
+        return self._open_question(self._clarification_state(messages[:last_user]), language)
+
+    def _open_question(self, state: "FlowState", language: str) -> Said | str:
+        """The question `state` leaves open, as the agent asks it; "" when none is."""
+        if state.passing:
+            return template(WAYS[language][state.passing], state.passing)
         if state.asked is not None:
             return self._question(state.asked, language)
         if state.confirming:
             return self._summary(state.answers, language)
         if state.changing:
             return template(TEXT[language]["change"], "change")
+        if state.pass_topic is not None:
+            return template(WAYS[language]["pass_offer"], "pass_offer")
+        if state.offered is not None:
+            return template(WAYS[language]["offer_again"], "offer_again")
         return ""
 
     def _clarification_state(self, history: list[dict[str, Any]]) -> "FlowState":
@@ -400,6 +506,10 @@ class OfflineProvider(Provider):
         closings = [SUMMARY[lang]["closing"] for lang in SUMMARY]
         changes = [TEXT[lang]["change"] for lang in TEXT]
         offers = [TEXT[lang]["offer"] for lang in TEXT]
+        again = [WAYS[lang]["offer_again"] for lang in WAYS]
+        passes = [(WAYS[lang][key], key) for key in PASS_QUESTIONS for lang in WAYS]
+        refusals = [w[key] for w in (TEXT[lang] for lang in TEXT) for key in ("bad_contact", "bad_when")]
+        refusals += [w[key] for w in (WAYS[lang] for lang in WAYS) for key in ("still_bad_contact", "still_bad_when")]
         state = FlowState()
         previous_user = ""
         for message in history:
@@ -409,15 +519,28 @@ class OfflineProvider(Provider):
                 previous_user = text
             elif role == "assistant" and not message.get("tool_calls"):
                 asked = next((field for q, field in questions if text.endswith(q)), None)
+                passing = next((key for q, key in passes if text.endswith(q)), None)
                 answers = state.answers
                 if asked is not None and not answers and asked != "need":
                     answers = {"need": previous_user}
+                refused = any(text.startswith(r) for r in refusals)
                 if asked is not None:
-                    state = FlowState(answers=answers, asked=asked)
+                    count = (state.refused if state.asked == asked else 0) + 1 if refused else 0
+                    state = FlowState(answers=answers, asked=asked, refused=count)
+                elif passing is not None:
+                    # What is passed on is the decision asked for, not a question answered since.
+                    asked_for = previous_user if intents.decision_asked(previous_user) else None
+                    if state.in_flow or passing == "way_out":
+                        topic = asked_for or state.topic
+                        state = replace(state, passing=passing, topic=topic, refused=state.refused + int(refused))
+                    else:
+                        state = FlowState(pass_topic=asked_for or state.pass_topic or previous_user)
                 elif any(text.endswith(c) for c in closings) and answers:
                     state = FlowState(answers=answers, confirming=True)
                 elif any(text.endswith(c) for c in changes) and answers:
                     state = FlowState(answers=answers, changing=True)
+                elif any(text.endswith(o) for o in again) and state.offered is not None:
+                    state = FlowState(offered=state.offered)  # a question answered: the same offer
                 elif any(text.endswith(o) for o in offers):
                     state = FlowState(offered=previous_user)
                 else:
@@ -447,7 +570,9 @@ class OfflineProvider(Provider):
                 return self._owner_failed(name, result, language), False
             return self._owner_after(name, result, language), False
         if result.get("outcome") != "ok":
-            return self._refused(name, result, words), False
+            refused = self._refused(name, result, words)
+            resume = self._resume(messages, language) if name == "read_request_status" else ""
+            return (joined("\n\n", refused, resume), True) if resume else (refused, False)
         if name == "search_knowledge":
             found = result.get("results") or []
             asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
@@ -486,6 +611,11 @@ class OfflineProvider(Provider):
             if resume:
                 return joined("\n\n", answer, resume), True
             return answer, commitment
+        if name == "read_request_status":
+            found = result.get("requests") or [{}]
+            line = status(status_line(found[0], language), "state")
+            resume = self._resume(messages, language)  # asked in the middle of a new request
+            return (joined("\n\n", line, resume), True) if resume else (line, False)
         if name in ("withdraw_request", "amend_request"):
             request = result.get("request") or {}
             key = "withdrawn" if name == "withdraw_request" else "amended"
@@ -518,7 +648,7 @@ class OfflineProvider(Provider):
         error = str(result.get("error") or "")
         shown = result.get("request_id") or "?"
         mine = ("not_found", "owner_has_acted", "already_withdrawn")
-        if name in ("withdraw_request", "amend_request") and error in mine:
+        if name in ("withdraw_request", "amend_request", "read_request_status") and error in mine:
             slots = {"request": str(shown)} if error != "not_found" else None
             return template(words[error].format(id=shown), error, slots)
         detail = str(result.get("detail") or "")
@@ -926,21 +1056,29 @@ class FlowState:
     confirming: bool = False  # the agent's last message showed the summary
     changing: bool = False  # the agent's last message asked what to change
     offered: str | None = None  # the topic of an open offer to register a request
+    refused: int = 0  # how many times in a row the open field's answer was refused
+    passing: str = ""  # in the flow, the open offer to pass the request on (a key of ways_out.WAYS)
+    topic: str = ""  # what the customer asked the owner to decide, passed on with the request
+    pass_topic: str | None = None  # outside the flow: the topic of an open offer to pass it on
 
     @property
     def in_flow(self) -> bool:
-        return self.asked is not None or self.confirming or self.changing
+        return self.asked is not None or self.confirming or self.changing or bool(self.passing)
 
     def after_user(self, text: str) -> "FlowState":
         """The answers once the customer said `text` (what the agent made of it shows in its
         next message, which sets what is open again)."""
-        if self.offered is not None and _YES.match(text):
+        if (self.offered is not None or self.pass_topic is not None) and intents.asks(text):
+            return self  # a question answered, and the same offer made again
+        if self.offered is not None and _says_yes(text):
             return FlowState(answers={"need": self.offered})
         if not self.in_flow or rules.is_cancel(text):
             return FlowState()
         if self.asked is not None:
             if rules.field_problem(self.asked, text) is None:
                 return replace(self, answers={**self.answers, self.asked: text.strip()})
+            if self.asked != "need" and intents.orders(text) and not intents.asks(text):
+                return replace(self, answers={**self.answers, "need": text.strip()})  # what is needed, said again
             return self
         changed = _changed(self.answers, text)
         if changed is not None:

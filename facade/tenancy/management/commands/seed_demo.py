@@ -49,6 +49,24 @@ DEMO_KNOWLEDGE = [
     ),
 ]
 SEED_REF = "seed_demo"
+# The demo's customer face also tells a customer where their request stands (issue 26 §3).
+DEMO_SKILLS = ["knowledge_answers", "request_intake", "handoff", "request_status"]
+
+
+def seed_skills(agent: AgentProfile, actor: Actor) -> bool:
+    """Give a demo agent seeded before the demo had them the demo's skills, through the contract
+    compiler (version+1) — only while its live contract is still the seed's own (an owner who
+    changed the contract since decided its skills); returns whether a version was published."""
+    from approvals.contract import contract_compile, live_contract
+
+    live = live_contract(agent)
+    if live is None or live.published_by != actor.id:
+        return False
+    missing = [skill for skill in DEMO_SKILLS if skill not in live.skill_ids]
+    if not missing:
+        return False
+    contract_compile(agent=agent, changes={"skill_ids": [*live.skill_ids, *missing]}, actor=actor, caused_by=SEED_REF)
+    return True
 
 
 def seed_knowledge(agent: AgentProfile, actor: Actor) -> int:
@@ -122,9 +140,14 @@ class Command(BaseCommand):
                 membership_grant(tenant=tenant, user=user, role=role, actor=actor)
                 accounts[role] = user
             agent = existing or agent_create(
-                tenant=tenant, slug=agent_slug, name=agent_slug.replace("-", " ").title(), actor=actor
+                tenant=tenant,
+                slug=agent_slug,
+                name=agent_slug.replace("-", " ").title(),
+                actor=actor,
+                skill_ids=DEMO_SKILLS,
             )
             agent_owner_add(agent=agent, user=accounts[Role.OWNER], actor=actor)
+            skilled = existing is not None and seed_skills(agent, actor)
             added = seed_knowledge(agent, actor)
             # The platform's operator: a member of no tenant.  An existing account keeps its rights.
             password = secrets.token_urlsafe(12)
@@ -135,6 +158,8 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Seeded tenant {tenant.slug!r} with agent {agent.slug!r}."))
         if added:
             self.stdout.write(f"  knowledge: {added} demo entries added or given their questions")
+        if skilled:
+            self.stdout.write(f"  contract: the demo's skills ({', '.join(DEMO_SKILLS)}) published as a new version")
         for email, role_name in ((owner_email, "owner"), (auditor_email, "auditor"), (operator_email, "operator")):
             if email in created_passwords:
                 self.stdout.write(f"  {role_name:8} {email}  password: {created_passwords[email]}")
