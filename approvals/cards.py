@@ -11,10 +11,12 @@ dialogue depends on approvals, not the other way round."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.functional import Promise
@@ -27,6 +29,7 @@ from knowledge.web import Segment, text_diff
 from . import replay_rules, targets
 from .contract import live_terms
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
+from .outbox import outbox_enabled
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
 
 LEVEL_WORDS: dict[int, Promise] = {
@@ -100,6 +103,51 @@ ASSURANCE_WORDS: dict[str, Promise] = {
 }
 
 
+# Summaries the platform itself writes, in English, into the proposal and the ledger (the record
+# keeps them so); a card shows them in the reader's language.  Each: the stored sentence's shape
+# and the catalogue's sentence with the same placeholders.  A summary an owner or a model wrote
+# matches none and is shown as written.
+SUMMARY_SHAPES: tuple[tuple[re.Pattern[str], Promise], ...] = (
+    (
+        re.compile(r"Answer “(?P<topic>.*)” \(a draft from the daily review: write the answer\)", re.S),
+        _("Answer “%(topic)s” (a draft from the daily review: write the answer)"),
+    ),
+    (
+        re.compile(r"Ask for the contact first: many conversations expired before they finished"),
+        _("Ask for the contact first: many conversations expired before they finished"),
+    ),
+    (
+        re.compile(r"(?P<title>.*) \(version (?P<number>\d+)\) waits for your decision: (?P<reasons>[a-z_, ]+)", re.S),
+        _("%(title)s (version %(number)s) waits for your decision: %(reasons)s"),
+    ),
+    (
+        re.compile(r"(?P<title>.*) \(version (?P<number>\d+)\) waits for your decision", re.S),
+        _("%(title)s (version %(number)s) waits for your decision"),
+    ),
+)
+DRAFT_PLACEHOLDER_SHOWN = _(
+    "The daily review found this question unanswered and does not know the answer: write the answer here "
+    "before you approve."
+)
+ROLLBACK_SHAPE = re.compile(r"Roll back (?P<id>\S+): (?P<rest>.*)", re.S)
+
+
+def summary_shown(summary: str) -> str:
+    """A proposal's summary in the reader's language when the platform wrote it (SUMMARY_SHAPES),
+    else as it was written."""
+    rollback = ROLLBACK_SHAPE.fullmatch(summary)
+    if rollback:
+        return gettext("Roll back %(id)s: %(summary)s") % {
+            "id": rollback["id"],
+            "summary": summary_shown(rollback["rest"]),
+        }
+    for shape, sentence in SUMMARY_SHAPES:
+        found = shape.fullmatch(summary)
+        if found:
+            return str(sentence) % found.groupdict()
+    return summary
+
+
 def _word(table: dict[str, Promise] | dict[int, Promise], key: Any) -> str:
     found = table.get(key)
     return str(found) if found is not None else str(key)
@@ -147,6 +195,7 @@ class ReplayView:
 class CardView:
     proposal: ChangeProposal
     kind: str
+    title: str
     level_words: str
     origin: str
     status: str
@@ -168,6 +217,7 @@ class CardView:
     can_decide: bool = False
     can_roll_back: bool = False
     needs_totp: bool = False  # L3 in a tenant that requires the authenticator code too
+    outbox_url: str = ""  # L3 in the demo: where the e-mailed code can be read (approvals/outbox.py)
     signatures: str = ""  # L3 under the two-owner rule: the approvals recorded so far
     replay: ReplayView | None = None  # the replay preview, for the kinds that are replayed
     data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
@@ -271,6 +321,9 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         view.diff_kind = "text"
         view.text_before, view.text_after = _text_of(before), _text_of(after if after is not None else payload)
+        if view.text_after.strip() == REVIEW_DRAFT_PLACEHOLDER:
+            # The review's placeholder is stored in English (the record); the owner reads it in theirs.
+            view.text_after = str(DRAFT_PLACEHOLDER_SHOWN)
         if kind == Kind.BOUNDARY_WORDING and not view.text_before:
             # No wording of the owner's in this language: customers are told what the live
             # contract falls back to (while pending), which before any change was the default.
@@ -405,6 +458,7 @@ def card_view(proposal: ChangeProposal) -> CardView:
     view = CardView(
         proposal=proposal,
         kind=kind,
+        title=summary_shown(proposal.summary),
         level_words=_word(LEVEL_WORDS, proposal.level),
         origin=_word(ORIGIN_WORDS, proposal.origin),
         status=_word(STATUS_WORDS, status),
@@ -434,6 +488,8 @@ def card_view(proposal: ChangeProposal) -> CardView:
 
         tenant = proposal.agent.tenant
         view.needs_totp = bool(tenant.l3_requires_totp)
+        if outbox_enabled():
+            view.outbox_url = reverse("owner-outbox", args=[proposal.agent.slug])
         if tenant.l3_requires_two_owners:
             view.signatures = gettext("Approvals so far: %(n)s of %(needed)s owners.") % {
                 "n": approvals_of(proposal),

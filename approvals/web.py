@@ -32,9 +32,9 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 
 from .cards import card_view
 from .contract_models import AgentContract
+from .outbox import outbox_enabled
 from .selectors import pending_proposals, proposal_get, recently_decided
 
-FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 OUTBOX_FILES = 200  # the newest files read; the file backend writes one per connection
 OUTBOX_SHOWN = 20
 
@@ -52,6 +52,7 @@ def approvals_texts() -> dict[str, str]:
         "working": gettext("Working…"),
         "sending_code": gettext("Sending the code…"),
         "sent_to": gettext("We e-mailed a 6-digit code to {address}. Type it here to confirm."),
+        "waiting_code": gettext("Waiting for the code from the e-mail."),
         "code_format": gettext("The code is the 6 digits from the e-mail."),
         "wrong_code": gettext("That code is not right. Tries left: {n}."),
         "code_dead": gettext("Too many wrong codes. Ask for a new code."),
@@ -140,12 +141,6 @@ class Mail:
     subject: str
     sent: str
     body: str
-
-
-def outbox_enabled() -> bool:
-    return bool(settings.DEBUG or getattr(settings, "FACADE_DEMO_OUTBOX", False)) and (
-        settings.EMAIL_BACKEND == FILE_BACKEND
-    )
 
 
 def outbox_mails(address: str) -> list[Mail]:

@@ -278,7 +278,9 @@ def test_overview_page_for_owners_only(shanghai: TenantWorld, world_b: TenantWor
     page = signed_in(shanghai.owner).get(url)
     assert page.status_code == 200
     html = page.content.decode()
-    assert html.count("<canvas") == 7 and html.count("<details>") == 7
+    # Seven metrics, each a chart with its table, or one line when none of the 30 days has a figure.
+    assert html.count('<figure class="metric"') == 7
+    assert html.count("<canvas") == html.count("<details>") == 7 - html.count('class="metric-empty"')
     assert 'id="metrics-data"' in html and "vendor/chart.js/chart.umd.min.js" in html
     island = json.loads(html.split('id="metrics-data" type="application/json">')[1].split("</script>")[0])
     assert len(island["days"]) == 30 and [s["id"] for s in island["series"]][0] == "review_adoption"
