@@ -42,7 +42,7 @@ def signed_in(user: Any) -> Client:
 def section(html: str, kind: str) -> str:
     """The contract page's section of one form, from its heading to the next section."""
     start = html.index(f'<section aria-labelledby="{kind}-h"')
-    return html[start : html.index("</section>", html.index(f'<form method="post" action="', start))]
+    return html[start : html.index("</section>", html.index('<form method="post" action="', start))]
 
 
 def test_a_proposed_price_list_comes_back_with_its_outcome_and_card_in_its_section(world_a: TenantWorld) -> None:
