@@ -15,7 +15,7 @@ The URLs are in `approvals/urls.py`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from email import message_from_string, policy
+from email import message_from_bytes, policy
 from pathlib import Path
 from typing import Any
 
@@ -152,10 +152,12 @@ def outbox_mails(address: str) -> list[Mail]:
     found: list[Mail] = []
     for path in files:
         # The file backend writes each message followed by a line of 79 dashes.
-        for raw in reversed(path.read_text(encoding="utf-8", errors="replace").split("\n" + "-" * 79 + "\n")):
+        # Bytes, not text: a body in Chinese is 8-bit UTF-8, which the parser of a str would
+        # hand back escaped ("\u60a8…") instead of decoding it.
+        for raw in reversed(path.read_bytes().split(b"\n" + b"-" * 79 + b"\n")):
             if not raw.strip():
                 continue
-            mail = message_from_string(raw.lstrip("\n"), policy=policy.default)
+            mail = message_from_bytes(raw.lstrip(b"\n"), policy=policy.default)
             to = [a.strip().lower() for a in str(mail.get("To", "")).split(",")]
             if address.lower() not in to:
                 continue

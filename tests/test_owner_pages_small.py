@@ -141,9 +141,11 @@ def test_the_decision_line_of_an_owners_own_change_ends_in_what_it_says(world_a:
     greeting = {"kind": "wording", "language": "en", "situation": "greeting", "text": "Hello!", "summary": "Hi"}
     owner.post(f"/owner/{world_a.agent.slug}/contract/change", greeting)
     assert ChangeProposal.objects.get(agent=world_a.agent, kind="wording").status == ProposalStatus.APPLIED
-    html = signed_in(world_a.auditor).get(
-        "/audit/alpha/lineage", {"entity_type": "contract", "entity_id": world_a.agent.slug}
-    ).content.decode()
+    html = (
+        signed_in(world_a.auditor)
+        .get("/audit/alpha/lineage", {"entity_type": "contract", "entity_id": world_a.agent.slug})
+        .content.decode()
+    )
     lines = re.findall(r"<dt>Authorised by</dt>\s*<dd>(.*?)</dd>", html, re.S)
     assert lines, "the lineage shows no decision"
     for line in lines:
