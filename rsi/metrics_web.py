@@ -159,6 +159,8 @@ def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[
     return {
         "metrics": data,
         "charts": charts,
+        # Nothing to chart on any day: one sentence instead of seven empty charts.
+        "charts_empty": all(c["empty"] for c in charts),
         "weeks": weeks,
         "island": island,
         "delivered_violations": data.totals.delivered_violations,

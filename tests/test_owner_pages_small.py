@@ -157,5 +157,7 @@ def test_the_decision_line_of_an_owners_own_change_ends_in_what_it_says(world_a:
 
 def test_the_metrics_of_an_agent_with_no_data_take_a_line_each(world_a: TenantWorld) -> None:
     html = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/").content.decode()
-    assert html.count('<figure class="metric"') == 7
-    assert html.count('class="metric-empty"') == 7 and "<canvas" not in html
+    # One sentence naming the seven metrics, not seven empty 30-day charts with empty tables.
+    assert html.count('class="metric-empty charts-empty"') == 1
+    assert "<canvas" not in html and '<figure class="metric"' not in html
+    assert html.count('<span id="metric-') == 7
