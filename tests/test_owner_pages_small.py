@@ -114,7 +114,7 @@ def test_the_export_page_serves_the_verifier_that_checks_a_real_export(
     assert link is not None
     download = auditor.get(link.group(1))
     assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
-    served = b"".join(download.streaming_content)
+    served = download.content
     assert served == (ROOT / "tools" / "verify_export.py").read_bytes()  # the project's own verifier
     (tmp_path / "verify_export.py").write_bytes(served)
     api.force_login(world_a.auditor)
