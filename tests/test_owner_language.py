@@ -203,7 +203,19 @@ def test_the_owners_pages_in_chinese_carry_no_english_sentence(world_a: TenantWo
         "Facade",
         "need, when, contact",
     ]
-    pages = ["/", f"/owner/{slug}/", f"/owner/{slug}/inbox", f"/owner/{slug}/contract", f"/owner/{slug}/requests"]
+    pages = [
+        "/",
+        f"/owner/{slug}/",
+        f"/owner/{slug}/inbox",
+        f"/owner/{slug}/contract",
+        f"/owner/{slug}/requests",
+        f"/owner/{slug}/knowledge",
+        f"/owner/{slug}/knowledge/new",
+        f"/owner/{slug}/knowledge/unanswered",
+        f"/owner/{slug}/feeds",
+        f"/owner/{slug}/chat",
+        "/accounts/two-step/",
+    ]
     found = {}
     for path in pages:
         response = client.get(path)
