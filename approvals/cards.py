@@ -11,7 +11,6 @@ dialogue depends on approvals, not the other way round."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,13 @@ from .contract import live_terms
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
 from .outbox import outbox_enabled
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
+from .summaries import summary_shown
 
+# The review's placeholder text of a draft, stored in English (schemas.REVIEW_DRAFT_PLACEHOLDER).
+DRAFT_PLACEHOLDER_SHOWN = _(
+    "The daily review found this question unanswered and does not know the answer: write the answer here "
+    "before you approve."
+)
 LEVEL_WORDS: dict[int, Promise] = {
     1: _("Level 1 — knowledge: what your agent may tell customers. Approving adds it to the knowledge base."),
     2: _(
@@ -101,51 +106,6 @@ ASSURANCE_WORDS: dict[str, Promise] = {
     "email_otp+totp": _("a code sent by e-mail and one from the authenticator app"),
     "owner_session": _("proposing it yourself while signed in"),
 }
-
-
-# Summaries the platform itself writes, in English, into the proposal and the ledger (the record
-# keeps them so); a card shows them in the reader's language.  Each: the stored sentence's shape
-# and the catalogue's sentence with the same placeholders.  A summary an owner or a model wrote
-# matches none and is shown as written.
-SUMMARY_SHAPES: tuple[tuple[re.Pattern[str], Promise], ...] = (
-    (
-        re.compile(r"Answer “(?P<topic>.*)” \(a draft from the daily review: write the answer\)", re.S),
-        _("Answer “%(topic)s” (a draft from the daily review: write the answer)"),
-    ),
-    (
-        re.compile(r"Ask for the contact first: many conversations expired before they finished"),
-        _("Ask for the contact first: many conversations expired before they finished"),
-    ),
-    (
-        re.compile(r"(?P<title>.*) \(version (?P<number>\d+)\) waits for your decision: (?P<reasons>[a-z_, ]+)", re.S),
-        _("%(title)s (version %(number)s) waits for your decision: %(reasons)s"),
-    ),
-    (
-        re.compile(r"(?P<title>.*) \(version (?P<number>\d+)\) waits for your decision", re.S),
-        _("%(title)s (version %(number)s) waits for your decision"),
-    ),
-)
-DRAFT_PLACEHOLDER_SHOWN = _(
-    "The daily review found this question unanswered and does not know the answer: write the answer here "
-    "before you approve."
-)
-ROLLBACK_SHAPE = re.compile(r"Roll back (?P<id>\S+): (?P<rest>.*)", re.S)
-
-
-def summary_shown(summary: str) -> str:
-    """A proposal's summary in the reader's language when the platform wrote it (SUMMARY_SHAPES),
-    else as it was written."""
-    rollback = ROLLBACK_SHAPE.fullmatch(summary)
-    if rollback:
-        return gettext("Roll back %(id)s: %(summary)s") % {
-            "id": rollback["id"],
-            "summary": summary_shown(rollback["rest"]),
-        }
-    for shape, sentence in SUMMARY_SHAPES:
-        found = shape.fullmatch(summary)
-        if found:
-            return str(sentence) % found.groupdict()
-    return summary
 
 
 def _word(table: dict[str, Promise] | dict[int, Promise], key: Any) -> str:

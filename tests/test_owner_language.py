@@ -252,3 +252,15 @@ def untranslated_template_words() -> dict[str, list[str]]:
         if words:
             findings[str(path.relative_to(ROOT))] = sorted(words)
     return findings
+
+
+def test_the_owner_chat_lists_the_reviews_drafts_in_the_owners_language(world_a: TenantWorld) -> None:
+    from facade.dialogue.runtime.loop import turn_handle
+    from facade.dialogue.runtime.providers.offline import OfflineProvider
+
+    draft = review_draft(world_a, "gift wrapping")
+    session = session_open(agent=world_a.agent, audience=Audience.OWNER, user=world_a.owner)
+    result = turn_handle(session=session, text="收件箱", provider=OfflineProvider(world_a.agent))
+    assert result.reply is not None
+    line = next(line for line in str(result.reply.text).splitlines() if draft.pk in line)
+    assert "回答“gift wrapping”（每日回顾生成的草稿：请写下答案）" in line and "a draft from" not in line
