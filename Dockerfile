@@ -22,6 +22,8 @@ COPY guard ./guard
 COPY templates ./templates
 COPY static ./static
 COPY locale ./locale
+# The export verifier the auditor console offers for download (audit/verification_web.py).
+COPY tools/verify_export.py ./tools/verify_export.py
 # Editable, so that BASE_DIR (templates/, static/, locale/) stays /app.
 RUN pip install -c constraints.txt -e .
 USER facade

@@ -35,6 +35,7 @@ from django.utils.translation import gettext
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
+from facade.tenancy.services import language_of_addresses
 
 from . import authority_events as events
 from .authority_events import ChallengeRefusal, TokenRefusal
@@ -256,7 +257,8 @@ def new_code() -> str:
 
 
 def _send_code(*, address: str, code: str, agent: AgentProfile, change_id: str, decision: str, minutes: int) -> None:
-    with translation.override(settings.LANGUAGE_CODE):
+    """The code's e-mail, in the language its owner reads the site in."""
+    with translation.override(language_of_addresses([address])[address]):
         subject = gettext("Your confirmation code for %(agent)s") % {"agent": agent.name}
         if decision == Decision.APPROVE:
             what = gettext("You asked to approve change %(change)s of %(agent)s.")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.functional import Promise
@@ -27,8 +28,15 @@ from knowledge.web import Segment, text_diff
 from . import replay_rules, targets
 from .contract import live_terms
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
+from .outbox import outbox_enabled
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
+from .summaries import summary_shown
 
+# The review's placeholder text of a draft, stored in English (schemas.REVIEW_DRAFT_PLACEHOLDER).
+DRAFT_PLACEHOLDER_SHOWN = _(
+    "The daily review found this question unanswered and does not know the answer: write the answer here "
+    "before you approve."
+)
 LEVEL_WORDS: dict[int, Promise] = {
     1: _("Level 1 — knowledge: what your agent may tell customers. Approving adds it to the knowledge base."),
     2: _(
@@ -147,6 +155,7 @@ class ReplayView:
 class CardView:
     proposal: ChangeProposal
     kind: str
+    title: str
     level_words: str
     origin: str
     status: str
@@ -168,6 +177,7 @@ class CardView:
     can_decide: bool = False
     can_roll_back: bool = False
     needs_totp: bool = False  # L3 in a tenant that requires the authenticator code too
+    outbox_url: str = ""  # L3 in the demo: where the e-mailed code can be read (approvals/outbox.py)
     signatures: str = ""  # L3 under the two-owner rule: the approvals recorded so far
     replay: ReplayView | None = None  # the replay preview, for the kinds that are replayed
     data: dict[str, Any] = field(default_factory=dict)  # what the script needs, as data-* attributes
@@ -271,6 +281,9 @@ def _diff(view: CardView, proposal: ChangeProposal) -> None:
     if kind in (Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.KNOWLEDGE_DRAFT, Kind.LESSON):
         view.diff_kind = "text"
         view.text_before, view.text_after = _text_of(before), _text_of(after if after is not None else payload)
+        if view.text_after.strip() == REVIEW_DRAFT_PLACEHOLDER:
+            # The review's placeholder is stored in English (the record); the owner reads it in theirs.
+            view.text_after = str(DRAFT_PLACEHOLDER_SHOWN)
         if kind == Kind.BOUNDARY_WORDING and not view.text_before:
             # No wording of the owner's in this language: customers are told what the live
             # contract falls back to (while pending), which before any change was the default.
@@ -405,6 +418,7 @@ def card_view(proposal: ChangeProposal) -> CardView:
     view = CardView(
         proposal=proposal,
         kind=kind,
+        title=summary_shown(proposal.summary),
         level_words=_word(LEVEL_WORDS, proposal.level),
         origin=_word(ORIGIN_WORDS, proposal.origin),
         status=_word(STATUS_WORDS, status),
@@ -434,6 +448,8 @@ def card_view(proposal: ChangeProposal) -> CardView:
 
         tenant = proposal.agent.tenant
         view.needs_totp = bool(tenant.l3_requires_totp)
+        if outbox_enabled():
+            view.outbox_url = reverse("owner-outbox", args=[proposal.agent.slug])
         if tenant.l3_requires_two_owners:
             view.signatures = gettext("Approvals so far: %(n)s of %(needed)s owners.") % {
                 "n": approvals_of(proposal),

@@ -15,7 +15,7 @@ The URLs are in `approvals/urls.py`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from email import message_from_string, policy
+from email import message_from_bytes, policy
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,9 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 
 from .cards import card_view
 from .contract_models import AgentContract
+from .outbox import outbox_enabled
 from .selectors import pending_proposals, proposal_get, recently_decided
 
-FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 OUTBOX_FILES = 200  # the newest files read; the file backend writes one per connection
 OUTBOX_SHOWN = 20
 
@@ -52,6 +52,7 @@ def approvals_texts() -> dict[str, str]:
         "working": gettext("Working…"),
         "sending_code": gettext("Sending the code…"),
         "sent_to": gettext("We e-mailed a 6-digit code to {address}. Type it here to confirm."),
+        "waiting_code": gettext("Waiting for the code from the e-mail."),
         "code_format": gettext("The code is the 6 digits from the e-mail."),
         "wrong_code": gettext("That code is not right. Tries left: {n}."),
         "code_dead": gettext("Too many wrong codes. Ask for a new code."),
@@ -142,12 +143,6 @@ class Mail:
     body: str
 
 
-def outbox_enabled() -> bool:
-    return bool(settings.DEBUG or getattr(settings, "FACADE_DEMO_OUTBOX", False)) and (
-        settings.EMAIL_BACKEND == FILE_BACKEND
-    )
-
-
 def outbox_mails(address: str) -> list[Mail]:
     """The newest e-mails the file backend wrote to `address`, newest first."""
     folder = Path(getattr(settings, "EMAIL_FILE_PATH", "") or "")
@@ -157,10 +152,12 @@ def outbox_mails(address: str) -> list[Mail]:
     found: list[Mail] = []
     for path in files:
         # The file backend writes each message followed by a line of 79 dashes.
-        for raw in reversed(path.read_text(encoding="utf-8", errors="replace").split("\n" + "-" * 79 + "\n")):
+        # Bytes, not text: a body in Chinese is 8-bit UTF-8, which the parser of a str would
+        # hand back escaped ("\u60a8…") instead of decoding it.
+        for raw in reversed(path.read_bytes().split(b"\n" + b"-" * 79 + b"\n")):
             if not raw.strip():
                 continue
-            mail = message_from_string(raw.lstrip("\n"), policy=policy.default)
+            mail = message_from_bytes(raw.lstrip(b"\n"), policy=policy.default)
             to = [a.strip().lower() for a in str(mail.get("To", "")).split(",")]
             if address.lower() not in to:
                 continue

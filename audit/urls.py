@@ -14,6 +14,7 @@ urlpatterns = [
     path("<slug:tenant_slug>/verification", verification_web.audit_verification, name="audit-verification"),
     path("<slug:tenant_slug>/verification/run", verification_web.audit_verify_run, name="audit-verify-run"),
     path("<slug:tenant_slug>/export", verification_web.audit_export, name="audit-export"),
+    path("<slug:tenant_slug>/export/verify_export.py", verification_web.audit_verifier, name="audit-verifier"),
     path("<slug:tenant_slug>/sessions/<uuid:session_id>", session_web.audit_session, name="audit-session"),
     path("<slug:tenant_slug>/metrics", metrics_web.audit_metrics, name="audit-metrics"),
 ]

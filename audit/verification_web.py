@@ -1,7 +1,9 @@
-"""The console's Verification and Export pages, and the "Verify now" button."""
+"""The console's Verification and Export pages, the "Verify now" button, and the offline
+verifier the Export page offers for download."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -44,3 +46,16 @@ def audit_verify_run(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 def audit_export(request: HttpRequest, tenant: Tenant, context: dict) -> HttpResponse:
     context.update({"public_key": public_key(), "checkpoint": latest_checkpoint(tenant)})
     return render(request, "audit/export.html", context)
+
+
+# The verifier an outside auditor runs on an export: the very file the project's own tests run
+# (tools/verify_export.py — Python's standard library only, importing nothing from Facade).
+VERIFIER = settings.BASE_DIR / "tools" / "verify_export.py"
+
+
+@audit_page("verifier", tab="audit-export")
+def audit_verifier(request: HttpRequest, tenant: Tenant, context: dict) -> HttpResponse:
+    # Plain bytes (the file is a few KB), so that it passes as a page to audit_page's recording.
+    response = HttpResponse(VERIFIER.read_bytes(), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="verify_export.py"'
+    return response

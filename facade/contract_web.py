@@ -27,13 +27,15 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
+from approvals.cards import CardView, card_view
 from approvals.contract import live_content, live_terms
 from approvals.models import ChangeProposal, ProposalStatus
 from approvals.rules import Origin
 from approvals.schemas import Kind
-from approvals.selectors import pending_count
+from approvals.selectors import pending_count, proposal_get
 from approvals.services import ProposalError, proposal_create
 from approvals.skills import DELIVERY_CHANNELS, SKILLS
+from approvals.web import approvals_texts
 from facade.dialogue.runtime.providers.offline import TEXT
 from facade.tenancy.models import DEFAULT_WORDING, AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
@@ -225,26 +227,63 @@ def payload_of(form: Form) -> dict[str, Any]:
 
 
 def outcome_message(request: HttpRequest, agent: AgentProfile, proposal: ChangeProposal) -> None:
+    """What became of the change, said in the section of the form that proposed it (its tag
+    `contract-<kind>`): the page comes back scrolled to that sentence, not to the top."""
+    tag = f"contract-{proposal.kind}"
     if proposal.status == ProposalStatus.APPLIED:
-        messages.success(request, gettext("Applied: customers hear it from their next message."))
+        messages.success(request, gettext("Applied: customers hear it from their next message."), extra_tags=tag)
     elif proposal.status == ProposalStatus.FAILED:
         reasons = "; ".join(str(r) for r in proposal.failure_reasons or [])
-        messages.error(request, gettext("Failed: %(reasons)s") % {"reasons": reasons})
+        messages.error(request, gettext("Failed: %(reasons)s") % {"reasons": reasons}, extra_tags=tag)
     else:
         card = reverse("owner-inbox", args=[agent.slug]) + f"#{proposal.pk}"
+        waiting = (
+            gettext(
+                "Proposed. It waits for your decision: approve it on its card below, with the code we e-mail you, "
+                "or later in the inbox."
+            )
+            if proposal.level == 3
+            else gettext("Proposed. It waits for your decision: decide it on its card below or in the inbox.")
+        )
         messages.info(
             request,
-            format_html(
-                '{} <a href="{}">{}</a>',
-                gettext("Waiting for your decision in the inbox — L3 changes need the code we e-mail you."),
-                card,
-                gettext("Open this change in your inbox"),
-            ),
+            format_html('{} <a href="{}">{}</a>', waiting, card, gettext("Open this change in your inbox")),
+            extra_tags=tag,
         )
+
+
+def _outcomes(request: HttpRequest) -> tuple[dict[str, list[Any]], list[Any]]:
+    """The page's messages: those of a change form by its kind (shown in its section), the rest."""
+    by_kind: dict[str, list[Any]] = {}
+    others: list[Any] = []
+    for message in messages.get_messages(request):
+        tags = str(message.extra_tags or "").split()
+        kind = next((t.removeprefix("contract-") for t in tags if t.startswith("contract-")), "")
+        if kind in FORM_KINDS:
+            by_kind.setdefault(kind, []).append(message)
+        else:
+            others.append(message)
+    return by_kind, others
+
+
+def _proposed_card(agent: AgentProfile, change_id: str) -> CardView | None:
+    """The card of the change just proposed from this page (`?change=<id>`), when it waits for a
+    decision: the owner decides it where they are, with the same card and script as the inbox."""
+    if not change_id:
+        return None
+    try:
+        proposal = proposal_get(agent=agent, proposal_id=change_id[:64])
+    except NotFound:
+        return None
+    if proposal.status != ProposalStatus.PENDING or proposal.kind not in FORM_KINDS:
+        return None
+    return card_view(proposal)
 
 
 def _page(request: HttpRequest, agent: AgentProfile, forms: dict[str, Form], status: int = 200) -> HttpResponse:
     terms = live_terms(agent)
+    outcomes, messages_left = _outcomes(request)
+    proposed = _proposed_card(agent, request.GET.get("change", ""))
     for kind, form in forms.items():
         form.summary = form.summary or str(SUMMARIES[Kind(kind)])
     pricing_form = forms[Kind.PRICING]
@@ -318,6 +357,17 @@ def _page(request: HttpRequest, agent: AgentProfile, forms: dict[str, Form], sta
         "change_url": reverse("owner-contract-change", args=[agent.slug]),
         "mode": terms.composition_mode,
         "modes": [{"code": code, "name": name, "explained": explained} for code, (name, explained) in MODES.items()],
+        # Each form's section: what became of its change, and that change's card while it waits.
+        "outcome": {
+            kind: {
+                "kind": kind,
+                "messages": outcomes.get(kind, []),
+                "card": proposed if proposed and proposed.proposal.kind == kind else None,
+            }
+            for kind in FORM_KINDS
+        },
+        "page_messages": messages_left,
+        "texts": approvals_texts(),
     }
     response = render(request, "contract/owner_contract.html", context, status=status)
     response["Cache-Control"] = "no-store"
@@ -355,4 +405,7 @@ def owner_contract_change(request: HttpRequest, slug: str) -> HttpResponse:
         forms = {**_live_forms(agent), kind: form}
         return _page(request, agent, forms, status=400)
     outcome_message(request, agent, proposal)
-    return HttpResponseRedirect(reverse("owner-contract", args=[agent.slug]) + f"#{kind}-h")
+    # Back to the sentence that says what became of it, with the change's card under it when it
+    # waits for a decision (not to the top of a long page, nor to a form that looks untouched).
+    query = f"?change={proposal.pk}" if proposal.status == ProposalStatus.PENDING else ""
+    return HttpResponseRedirect(reverse("owner-contract", args=[agent.slug]) + f"{query}#{kind}-outcome")

@@ -43,12 +43,23 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
     ]
 
 
+PUBLIC_AGENTS_SHOWN = 20
+
+
+def public_agents() -> list[AgentProfile]:
+    """The agents whose customer chat `/` links to when signed out, by name (the first few)."""
+    return list(AgentProfile.objects.order_by("name", "slug")[:PUBLIC_AGENTS_SHOWN])
+
+
 @require_safe  # pages read; a write to one would be answered as if it had done something
 def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
         "ledger_tenants": ledger_tenants(request.user).order_by("slug"),
         "demo_outbox": outbox_enabled(),
+        # Signed out, `/` leads to the chats a visitor may use: every agent's customer page is
+        # public by its slug (AgentPolicy.get_public), so none is disclosed that was not.
+        "public_agents": [] if request.user.is_authenticated else public_agents(),
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).
         "verify_text": {

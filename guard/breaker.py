@@ -18,13 +18,12 @@ import datetime as dt
 import logging
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from facade.dialogue.notify import owner_addresses
+from facade.dialogue.notify import owner_addresses, send_in_their_languages
 from facade.dialogue.selectors import blocked_replies_since
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile
@@ -116,12 +115,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def breaker_email(breaker: GuardBreaker) -> tuple[str, str]:
-    """The subject and body, in the site's default language: counts and a link, no reply text."""
+def breaker_email(breaker: GuardBreaker, language: str | None = None) -> tuple[str, str]:
+    """The subject and body, in `language` (the recipient's; the site's default when not given):
+    counts and a link, no reply text."""
     agent = breaker.agent
     path = reverse("owner-overview", args=[agent.slug])
     url = f"{settings.FACADE_PUBLIC_URL.rstrip('/')}{path}#guard-breaker"
-    with translation.override(settings.LANGUAGE_CODE):
+    with translation.override(language or settings.LANGUAGE_CODE):
         name = _one_line(agent.name)
         subject = gettext("%(agent)s now answers customers in strict mode") % {"agent": name}
         lines = [
@@ -151,6 +151,4 @@ def breaker_notify_owners(breaker_id: int) -> int:
     recipients = owner_addresses(breaker.agent)
     if not recipients:
         return 0
-    subject, body = breaker_email(breaker)
-    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
-    return len(recipients)
+    return send_in_their_languages(recipients, lambda language: breaker_email(breaker, language))

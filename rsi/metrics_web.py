@@ -120,6 +120,8 @@ def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[
                 "title": TITLES[metric],
                 "meaning": MEANINGS[metric],
                 "total": shown(getattr(data.totals, metric), kind),
+                # No day has a figure: the chart and its table would be 30 empty days.
+                "empty": all(getattr(row, metric) is None for row in data.rows),
                 "rows": [
                     {
                         "day": row.day,
@@ -157,6 +159,8 @@ def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[
     return {
         "metrics": data,
         "charts": charts,
+        # Nothing to chart on any day: one sentence instead of seven empty charts.
+        "charts_empty": all(c["empty"] for c in charts),
         "weeks": weeks,
         "island": island,
         "delivered_violations": data.totals.delivered_violations,

@@ -280,7 +280,7 @@ def test_the_console_shows_the_owners_metrics_read_only(world_a: TenantWorld) ->
     assert response.status_code == 200
     html = response.content.decode()
     for metric in ("review_adoption", "over_commitment", "satisfaction"):
-        assert f'data-metric="{metric}"' in html
+        assert f'id="metric-{metric}"' in html  # its chart, or its name where no day has a figure
     assert 'id="metrics-data"' in html and "vendor/chart.js/chart.umd.min.js" in html
     assert "/owner/" not in html and "<form" not in html.split('id="wow-h"')[1]  # no owner links or actions
     assert f"?agent={second.slug}" in html
@@ -294,7 +294,7 @@ def test_the_console_shows_the_owners_metrics_read_only(world_a: TenantWorld) ->
     assert [e.payload["view"] for e in viewed][-1] == "metrics"
     # The owner's overview still renders the same figures through the shared template part.
     overview = signed_in(world_a.owner).get(f"/owner/{world_a.agent.slug}/").content.decode()
-    assert 'data-metric="review_adoption"' in overview
+    assert 'id="metric-review_adoption"' in overview
     assert re.search(r'action="/owner/alpha-agent/reviews/run"', overview)
 
 

@@ -514,7 +514,8 @@ def test_the_export_page_offers_the_download_and_the_verifier(world_a: TenantWor
     assert response.status_code == 200
     page = response.content.decode()
     assert 'action="/api/audit/export"' in page and 'name="tenant" value="alpha"' in page
-    assert f"tools/verify_export.py --public-key {public_key()}" in page
+    assert f"python3 verify_export.py --public-key {public_key()}" in page
+    assert 'href="/audit/alpha/export/verify_export.py"' in page
     assert LedgerEvent.objects.filter(chain_id=world_a.tenant.pk).of_type("audit.viewed").count() == 1
 
 

@@ -45,7 +45,7 @@ def test_the_owner_changes_the_greeting_and_the_next_customer_hears_it(
         form.get_by_label("Summary").fill("A greeting that names Ana")
         form.get_by_role("button", name="Propose this change").click()
 
-        expect(owner).to_have_url(f"{site}/owner/demo-shop/contract#wording-h")
+        expect(owner).to_have_url(f"{site}/owner/demo-shop/contract#wording-outcome")
         expect(owner.locator(".flash")).to_contain_text("Applied: customers hear it from their next message.")
         expect(owner.locator(".said").first).to_contain_text(GREETING)
         [proposal] = ChangeProposal.objects.filter(agent__slug="demo-shop", kind="wording")
@@ -91,7 +91,7 @@ def test_the_page_at_360px_in_chinese_by_keyboard(
         page.locator("#pricing-summary").fill("新的蛋糕价格")
         page.locator("#pricing-summary").press("Enter")
 
-        expect(page.locator(".flash")).to_contain_text("正在收件箱中等待您的决定")
+        expect(page.locator(".flash")).to_contain_text("已提议。它正在等待您的决定")
         [proposal] = ChangeProposal.objects.filter(agent__slug="demo-shop", kind="pricing")
         assert proposal.status == "pending"
         assert {"name": "生日蛋糕", "amount": "42.00"} in proposal.payload["items"]

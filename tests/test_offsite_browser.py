@@ -53,6 +53,7 @@ NOT_PAGES = {
     "owner-review-run": "POST only: the Run today's review and Review this day buttons of the overview",
     "owner-review-status": "JSON: a daily review's progress, polled by the review page (owner-review), opened below",
     "owner-inbox-card": "one change card (an HTML fragment) that the inbox page and the owner chat load",
+    "audit-verifier": "a download (the export verifier, tests/test_audit_export_page.py), linked from the export page",
     "audit-verify-run": "POST only: the Verify now button on the auditor console's verification page, opened below",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",

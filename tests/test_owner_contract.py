@@ -93,7 +93,7 @@ def test_an_english_greeting_applies_and_the_next_turn_says_it(world_a: Any) -> 
     client = signed_in(world_a.owner)
     text = "Welcome to the workshop, ask me anything!"
     response = change(client, world_a, greeting(text, "A warmer greeting"))
-    assert response.status_code == 302 and response["Location"].endswith("/contract#wording-h")
+    assert response.status_code == 302 and response["Location"].endswith("/contract#wording-outcome")
     proposal = latest(world_a)
     assert proposal.kind == "wording" and proposal.status == ProposalStatus.APPLIED
     assert proposal.payload == {"language": "en", "situation": "greeting", "text": text}
@@ -124,7 +124,7 @@ def test_a_pricing_change_waits_and_the_page_links_to_its_card(world_a: Any) -> 
     }
     assert live_content(world_a.agent)["pricing"] == before  # nothing written before the decision
     html = client.get(page(world_a)).content.decode()
-    assert "Waiting for your decision in the inbox" in html
+    assert "Proposed. It waits for your decision" in html
     assert f'href="/owner/{world_a.agent.slug}/inbox#{proposal.pk}"' in html
     assert "Changes waiting for your decision: 1" in html
 

@@ -151,6 +151,7 @@ ROUTES: dict[str, Rule] = {
     "audit-verification": console(),
     "audit-verify-run": Rule("page", reads=frozenset(), writes=READERS),
     "audit-export": console(),
+    "audit-verifier": console(),  # the export verifier, a download
     "audit-events": audit_api(),
     "audit-lineage-api": audit_api(missing=True, query="entity_type=contract&entity_id=alpha-agent"),
     "audit-replay-api": audit_api(missing=True),

@@ -1,4 +1,5 @@
-"""Holds a signed-in user to their two-step state before any page or API answers them."""
+"""Holds a signed-in user to their two-step state before any page or API answers them, and
+remembers the language they read the site in."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import reverse
 from django.utils.translation import gettext
+
+from audit.access import is_auditor_only
+from facade.tenancy.services import user_language_set
 
 from .devices import confirmed_device, must_have_device
 from .rules import TwoStep, TwoStepFacts, two_step
@@ -47,3 +51,33 @@ class TwoStepGate:
             detail = gettext("Your business requires an authenticator app: set it up first.")
             return JsonResponse({"error": "two_step_enrolment_required", "detail": detail}, status=403)
         return HttpResponseRedirect(f"{reverse('two-step')}?{urlencode({'next': request.get_full_path()})}")
+
+
+class RememberLanguage:
+    """After LocaleMiddleware and AuthenticationMiddleware: the language a signed-in person reads
+    the site in is remembered for them (`user_language_set`), so that e-mails to them are written
+    in it.  The session holds what was remembered last, so a page costs no write unless the
+    language changed."""
+
+    SESSION_KEY = "facade_language_remembered"
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        language = getattr(request, "LANGUAGE_CODE", "")
+        # An auditor changes nothing anywhere (audit/readonly.py), and nothing is e-mailed to one.
+        if (
+            user is not None
+            and user.is_authenticated
+            and request.method in ("GET", "HEAD")
+            and response.status_code < 400
+            and language
+            and request.session.get(self.SESSION_KEY) != f"{user.pk}:{language}"
+            and not is_auditor_only(user)
+        ):
+            user_language_set(user=user, language=language)
+            request.session[self.SESSION_KEY] = f"{user.pk}:{language}"
+        return response

@@ -20,6 +20,7 @@ from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -38,7 +39,7 @@ def locked_out(request: HttpRequest, original_response: Any = None, credentials:
     """Axes' answer when a sign-in is locked out (AXES_LOCKOUT_CALLABLE): the sign-in page again,
     with the email kept, saying why and for how long, as 429.  Whether the password was right
     is not said."""
-    form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")[:150]})
+    form = SignInForm(request, initial={"username": request.POST.get("username", "")[:150]})
     context = {"form": form, "locked_out": lockout_message(), "next": request.POST.get("next", "")}
     return render(request, "registration/login.html", context, status=429)
 
@@ -67,9 +68,21 @@ def _safe_next(request: HttpRequest, candidate: str) -> str:
     return candidate if candidate and allowed else resolve_url(settings.LOGIN_REDIRECT_URL)
 
 
+class SignInForm(AuthenticationForm):
+    """Django's sign-in form, refusing in the words of this page: the field is an e-mail address
+    (Django's own message names the user model's "username")."""
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": _("That e-mail address and password do not match an account. Check both and try again."),
+    }
+
+
 class SignInView(auth_views.LoginView):
     """The password step.  A user with an authenticator is not signed in yet: the code step
     finishes it, so no session (HTTP or WebSocket) ever counts as theirs on the password alone."""
+
+    authentication_form = SignInForm
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         user = form.get_user()

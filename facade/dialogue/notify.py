@@ -16,6 +16,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from facade.tenancy.models import AgentProfile, Membership, Role
+from facade.tenancy.services import language_of_addresses
 
 from .labels import ACTOR_LABELS, KIND_LABELS, STATE_LABELS, label
 from .models import CustomerRequest
@@ -38,9 +39,9 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def request_email(request: CustomerRequest) -> tuple[str, str]:
-    """The subject and body, in the site's default language."""
-    with translation.override(settings.LANGUAGE_CODE):
+def request_email(request: CustomerRequest, language: str | None = None) -> tuple[str, str]:
+    """The subject and body, in `language` (the recipient's; the site's default when not given)."""
+    with translation.override(language or settings.LANGUAGE_CODE):
         agent = _one_line(request.agent.name)
         subject = gettext("New request #%(id)s for %(agent)s") % {"id": request.pk, "agent": agent}
         lines = [
@@ -71,8 +72,18 @@ def request_notify_owners(request_id: int) -> int:
     recipients = owner_addresses(request.agent)
     if not recipients:
         return 0
-    subject, body = request_email(request)
-    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
+    return send_in_their_languages(recipients, lambda language: request_email(request, language))
+
+
+def send_in_their_languages(recipients: list[str], write: Callable[[str], tuple[str, str]]) -> int:
+    """One e-mail per language the recipients read the site in, each written by `write(language)`
+    (subject, body) and sent to those who read it; the number of addresses written to."""
+    by_language: dict[str, list[str]] = {}
+    for address, language in language_of_addresses(recipients).items():
+        by_language.setdefault(language, []).append(address)
+    for language, addresses in sorted(by_language.items()):
+        subject, body = write(language)
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, addresses)
     return len(recipients)
 
 

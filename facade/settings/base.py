@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "facade.accounts.middleware.TwoStepGate",
+    # The language a signed-in person last read the site in, for e-mails to them.
+    "facade.accounts.middleware.RememberLanguage",
     # A signed-in auditor changes nothing: every unsafe method refused (audit/readonly.py).
     "audit.readonly.AuditorReadOnly",
     "django.contrib.messages.middleware.MessageMiddleware",

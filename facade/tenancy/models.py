@@ -172,3 +172,18 @@ class PeerCredential(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class UserLanguage(models.Model):
+    """The language a person reads the site in — the one they last used it in (or switched to on
+    its language menu) — so that what is written to them away from the site (an e-mailed code,
+    a new request, an opened breaker) is in their language, not the site's default."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="site_language"
+    )
+    language = models.CharField(max_length=16)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.language}"

@@ -7,6 +7,7 @@ import hmac
 import secrets
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -14,7 +15,7 @@ from django.utils import timezone
 from facade.errors import ApplicationError
 
 from . import events, rules
-from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant
+from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant, UserLanguage
 from .schemas import Actor, IssuedPeerKey
 
 PEER_KEY_PREFIX = "fpk"
@@ -232,3 +233,32 @@ def user_ensure(
         username=email, email=email, password=password, is_staff=is_staff, is_superuser=is_superuser
     )
     return user, True
+
+
+def user_language_set(*, user: Any, language: str) -> bool:
+    """Remember the language `user` reads the site in (one of settings.LANGUAGES; anything else
+    is ignored); True when it changed.  No ledger event: it is a reading preference, no
+    governance, and the person's own."""
+    if language not in {code for code, _name in settings.LANGUAGES} or not getattr(user, "pk", None):
+        return False
+    with transaction.atomic():
+        row, created = UserLanguage.objects.select_for_update().get_or_create(
+            user_id=user.pk, defaults={"language": language}
+        )
+        if created or row.language == language:
+            return created
+        row.language = language
+        row.save(update_fields=["language", "updated_at"])
+        return True
+
+
+def language_of_addresses(addresses: list[str]) -> dict[str, str]:
+    """The language each e-mail address's person reads the site in (their remembered one, else the
+    site's default), for writing to them in it."""
+    found: dict[str, str] = {}
+    User = get_user_model()
+    users = User.objects.filter(email__in=addresses).values_list("email", "site_language__language")
+    for email, language in users:
+        if language and email not in found:
+            found[email] = language
+    return {a: found.get(a, settings.LANGUAGE_CODE) for a in addresses}

@@ -83,16 +83,19 @@
     return refresh(card, outcome(result));
   }
   async function authorize(card, decision) {
+    if (card.dataset.level === "3") { say(card, T.sending_code); }
     var granted = await post(card.dataset.api + "/authorize", {decision: decision});
     if (granted.token) { return decide(card, granted.token, decision); }
-    // L3: the code went by e-mail; the card asks for it.
+    // L3: the code went by e-mail; the card asks for it.  Nothing is working any more: the card
+    // waits for the owner, and says where the code went (masked) — and, in the demo, where to
+    // read it (the outbox link the server rendered into the form).
     card.dataset.challenge = granted.challenge_id;
     card.dataset.decision = decision;
     var form = card.querySelector(".code-form");
     form.hidden = false;
     form.querySelector(".sent-to").textContent = fill(T.sent_to, {address: granted.sent_to});
     form.code.value = "";
-    form.code.focus();
+    card.dataset.waiting = "1";
     return card;
   }
   async function verify(card, code) {
@@ -147,6 +150,13 @@
     if (document.body.contains(card)) {
       busy(card, false);
       delete card.dataset.hadFocus;
+      if (card.dataset.waiting === "1") {
+        // The code step: the owner acts next (the status line says so, the code field has the focus).
+        delete card.dataset.waiting;
+        say(card, T.waiting_code);
+        card.querySelector(".code-form").code.focus();
+        return;
+      }
       if (active && !card.contains(document.activeElement) && document.activeElement === document.body) { active.focus(); }
     }
   }

@@ -50,11 +50,13 @@ from dataclasses import field as dataclass_field
 from typing import Any
 
 from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from approvals.contract import ContractTerms, live_terms
 from approvals.published import answered_by_published
 from approvals.rules import decision_words
+from approvals.summaries import summary_shown
 from facade.i18n import Phrasebook
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
@@ -718,14 +720,14 @@ class OfflineProvider(Provider):
         words = OWNER[language]
         if name == "propose_change":
             card = result.get("card") or {}
-            return words["proposed"].format(id=card.get("id", "?"), summary=card.get("summary", ""))
+            return words["proposed"].format(id=card.get("id", "?"), summary=_summary(card, language))
         if name == "read_owner_inbox":
             changes = result.get("pending_changes") or {}
             lines = []
             if changes.get("count"):
                 lines.append(words["changes"].format(count=changes["count"]))
                 lines += [
-                    words["change_line"].format(id=c["id"], level=c["level"], summary=c["summary"])
+                    words["change_line"].format(id=c["id"], level=c["level"], summary=_summary(c, language))
                     for c in changes.get("changes") or []
                 ][:10]
             lines += [
@@ -795,7 +797,7 @@ class OfflineProvider(Provider):
             card = result.get("card")
             if not card:
                 return words["no_change"]
-            return words["decide_on_card"].format(id=card["id"], summary=card.get("summary", ""))
+            return words["decide_on_card"].format(id=card["id"], summary=_summary(card, language))
         if result.get("error") == "malformed_teach":
             return words["teach_form"]
         if name == "add_confirmed_knowledge":
@@ -1041,6 +1043,13 @@ def _choices(text: str) -> str:
     """The structured choice of an answer (strict composition): its parts as a JSON list; an
     answer that is not a `Said` is sent as the text it is, which the server refuses."""
     return json.dumps(list(text.parts), ensure_ascii=False) if isinstance(text, Said) else text
+
+
+def _summary(card: Mapping[str, Any], language: str) -> str:
+    """A proposal's summary as the owner reads it in this conversation's language (a summary the
+    platform wrote in English for the record is translated; approvals/summaries.py)."""
+    with translation.override(language):
+        return summary_shown(str(card.get("summary", "")))
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
