@@ -65,10 +65,12 @@ def session_open(
     customer: Customer | None = None,
     peer: PeerCredential | None = None,
     preview: bool = False,
+    simulated: bool = False,
 ) -> DialogueSession:
     """Open a session whose audience the caller (the view) derived on the server.  A preview is
     a customer session whose principal is an owner of the agent trying the customer face (the
-    view checks the ownership); it is left out of every metric and review input."""
+    view checks the ownership); it is left out of every metric and review input.  A simulated
+    session is `rsi_simulate`'s scripted customer (never one a view opens)."""
     if preview:
         if audience != Audience.CUSTOMER or user is None:
             raise DialogueError("principal_mismatch", "a preview is a customer session opened by an owner")
@@ -90,6 +92,7 @@ def session_open(
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
         preview=preview,
+        simulated=simulated and audience == Audience.CUSTOMER,
         contract_version=live_terms(agent).version,
     )
     events.session_opened(session=session, actor=session_actor(session))
