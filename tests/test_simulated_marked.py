@@ -18,7 +18,7 @@ from django.test import Client
 from facade.dialogue.models import CustomerRequest, DialogueSession
 from facade.dialogue.notify import request_notify_owners
 from facade.dialogue.selectors import open_requests_for_owner
-from rsi.simulate import day_play
+from rsi.simulate import day_play, night_review
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +92,15 @@ def test_simulated_customers_are_marked_and_never_wait_for_the_owner(world_a: An
     item = item[: item.index("</h2>")]
     assert "badge-simulated" in item and "Simulated" in item and "Waiting for you" not in item
     assert "模拟" in page(world_a.owner, f"/owner/{world_a.agent.slug}/requests", "zh-hans")
+    # The review's draft names them as simulated among its evidence; the auditor's session page too.
+    report = night_review(agent=world_a.agent, day=DAY)
+    draft = report.proposals[0]["change_id"]
+    card = page(world_a.owner, f"/owner/{world_a.agent.slug}/inbox/{draft}/card")
+    assert "Conversation with a simulated customer (rsi_simulate) on" in card
+    assert "Conversation with a customer on" not in card
+    assert "一位模拟顾客" in page(world_a.owner, f"/owner/{world_a.agent.slug}/inbox/{draft}/card", "zh-hans")
+    session = page(world_a.auditor, f"/audit/{world_a.tenant.slug}/sessions/{request.session_id}")
+    assert "badge-simulated" in session and "scripted traffic played by rsi_simulate" in session
     # No e-mail tells the owner of it.
     mail.outbox.clear()
     assert request_notify_owners(request.pk) == 0 and mail.outbox == []
