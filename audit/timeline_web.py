@@ -50,7 +50,7 @@ def row_view(tenant: Tenant, row: TimelineRow) -> dict[str, Any]:
             {
                 "key": item.key,
                 "text": item.text,
-                "person": user_id_of(item.text) is not None,
+                "person": person_in(item.key, item.text),
                 "links": [
                     {"text": entity_id, "url": entity_url(tenant, kind, entity_id)} for kind, entity_id in item.pointers
                 ],
@@ -60,10 +60,22 @@ def row_view(tenant: Tenant, row: TimelineRow) -> dict[str, Any]:
     }
 
 
+# Payload fields that hold a user's id as a number (`owner_id` of a decision token, `user_id` of a
+# membership); a `user:<id>` value anywhere is one too.
+PERSON_FIELDS = frozenset({"owner_id", "user_id"})
+
+
+def person_in(key: str, text: str) -> str:
+    """The actor id of the person a payload value names, or ""."""
+    if user_id_of(text) is not None:
+        return text
+    return f"user:{text}" if key in PERSON_FIELDS and text.isdigit() else ""
+
+
 def rows_actors(rows: list[TimelineRow]) -> dict[str, Any]:
     """The people among the rows' actors (and their payloads' `user:<id>` values), by name."""
     ids = {row.actor_id for row in rows}
-    ids |= {item.text for row in rows for item in row.payload_items() if user_id_of(item.text) is not None}
+    ids |= {person_in(item.key, item.text) for row in rows for item in row.payload_items()} - {""}
     return dict(actors_shown(ids))
 
 

@@ -39,9 +39,9 @@ def page(user: Any, path: str, **params: str) -> str:
     return response.content.decode()
 
 
-def simulated_draft_approved(world: Any) -> tuple[ChangeProposal, EntryVersion]:
+def simulated_draft_approved(world: Any, customers: int = 3) -> tuple[ChangeProposal, EntryVersion]:
     """A night of simulated traffic, its review's draft written and approved with a click."""
-    [played] = list(simulation_run(agent=world.agent, days=1, customers=3))
+    [played] = list(simulation_run(agent=world.agent, days=1, customers=customers))
     draft = ChangeProposal.objects.get(agent=world.agent, origin="review_report")
     owner = owner_client(world.owner)
     written = {"title": draft.payload["title"], "text": ANSWER}
@@ -90,6 +90,9 @@ def test_the_timeline_and_an_event_name_people_and_leave_customers_and_jobs_as_i
         timeline = page(reader, f"/audit/{tenant}/", entity_type="change_proposal", entity_id=draft.pk)
         assert "Alice &lt;owner@alpha.test&gt;" in timeline and f"<code>{owner_id}</code>" not in timeline
         assert "<code>rsi_review</code>" in timeline  # the review that proposed it: a platform job
+        # The decision token's `owner_id` is the owner too.
+        owner_field = timeline[timeline.index("<code>owner_id</code>") :]
+        assert owner_field[: owner_field.index("</dd>")].endswith("Alice &lt;owner@alpha.test&gt;</span>")
         event = page(reader, f"/audit/{tenant}/events/{decided.seq}")
         card = event[: event.index("<h2>")]
         assert "Alice &lt;owner@alpha.test&gt;" in card and f"<code>{owner_id}</code>" not in card
