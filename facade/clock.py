@@ -16,7 +16,9 @@ import time_machine
 
 def wall_now() -> dt.datetime:
     """The real time (aware, UTC), even inside a time-machine travel."""
-    return dt.datetime.fromtimestamp(time_machine.escape_hatch.time.time(), tz=dt.UTC)
+    if time_machine.escape_hatch.is_travelling():
+        return dt.datetime.fromtimestamp(time_machine.escape_hatch.time.time(), tz=dt.UTC)
+    return dt.datetime.now(tz=dt.UTC)
 
 
 def task_expires(seconds: float) -> dt.datetime:
