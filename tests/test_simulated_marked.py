@@ -10,10 +10,12 @@ import io
 from typing import Any
 
 import pytest
+from celery.signals import before_task_publish
 from django.core import mail
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from worker_support import celery_worker_pool
 
 from facade.dialogue.models import CustomerRequest, DialogueSession
 from facade.dialogue.notify import request_notify_owners
@@ -22,6 +24,7 @@ from rsi.simulate import day_play, night_review
 
 pytestmark = pytest.mark.django_db
 
+NOTIFY = "facade.dialogue.tasks.request_notify_owners"
 DAY = dt.date(2026, 11, 2)
 SITE_FILE = "public_url"  # what `make run` writes in FACADE_VAR_DIR (rsi.simulate.SITE_FILE)
 CUSTOMERS = 9  # three ask the gap; the six others are each of the scripted conversations once
@@ -71,8 +74,21 @@ def test_the_links_point_at_the_running_site_or_say_how_to_set_it(world_a: Any, 
         run("--agent", slug, "--days", "1", "--site", "8300")
 
 
-def test_simulated_customers_are_marked_and_never_wait_for_the_owner(world_a: Any) -> None:
-    played = day_play(agent=world_a.agent, day=DAY, customers=CUSTOMERS, seed=13)
+def test_simulated_customers_are_marked_and_never_wait_for_the_owner(
+    world_a: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    sent: list[str] = []
+
+    def record(sender: Any = None, **_: Any) -> None:
+        sent.append(str(sender))
+
+    before_task_publish.connect(record, weak=False)
+    try:
+        with celery_worker_pool([NOTIFY], count=0), django_capture_on_commit_callbacks(execute=True):
+            played = day_play(agent=world_a.agent, day=DAY, customers=CUSTOMERS, seed=13)
+    finally:
+        before_task_publish.disconnect(record)
+    assert NOTIFY not in sent  # the request's e-mail to the owners is not even sent for
     sessions = DialogueSession.objects.filter(pk__in=played.session_ids)
     assert sessions.count() == CUSTOMERS and all(s.simulated for s in sessions)
     requests = CustomerRequest.objects.filter(session_id__in=played.session_ids)

@@ -770,7 +770,8 @@ def request_submit(
         flow=flow,
     )
     submitted(session=session, request=request, actor=session_actor(session))
-    if not session.preview:  # an owner trying the customer face is not told of it by e-mail
+    # An owner trying the customer face, or rsi_simulate's scripted customer, is e-mailed to no one.
+    if not session.preview and not session.simulated:
         from .tasks import request_notify_owners_task
 
         transaction.on_commit(lambda: request_notify_owners_task.delay(request.pk))
