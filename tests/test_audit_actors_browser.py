@@ -26,8 +26,20 @@ SHOTS = Path(__file__).resolve().parents[1] / "var" / "screenshots"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 WORDS = {
-    "en": {"review": "the daily review of", "started": "Started by", "simulated": "Simulated", "sign_in": "Sign in"},
-    "zh-CN": {"review": "的每日复盘", "started": "起因", "simulated": "模拟", "sign_in": "登录"},
+    "en": {
+        "review": "the daily review of",
+        "started": "Started by",
+        "simulated": "Simulated",
+        "sign_in": "Sign in",
+        "not_counted": "Simulated, not counted: 1",
+    },
+    "zh-CN": {
+        "review": "的每日复盘",
+        "started": "起因",
+        "simulated": "模拟",
+        "sign_in": "登录",
+        "not_counted": "模拟请求（不计入）：1",
+    },
 }
 
 
@@ -102,6 +114,8 @@ def test_the_auditor_and_the_owner_see_people_by_name_and_simulated_traffic_mark
             look(page, f"{base}/sessions/{request.session_id}", f"session-{who}-{tag}", viewport)
             expect(page.locator(".badge-simulated")).to_have_text(words["simulated"])
             if who == "owner":
+                look(page, f"{site}/", f"home-{tag}", viewport)
+                expect(page.locator(".waiting .badge-simulated")).to_have_text(words["not_counted"])
                 look(page, f"{site}/owner/{world.agent.slug}/requests", f"requests-{tag}", viewport)
                 expect(page.locator(f"#request-{request.pk} .badge-simulated")).to_have_text(words["simulated"])
         finally:
