@@ -30,6 +30,7 @@ run: export FACADE_DEMO_OUTBOX ?= true
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
+	@echo "$(FACADE_PUBLIC_URL)" > "$(VAR)/public_url"  # where rsi_simulate's links point (rsi/simulate.py)
 	@echo "Starting web ($(FACADE_PUBLIC_URL)), Celery worker and Celery beat — Ctrl-C stops all three."
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile --app-root $(CURDIR) start
 

@@ -341,10 +341,13 @@ def _session_evidence(agent_id: int, session_id: str) -> Evidence:
         return Evidence(gettext("A conversation that no longer exists"), [])
     day = date_format(timezone.localtime(session.created_at), "Y-m-d H:i")
     who = {"customer": gettext("a customer"), "peer": gettext("a partner's agent"), "owner": gettext("you")}
-    label = gettext("Conversation with %(who)s on %(date)s") % {
-        "who": gettext("you (preview)") if session.preview else who.get(session.audience, session.audience),
-        "date": day,
-    }
+    if session.preview:
+        whom = gettext("you (preview)")
+    elif session.simulated:
+        whom = gettext("a simulated customer (rsi_simulate)")
+    else:
+        whom = who.get(session.audience, session.audience)
+    label = gettext("Conversation with %(who)s on %(date)s") % {"who": whom, "date": day}
     asked = session.messages.filter(role="principal").count()
     lines = [gettext("Messages from them: %(n)s; replies: %(m)s") % {"n": asked, "m": session.messages.count() - asked}]
     for request in session.requests.order_by("pk"):

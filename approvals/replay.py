@@ -39,6 +39,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from facade.clock import task_expires
 from facade.dialogue.runtime.builtin_tools import knowledge_found
 from facade.dialogue.runtime.loop import HISTORY, HONEST, REPLY_TOKENS, reply_blocked
 from facade.dialogue.runtime.prompts import conversation_language, customer_prompt
@@ -66,7 +67,7 @@ HYPOTHETICAL_NUMBER = 1_000_000
 # minutes, or twice FACADE_REPLAY_SECONDS when that is longer (`stale_after`).
 STALE_AFTER = timedelta(minutes=30)
 SWEEP_LIMIT = 50  # replays the sweep sends at most per run
-REPLAY_EXPIRES = 15 * 60  # seconds: a task not started by then is dropped (the next edit sends another)
+REPLAY_EXPIRES = 15 * 60  # seconds on the wall clock: a task not started by then is dropped (the sweep sends another)
 
 
 class Rollback(Exception):
@@ -107,7 +108,7 @@ def _send(proposal_id: str) -> None:
     from .tasks import proposal_replay_task
 
     try:
-        proposal_replay_task.apply_async(args=[proposal_id], expires=REPLAY_EXPIRES)
+        proposal_replay_task.apply_async(args=[proposal_id], expires=task_expires(REPLAY_EXPIRES))
     except Exception:  # noqa: BLE001 - a broker that is down must not fail the owner's change
         logger.warning("proposal replay not sent for %s", proposal_id, exc_info=True)
 

@@ -18,6 +18,7 @@ from facade.tenancy.policy import NotFound
 from rsi.review_inbox import claim_text
 from rsi.review_models import ReviewAggregate, ReviewReport
 
+from .actors import actors_shown, user_id_of
 from .lineage import CONTRACT_FIELDS, ENTITY_TYPES, entity_lineage, evidence_pointers, lineage_choices, lineage_search
 from .links import entity_url, event_url, lineage_url, review_url, session_url
 from .web import audit_page
@@ -75,6 +76,15 @@ def _linked(tenant: Tenant, lineage: dict[str, Any]) -> dict[str, Any]:
     return lineage
 
 
+def _people(found: Any) -> set[str]:
+    """Every `user:<id>` in a lineage (who published, decided, edited), to show them by name."""
+    if isinstance(found, dict):
+        return {p for value in found.values() for p in _people(value)}
+    if isinstance(found, list):
+        return {p for value in found for p in _people(value)}
+    return {found} if isinstance(found, str) and user_id_of(found) is not None else set()
+
+
 @audit_page("lineage")
 def lineage_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) -> HttpResponse:
     entity_type = request.GET.get("entity_type", "").strip()
@@ -99,6 +109,7 @@ def lineage_page(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) 
             context["error"] = exc.detail
             return render(request, "audit/lineage.html", context, status=400)
         context["lineage"] = _linked(tenant, lineage)
+        context["actors"] = actors_shown(_people(lineage))
         context["timeline"] = entity_url(tenant, entity_type, entity_id)
         return render(request, "audit/lineage.html", context)
     if q:

@@ -16,6 +16,7 @@ from facade.tenancy.models import AgentProfile, Tenant
 from ledger.catalogue import catalogue
 from ledger.models import ActorType
 
+from .actors import actors_shown, user_id_of
 from .links import entity_url, event_url, lineage_url, timeline_url
 from .timeline import (
     PARAMS,
@@ -49,6 +50,7 @@ def row_view(tenant: Tenant, row: TimelineRow) -> dict[str, Any]:
             {
                 "key": item.key,
                 "text": item.text,
+                "person": person_in(item.key, item.text),
                 "links": [
                     {"text": entity_id, "url": entity_url(tenant, kind, entity_id)} for kind, entity_id in item.pointers
                 ],
@@ -56,6 +58,25 @@ def row_view(tenant: Tenant, row: TimelineRow) -> dict[str, Any]:
             for item in row.payload_items()
         ],
     }
+
+
+# Payload fields that hold a user's id as a number (`owner_id` of a decision token, `user_id` of a
+# membership); a `user:<id>` value anywhere is one too.
+PERSON_FIELDS = frozenset({"owner_id", "user_id"})
+
+
+def person_in(key: str, text: str) -> str:
+    """The actor id of the person a payload value names, or ""."""
+    if user_id_of(text) is not None:
+        return text
+    return f"user:{text}" if key in PERSON_FIELDS and text.isdigit() else ""
+
+
+def rows_actors(rows: list[TimelineRow]) -> dict[str, Any]:
+    """The people among the rows' actors (and their payloads' `user:<id>` values), by name."""
+    ids = {row.actor_id for row in rows}
+    ids |= {person_in(item.key, item.text) for row in rows for item in row.payload_items()} - {""}
+    return dict(actors_shown(ids))
 
 
 def _type_groups() -> list[dict[str, Any]]:
@@ -95,6 +116,7 @@ def timeline(request: HttpRequest, tenant: Tenant, context: dict[str, Any]) -> H
         {
             "page": page,
             "rows": [row_view(tenant, row) for row in page.rows],
+            "actors": rows_actors(list(page.rows)),
             "filters": filters,
             "filtered": filters.any,
             "older_url": timeline_url(tenant, **kept, before=page.next_before) if page.next_before else "",
@@ -126,6 +148,7 @@ def event(request: HttpRequest, tenant: Tenant, context: dict[str, Any], seq: in
             "type_url": timeline_url(tenant, type=row.event_type),
             "actor_url": timeline_url(tenant, actor=row.actor_id) if row.actor_id else "",
             "filters": TimelineFilters(),
+            "actors": rows_actors([row, *([cause] if cause is not None else []), *caused]),
         }
     )
     return render(request, "audit/event.html", context)

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_safe
 from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
 from audit.access import is_auditor_only
-from facade.dialogue.selectors import requests_waiting_for_owner
+from facade.dialogue.selectors import requests_simulated_for_owner, requests_waiting_for_owner
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound, ledger_tenants
 from knowledge.selectors import unanswered_count
@@ -35,6 +35,7 @@ def owned_agent_cards(user: Any) -> list[dict[str, Any]]:
         {
             "agent": agent,
             "requests_waiting": requests_waiting_for_owner(agent=agent),
+            "requests_simulated": requests_simulated_for_owner(agent=agent),
             "unanswered": unanswered_count(agent),
             "unanswered_url": reverse("owner-unanswered", args=[agent.slug]),
             "changes_waiting": pending_count(agent=agent),

@@ -46,6 +46,12 @@ class CanonicalField(Func):
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
         sql, params = compiler.compile(self.source_expressions[0])
         path = f"$.{self.key}.{self.subkey}" if self.subkey else f"$.{self.key}"
+        if self.kind == "text" and self.subkey:
+            # As PostgreSQL's `->>`: a payload's value as text.  `json_extract` gives a number as a
+            # number, which SQLite never finds equal to text — `knowledge_entry: 12` did not match
+            # "12", and the lineage lost the proposal that made a knowledge version.  (The
+            # envelope's own fields are text already, and the indexes are made on them as they are.)
+            return f"CAST(json_extract({sql}, '{path}') AS TEXT)", list(params)
         return f"json_extract({sql}, '{path}')", list(params)
 
     def as_sql(self, compiler: Any, connection: Any, *args: Any, **extra: Any) -> tuple[str, list[Any]]:

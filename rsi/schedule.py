@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from facade.clock import task_expires
 from facade.leases import WORKER_LOST, Leased, Verdict, lease_kept, lease_until, lease_verdict, leases_expired
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
@@ -129,7 +130,7 @@ def run_send(run_id: int) -> None:
 def _send(run_id: int) -> None:
     from .tasks import run_task
 
-    run_task.apply_async(args=[run_id], expires=RUN_EXPIRES.total_seconds())
+    run_task.apply_async(args=[run_id], expires=task_expires(RUN_EXPIRES.total_seconds()))
 
 
 def run_execute(run_id: int) -> str:

@@ -23,11 +23,14 @@ backdated traffic from real service."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 import random
+import re
 import uuid
 import zoneinfo
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
@@ -120,6 +123,41 @@ def simulation_check(*, agent: AgentProfile, days: int, customers: int, remote_m
         )
 
 
+SITE_FILE = "public_url"  # in FACADE_VAR_DIR: the address `make run` serves, written as it starts
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where the printed links point, and how that was known (`given`: --site; `configured`:
+    FACADE_PUBLIC_URL in the environment; `served`: what `make run` wrote; `assumed`: the
+    default, which may not be where the site runs)."""
+
+    url: str
+    how: str
+
+
+def site_address(*, given: str = "", environ: Mapping[str, str] | None = None) -> Site:
+    """The running site's address for the links `rsi_simulate` prints.  A command run in another
+    terminal than `make run PORT=8300` does not have the server's FACADE_PUBLIC_URL: `make run`
+    leaves it in FACADE_VAR_DIR for it."""
+    environ = os.environ if environ is None else environ
+    if given.strip():
+        url = given.strip().rstrip("/")
+        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+            raise ApplicationError(
+                "invalid_site", f"--site is the site's address, such as http://127.0.0.1:8300 (got {url[:80]!r})"
+            )
+        return Site(url, "given")
+    if environ.get("FACADE_PUBLIC_URL", "").strip():
+        return Site(settings.FACADE_PUBLIC_URL.rstrip("/"), "configured")
+    served = settings.VAR_DIR / SITE_FILE
+    with contextlib.suppress(OSError):
+        url = served.read_text(encoding="utf-8").strip().rstrip("/")
+        if re.fullmatch(r"https?://\S+", url):
+            return Site(url, "served")
+    return Site(settings.FACADE_PUBLIC_URL.rstrip("/"), "assumed")
+
+
 def day_script(day: dt.date, customers: int, seed: int) -> list[tuple[str, tuple[str, ...]]]:
     """The day's conversations, in the order the customers come: deterministic for (day, seed)."""
     rng = random.Random(f"{seed}:{day.isoformat()}")
@@ -158,7 +196,7 @@ def _filled(text: str, day: dt.date, number: int) -> str:
 def _converse(agent: AgentProfile, turns: tuple[str, ...], day: dt.date, number: int, played: DayPlayed) -> str:
     customer = customer_create(tenant=agent.tenant)
     principal = _principal(customer)
-    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer)
+    session = session_open(agent=agent, audience=Audience.CUSTOMER, customer=customer, simulated=True)
     for text in turns:
         text = _filled(text, day, number)
         session = message_admit(principal=principal, session_id=session.pk, text=text)

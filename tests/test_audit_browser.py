@@ -153,7 +153,9 @@ def test_an_auditor_follows_a_chat_answer_to_the_review_and_exports_the_day(
         body = page.locator("main")
         expect(body).to_contain_text(draft.pk)
         expect(body).to_contain_text("click")
-        expect(body).to_contain_text(f"user:{world.owner.pk}")
+        # The owner who decided, by e-mail address (issue 26: people by name, not `user:<id>`).
+        expect(body.locator(".lineage-versions")).to_contain_text(world.owner.email)
+        expect(body.locator(".lineage-versions")).not_to_contain_text(f"user:{world.owner.pk}")
         fits(page, 1280)
         page.get_by_role("link", name=re.compile(words["review"])).first.click()
         expect(page).to_have_url(re.compile(r"/reviews/"))

@@ -30,6 +30,10 @@ class DialogueSession(models.Model):
     # principal, and left out of every metric and review input (no misses, hits, ratings or
     # trust changes are written for it; its requests are marked and not counted).
     preview = models.BooleanField(default=False)
+    # Scripted traffic `rsi_simulate` played (rsi/simulate.py): counted in the metrics and the
+    # review like any customer's — watching that is its point — but marked as simulated wherever
+    # an owner sees it, and its requests never wait for the owner (no count, no e-mail).
+    simulated = models.BooleanField(default=False)
     # The agent's contract version the session's latest turn spoke by (approvals.AgentContract;
     # the one it was opened under until then).  A publish that changes only what a conversation
     # is told moves it at the next turn; one that takes away what it relies on ends the session

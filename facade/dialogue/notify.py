@@ -63,9 +63,11 @@ def request_email(request: CustomerRequest, language: str | None = None) -> tupl
 
 def request_notify_owners(request_id: int) -> int:
     """Send the new-request e-mail to the agent's owners; the number of addresses written to.
-    A request that is gone or belongs to a preview sends nothing."""
+    A request that is gone, belongs to a preview or to a simulated customer sends nothing."""
     request = (
-        CustomerRequest.objects.select_related("agent", "session").filter(pk=request_id, session__preview=False).first()
+        CustomerRequest.objects.select_related("agent", "session")
+        .filter(pk=request_id, session__preview=False, session__simulated=False)
+        .first()
     )
     if request is None:
         return 0

@@ -145,11 +145,12 @@ def open_requests_for_owner(*, agent: Any, limit: int = OPEN_REQUESTS_SHOWN) -> 
     """The agent's requests that still wait for someone, newest first, as the owner face may see
     them: number, kind, state, who acts next and when — not the summary or the fields, which are
     the customer's words (the owner's Requests page shows those).  Also how many are open.
-    An owner's previews of the customer face are left out."""
+    An owner's previews of the customer face and `rsi_simulate`'s scripted customers are left
+    out: they wait for nobody (the Requests page shows them, marked)."""
     from .models import CustomerRequest
 
     rows = (
-        CustomerRequest.objects.filter(agent=agent, session__preview=False)
+        CustomerRequest.objects.filter(agent=agent, session__preview=False, session__simulated=False)
         .order_by("-pk")
         .only("pk", "kind", "state", "flow", "created_at")[:REQUESTS_SCANNED]
     )
@@ -167,7 +168,7 @@ def open_requests_for_owner(*, agent: Any, limit: int = OPEN_REQUESTS_SHOWN) -> 
     return shown, len(open_)
 
 
-def _state_groups(agent: Any, *, with_previews: bool) -> list[tuple[str, Any, int]]:
+def _state_groups(agent: Any, *, with_previews: bool, with_simulated: bool = True) -> list[tuple[str, Any, int]]:
     """The agent's requests grouped by state and the flow they were created under, with their
     number: who acts next is a property of the pair, so a few groups answer for every request."""
     from django.db.models import Count
@@ -177,6 +178,8 @@ def _state_groups(agent: Any, *, with_previews: bool) -> list[tuple[str, Any, in
     requests = CustomerRequest.objects.filter(agent=agent)
     if not with_previews:
         requests = requests.filter(session__preview=False)
+    if not with_simulated:
+        requests = requests.filter(session__simulated=False)
     return [
         (str(row["state"]), row["flow"], int(row["n"]))
         for row in requests.values("state", "flow").annotate(n=Count("id")).order_by()
@@ -188,8 +191,18 @@ def _next_actor(flow: Any, state: str) -> str:
 
 
 def requests_waiting_for_owner(*, agent: Any) -> int:
-    """How many of the agent's requests wait for the business (previews left out)."""
-    return sum(n for state, flow, n in _state_groups(agent, with_previews=False) if _next_actor(flow, state) == "owner")
+    """How many of the agent's requests wait for the business (previews and simulated customers
+    left out)."""
+    groups = _state_groups(agent, with_previews=False, with_simulated=False)
+    return sum(n for state, flow, n in groups if _next_actor(flow, state) == "owner")
+
+
+def requests_simulated_for_owner(*, agent: Any) -> int:
+    """How many of `rsi_simulate`'s scripted requests would wait for the business were they
+    real: shown beside the count, never in it."""
+    groups = _state_groups(agent, with_previews=False, with_simulated=True)
+    every = sum(n for state, flow, n in groups if _next_actor(flow, state) == "owner")
+    return every - requests_waiting_for_owner(agent=agent)
 
 
 def owner_requests(*, agent: Any, open_only: bool) -> Any:

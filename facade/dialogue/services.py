@@ -65,10 +65,12 @@ def session_open(
     customer: Customer | None = None,
     peer: PeerCredential | None = None,
     preview: bool = False,
+    simulated: bool = False,
 ) -> DialogueSession:
     """Open a session whose audience the caller (the view) derived on the server.  A preview is
     a customer session whose principal is an owner of the agent trying the customer face (the
-    view checks the ownership); it is left out of every metric and review input."""
+    view checks the ownership); it is left out of every metric and review input.  A simulated
+    session is `rsi_simulate`'s scripted customer (never one a view opens)."""
     if preview:
         if audience != Audience.CUSTOMER or user is None:
             raise DialogueError("principal_mismatch", "a preview is a customer session opened by an owner")
@@ -90,6 +92,7 @@ def session_open(
         customer=customer if principal_type == PrincipalType.CUSTOMER else None,
         peer=peer if principal_type == PrincipalType.PEER else None,
         preview=preview,
+        simulated=simulated and audience == Audience.CUSTOMER,
         contract_version=live_terms(agent).version,
     )
     events.session_opened(session=session, actor=session_actor(session))
@@ -252,6 +255,7 @@ def session_continue(*, session: DialogueSession) -> DialogueSession:
         customer_id=locked.customer_id,
         peer_id=locked.peer_id,
         preview=locked.preview,
+        simulated=locked.simulated,
         contract_version=live_terms(locked.agent).version,
         continues=locked,
     )
@@ -872,7 +876,8 @@ def request_submit(
         flow=flow,
     )
     submitted(session=session, request=request, actor=session_actor(session))
-    if not session.preview:  # an owner trying the customer face is not told of it by e-mail
+    # An owner trying the customer face, or rsi_simulate's scripted customer, is e-mailed to no one.
+    if not session.preview and not session.simulated:
         from .tasks import request_notify_owners_task
 
         transaction.on_commit(lambda: request_notify_owners_task.delay(request.pk))

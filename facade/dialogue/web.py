@@ -83,7 +83,7 @@ def _row(item: CustomerRequest) -> RequestRow:
         kind=label(KIND_LABELS, item.kind),
         state=label(STATE_LABELS, item.state),
         next_actor=label(ACTOR_LABELS, next_actor),
-        waiting_for_owner=next_actor == "owner",
+        waiting_for_owner=next_actor == "owner" and not item.session.simulated,
         fields=[(label(FIELD_LABELS, str(k)), str(v)) for k, v in (item.details or {}).items()],
         moves=[(to, label(MOVE_LABELS, to)) for to in targets if rules.request_can_move(item.flow, item.state, to)],
         replies=list(item.owner_replies.all()),

@@ -1,12 +1,11 @@
 """`manage.py rsi_simulate --agent SLUG [--days 7] [--customers-per-day 8] [--seed 13] [--today]
-[--remote-model]`: a simulated week of customer traffic and each night's review, to watch the
+[--remote-model] [--site URL]`: a simulated week of customer traffic and each night's review, to watch the
 self-improvement loop (rsi/simulate.py; README "Watch the loop")."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.models import ChangeProposal, ProposalStatus
@@ -22,7 +21,9 @@ from rsi.simulate import (
     MIN_CUSTOMERS,
     MIN_DAYS,
     DayPlayed,
+    Site,
     simulation_run,
+    site_address,
 )
 
 
@@ -57,6 +58,12 @@ class Command(BaseCommand):
             help="allow playing on the configured remote model (FACADE_LLM_PROVIDER=openai): every scripted turn "
             "is a model call",
         )
+        parser.add_argument(
+            "--site",
+            default="",
+            help="the address the site is served at, for the links printed at the end (default: FACADE_PUBLIC_URL, "
+            "else the address `make run` is serving)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         agent = AgentProfile.objects.select_related("tenant").filter(slug=options["agent"]).first()
@@ -64,6 +71,7 @@ class Command(BaseCommand):
             raise CommandError(f"no agent {options['agent']!r} (seed_demo makes 'demo-shop')")
         played: list[DayPlayed] = []
         try:
+            site = site_address(given=options["site"])
             for day in simulation_run(
                 agent=agent,
                 days=options["days"],
@@ -76,7 +84,7 @@ class Command(BaseCommand):
                 played.append(day)
         except ApplicationError as exc:
             raise CommandError(exc.detail) from exc
-        self._next(agent, played, today=options["today"])
+        self._next(agent, played, site, today=options["today"])
 
     def _day(self, day: DayPlayed) -> None:
         when = f"{day.day.isoformat()} {day.day:%a}" + (" (today)" if day.partial else "")
@@ -106,8 +114,8 @@ class Command(BaseCommand):
             if change and change not in made:
                 self.stdout.write(f"    the gap's draft {change} is still waiting in the inbox (not proposed again)")
 
-    def _next(self, agent: AgentProfile, played: list[DayPlayed], *, today: bool) -> None:
-        base = f"{settings.FACADE_PUBLIC_URL.rstrip('/')}/owner/{agent.slug}"
+    def _next(self, agent: AgentProfile, played: list[DayPlayed], site: Site, *, today: bool) -> None:
+        base = f"{site.url}/owner/{agent.slug}"
         if not [day for day in played if not day.skipped]:
             self.stdout.write(
                 "Nothing played: every day asked for has its review already. To see what the agent does now, "
@@ -124,6 +132,12 @@ class Command(BaseCommand):
         self.stdout.write(f"Sign in as an owner of {agent.slug} and open:")
         self.stdout.write(f"  the overview  {base}/  — knowledge hits and over-commitment per day")
         self.stdout.write(f"  the inbox     {base}/inbox  — the latest review, its gaps and the drafts it proposed")
+        self.stdout.write(f"  the requests  {base}/requests  — the simulated customers' requests, marked “Simulated”")
+        if site.how == "assumed":
+            self.stdout.write(
+                f"(These links assume the site runs at {site.url}. If it runs elsewhere — `make run PORT=8300`, say — "
+                "pass --site http://HOST:PORT, or set FACADE_PUBLIC_URL as the server has it.)"
+            )
         if waiting is not None:
             self.stdout.write(
                 f"Next: in the inbox, write the answer into the draft {waiting.pk} (“Write the answer”), save it, "
