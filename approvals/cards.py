@@ -11,6 +11,7 @@ dialogue depends on approvals, not the other way round."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -451,7 +452,24 @@ def card_view(proposal: ChangeProposal) -> CardView:
             "unwritten": unwritten,
             "payload": json.dumps(proposal.payload, ensure_ascii=False),
         }
+        if proposal.kind == Kind.KNOWLEDGE_DRAFT:
+            view.draft["translation"] = _draft_translation(proposal.payload)
     return view
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _draft_translation(payload: dict[str, Any]) -> dict[str, str]:
+    """The draft's answer in the other language, for its editor (issue 26 §4: one entry answers
+    both languages): the one it holds, else an empty one in the language its text is not in."""
+    held = payload.get("translations") or {}
+    if held:
+        language, value = next(iter(sorted(held.items())))
+        return {"language": language, "title": str(value.get("title", "")), "text": str(value.get("text", ""))}
+    written = f"{payload.get('title', '')} {payload.get('text', '')}"
+    chinese = _CJK.search(written) is not None and str(payload.get("text", "")).strip() != REVIEW_DRAFT_PLACEHOLDER
+    return {"language": "en" if chinese else "zh-hans", "title": "", "text": ""}
 
 
 POINTER_WORDS: dict[str, Promise] = {

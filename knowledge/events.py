@@ -44,7 +44,7 @@ class TopicResolved(EventPayload):
     agent: str
     entry: int
     version: int
-    how: str  # "answered" (a new entry) or "attached" (a question added to an entry)
+    how: str  # "answered" (a new entry), "attached" (a question added to an entry), "published" (an approved draft)
     misses: int
     topic_sha256: str  # the topic key is made from customers' words: the row keeps it, not the ledger
 
