@@ -129,3 +129,33 @@ def test_the_unanswered_page_shows_no_more_of_a_topic_than_its_label(world_a: An
     assert client.post(new, answer).status_code == 302
     assert KnowledgeEntry.objects.filter(agent=world_a.agent).count() == 1
     assert unanswered_topics(world_a.agent).topics == []
+
+
+@pytest.mark.django_db
+def test_every_proposed_action_of_the_report_says_it_requires_the_owners_approval(world_a: Any) -> None:
+    """The seed's report format: each proposed action carries `"requires": "owner_approval"`, in
+    the stored report and in the API's answer alike."""
+    from django.test import Client
+
+    from facade.dialogue.services import session_open
+    from facade.tenancy.rules import Audience
+    from facade.tenancy.services import customer_create
+    from knowledge.services import knowledge_miss_record
+    from rsi.review import report_view, review_run
+    from rsi.review_input import local_today
+
+    for _ in range(3):
+        customer = customer_create(tenant=world_a.tenant)
+        session = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer)
+        knowledge_miss_record(
+            agent=world_a.agent, session_id=session.pk, query="Do you offer gift wrapping?", asker=str(customer.pk)
+        )
+    day = local_today(world_a.tenant)
+    report = review_run(agent_id=world_a.agent.pk, day=day)
+    assert len(report.proposals) == 1
+    assert all(p["requires"] == "owner_approval" for p in report.proposals)
+    assert [p["requires"] for p in report_view(report)["proposals"]] == ["owner_approval"]
+    client = Client()
+    client.force_login(world_a.owner)
+    answer = client.get(f"/api/agents/{world_a.agent.slug}/reviews/{day.isoformat()}").json()
+    assert [p["requires"] for p in answer["proposals"]] == ["owner_approval"]
