@@ -20,6 +20,7 @@ from approvals.models import ChangeProposal
 from facade.dialogue.services import session_open
 from facade.tenancy.rules import Audience
 from facade.tenancy.services import customer_create
+from knowledge.models import EntryVersion
 from knowledge.selectors import knowledge_search, unanswered_topics
 from knowledge.services import knowledge_miss_record
 from rsi.review import review_run
@@ -92,9 +93,16 @@ def test_the_owner_answers_a_gap_in_both_languages_and_it_leaves_every_list(
         page.locator("input[type=password]").fill("pw-alpha")
         page.locator("form button[type=submit]").first.click()
         expect(page).to_have_url(re.compile(rf"/owner/{world.agent.slug}/inbox$"))
+        # Before: the topic is listed, as customers asked it, and the page carries no more than its label.
+        page.goto(f"{site}/owner/{world.agent.slug}/knowledge/unanswered")
+        expect(page.locator("h2.topic")).to_have_text("gift wrapping")
+        assert page.locator("h2.topic").get_attribute("title") is None
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+        shoot(page, tmp_path, f"unanswered-before-{language}")
+        page.goto(f"{site}/owner/{world.agent.slug}/inbox")
         expect(page.locator(".claim-gap")).to_contain_text(words["placeholder"])
-        card = page.locator(f"#{draft.pk}-h").locator("xpath=ancestor::*[contains(@class,'change-card')][1]")
-        expect(card.get_by_text(words["write"])).to_be_visible()
+        card = page.locator(f'article.change-card[id="{draft.pk}"]')
+        expect(card.locator("details.draft-edit summary")).to_have_text(words["write"])
         card.get_by_label(words["text"], exact=True).first.fill(ANSWER)
         other = card.locator("fieldset.draft-translation")
         expect(other.locator("legend")).to_have_text(words["other"])
@@ -103,10 +111,9 @@ def test_the_owner_answers_a_gap_in_both_languages_and_it_leaves_every_list(
         assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
         shoot(page, tmp_path, f"draft-both-languages-{language}")
         card.get_by_role("button", name=words["save"]).click()
-        expect(page.locator(f"#{draft.pk}-h")).to_be_visible()
-        card = page.locator(f"#{draft.pk}-h").locator("xpath=ancestor::*[contains(@class,'change-card')][1]")
+        card = page.locator(f'article.change-card[id="{draft.pk}"]')
         card.get_by_role("button", name=words["approve"], exact=True).click()
-        card = page.locator(f"#{draft.pk}-h").locator("xpath=ancestor::*[contains(@class,'change-card')][1]")
+        card = page.locator(f'article.change-card[id="{draft.pk}"]')
         expect(card.locator(".card-status")).to_have_text(re.compile(words["applied"]))
 
         page.reload()
@@ -120,6 +127,12 @@ def test_the_owner_answers_a_gap_in_both_languages_and_it_leaves_every_list(
         shoot(page, tmp_path, f"unanswered-empty-{language}")
         page.goto(f"{site}/")
         expect(page.locator("main")).to_contain_text(words["home"])
+        # The entry's page shows its answer in both languages.
+        entry = EntryVersion.objects.get(agent=world.agent, served=True).entry_id
+        page.goto(f"{site}/owner/{world.agent.slug}/knowledge?entry={entry}")
+        expect(page.locator("dd[lang=zh-hans]").first).to_contain_text(ANSWER_ZH)
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+        shoot(page, tmp_path, f"entry-both-languages-{language}")
         assert violations == [], violations
     finally:
         context.close()
