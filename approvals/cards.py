@@ -23,6 +23,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from facade.tenancy.models import DEFAULT_WORDING
+from knowledge.selectors import unanswered_topics
 from knowledge.web import Segment, text_diff
 
 from . import replay_rules, targets
@@ -418,6 +419,7 @@ def card_view(proposal: ChangeProposal) -> CardView:
         elif pointer.get("type") == "knowledge_version":
             view.evidence.append(_knowledge_evidence(proposal.agent, int(pointer.get("id") or 0)))
     view.uncertain = _uncertain(view, proposal)
+    view.uncertain += _topic_notes(proposal)
     view.rollback = _word(ROLLBACK_WORDS, proposal.level)
     if proposal.decided_at:
         view.decided = gettext("Decided on %(date)s with %(how)s") % {
@@ -455,6 +457,22 @@ def card_view(proposal: ChangeProposal) -> CardView:
         if proposal.kind == Kind.KNOWLEDGE_DRAFT:
             view.draft["translation"] = _draft_translation(proposal.payload)
     return view
+
+
+def _topic_notes(proposal: ChangeProposal) -> list[str]:
+    """A pending new-entry draft for a topic that has been answered since (on the Unanswered
+    questions page, or by another approved draft): approving it would answer it twice."""
+    topic = (proposal.payload or {}).get("topic")
+    if proposal.status != ProposalStatus.PENDING or not topic or (proposal.payload or {}).get("entry_id"):
+        return []
+    if topic in {t.ref for t in unanswered_topics(proposal.agent).topics}:
+        return []
+    return [
+        gettext(
+            "Its question has been answered since, and has left the Unanswered questions: approving this "
+            "would add a second answer. Reject it unless you mean to."
+        )
+    ]
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -201,3 +201,25 @@ def test_a_topic_label_reads_as_the_customers_asked(world_a: Any, question: str,
     asked(world_a, question)
     [topic] = unanswered_topics(world_a.agent).topics
     assert topic.label == label and topic.key == topic_key(question)
+
+
+def test_a_draft_whose_topic_was_answered_on_the_unanswered_page_says_so_on_its_card(world_a: Any) -> None:
+    """Answered twice by accident is what the card warns of: the owner answered the topic on the
+    Unanswered questions page while the review's draft for it still waits."""
+    from knowledge.services import topic_answer
+
+    asked(world_a, GIFT)
+    draft = review_draft(world_a)
+    [topic] = unanswered_topics(world_a.agent).topics
+    topic_answer(
+        agent=world_a.agent,
+        topic=topic.key,
+        title="Gift wrapping",
+        body=ANSWER,
+        questions=[topic.label],
+        actor=Actor.human(world_a.owner.pk),
+    )
+    inbox = owner_lists(world_a)["inbox"]
+    assert "answered since: an approved answer is published" in inbox
+    assert "approving this would add a second answer" in inbox
+    assert ChangeProposal.objects.get(pk=draft.pk).status == "pending"
