@@ -36,7 +36,8 @@ from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile, Tenant
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
-from knowledge.models import EntryVersion, KnowledgeHit
+from knowledge.models import LESSON_KINDS, EntryVersion, KnowledgeHit, SourceType
+from knowledge.models import Kind as KnowledgeKind
 from knowledge.selectors import knowledge_search
 
 from . import review_events as events
@@ -49,6 +50,7 @@ from .review_rules import Figures, Known, gate, offline_review
 from .weekly import is_weekly_day, weekly_report
 
 OFFLINE_REVIEWER = "offline-rules-v1"
+KNOWLEDGE_KINDS = [kind for kind in KnowledgeKind if kind not in LESSON_KINDS]
 ACTOR = Actor.platform("rsi_review")
 
 
@@ -175,7 +177,13 @@ def answer_offer(agent: AgentProfile, proposal: dict[str, Any], labels: dict[str
     payload["topic"] = topic
     covering = None
     for found in knowledge_search(agent=agent, query=label, audience=Audience.CUSTOMER, limit=1):
-        covering = EntryVersion.objects.filter(pk=found.version_id, agent=agent, served=True).first()
+        # An entry of facts (not a lesson), in the owner's own words: a customer candidate's text
+        # is customer text, which a card never shows.
+        covering = (
+            EntryVersion.objects.filter(pk=found.version_id, agent=agent, served=True, entry__kind__in=KNOWLEDGE_KINDS)
+            .exclude(source_type=SourceType.CUSTOMER)
+            .first()
+        )
     if covering is None or payload.get("entry_id"):
         return {**proposal, "payload": payload}
     offer: dict[str, Any] = {
