@@ -187,7 +187,10 @@ def entry_propose(
         questions = list(latest.questions) if latest is not None else []
     questions = questions_clean(questions)
     if translations is None:
-        translations = dict(latest.translations) if latest is not None else {}
+        # Kept only with the text it translates: a new title or body (a re-uploaded section, an
+        # edit) would otherwise leave customers who ask in the other language the old answer.
+        same = latest is not None and (latest.title, latest.body) == (title, body)
+        translations = dict(latest.translations) if latest is not None and same else {}
     translated = translations_clean(translations)
     if not phrase and latest is not None and entry.kind == Kind.TABOO:
         phrase = latest.taboo_phrase

@@ -223,3 +223,38 @@ def test_a_draft_whose_topic_was_answered_on_the_unanswered_page_says_so_on_its_
     assert "answered since: an approved answer is published" in inbox
     assert "approving this would add a second answer" in inbox
     assert ChangeProposal.objects.get(pk=draft.pk).status == "pending"
+
+
+def test_an_entrys_other_language_stays_with_the_text_it_translates(world_a: Any) -> None:
+    """A new version with the same text (a question added) keeps the translation; a changed text
+    (a re-uploaded section) drops it, rather than serving Chinese customers the old answer."""
+    owner = Actor.human(world_a.owner.pk)
+    source = SourceIn(type="upload", ref="faq.md", version="1")
+    first = entry_propose(
+        agent=world_a.agent,
+        title="Gift wrapping",
+        body=ANSWER,
+        translations={"zh-hans": {"title": "礼品包装", "body": ANSWER_ZH}},
+        source=source,
+        actor=owner,
+    )
+    same = entry_propose(
+        agent=world_a.agent,
+        entry=first.entry,
+        title="Gift wrapping",
+        body=ANSWER,
+        questions=["gift wrap?"],
+        source=source,
+        actor=owner,
+    )
+    assert same.translations == first.translations
+    changed = entry_propose(
+        agent=world_a.agent,
+        entry=first.entry,
+        title="Gift wrapping",
+        body="Gift wrapping costs €2 per parcel.",
+        source=source,
+        actor=owner,
+    )
+    assert changed.translations == {} and changed.questions == ["gift wrap?"]
+    assert knowledge_search(agent=world_a.agent, query=GIFT_ZH, audience=Audience.CUSTOMER) == []
