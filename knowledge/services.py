@@ -517,13 +517,26 @@ def _open_topic(agent: AgentProfile, topic: str) -> str:
 
 @transaction.atomic
 def topic_answer(
-    *, agent: AgentProfile, topic: str, title: str, body: str, questions: list[str], actor: Actor
+    *,
+    agent: AgentProfile,
+    topic: str,
+    title: str,
+    body: str,
+    questions: list[str],
+    actor: Actor,
+    translations: dict[str, Any] | None = None,
 ) -> EntryVersion:
     """The owner answers an unanswered topic with a new entry (written on the owner's pages):
     an L1 change like any other, and the topic's misses are resolved by it."""
     topic = _open_topic(agent, topic)
     version = entry_propose(
-        agent=agent, title=title, body=body, questions=questions, actor=actor, source=_page_source(PAGE_SOURCE_NEW)
+        agent=agent,
+        title=title,
+        body=body,
+        questions=questions,
+        translations=translations or {},
+        actor=actor,
+        source=_page_source(PAGE_SOURCE_NEW),
     )
     _topics_resolve(agent=agent, topic=topic, version=version, how="answered", actor=actor)
     return version

@@ -465,6 +465,17 @@ def owner_unanswered_attach(request: HttpRequest, slug: str) -> HttpResponse:
     return HttpResponseRedirect(back)
 
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _other_language(given: str, label: str) -> str:
+    """The language of a new entry's second answer: as the form says, else the one the topic's
+    words are not in."""
+    if given in ("en", "zh-hans"):
+        return given
+    return "en" if _CJK.search(label) else "zh-hans"
+
+
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -483,6 +494,10 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
         "title": source.get("title", label)[:MAX_TITLE],
         "body": source.get("body", "")[:MAX_BODY],
         "questions": source.get("questions", label),
+        # The entry's answer in the other language (issue 26 §4): the one the topic is not in.
+        "other_language": _other_language(source.get("other_language", ""), label),
+        "other_title": source.get("other_title", "")[:MAX_TITLE],
+        "other_body": source.get("other_body", "")[:MAX_BODY],
     }
     error = ""
     if request.method == "POST":
@@ -496,6 +511,7 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
                     title=form["title"],
                     body=form["body"],
                     questions=_lines(form["questions"]),
+                    translations={form["other_language"]: {"title": form["other_title"], "body": form["other_body"]}},
                     actor=Actor.human(request.user.pk),
                 )
             except KnowledgeError as exc:

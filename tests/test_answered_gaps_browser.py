@@ -140,3 +140,53 @@ def test_the_owner_answers_a_gap_in_both_languages_and_it_leaves_every_list(
     assert unanswered_topics(world.agent).topics == []
     [found] = knowledge_search(agent=world.agent, query="可以礼品包装吗？", audience=Audience.CUSTOMER)
     assert ANSWER_ZH in found.snippet and found.title == "礼品包装"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_answer_this_takes_the_answer_in_both_languages(
+    browser: Any, site: str, world: Any, tmp_path: Path, language: str
+) -> None:
+    """A Chinese topic on the Unanswered questions page: "Answer this" opens the new entry with a
+    second language (English) beside it; one entry then answers both questions."""
+    words = WORDS[language]
+    for _ in range(3):
+        customer = customer_create(tenant=world.tenant)
+        session = session_open(agent=world.agent, audience=Audience.CUSTOMER, customer=customer)
+        knowledge_miss_record(
+            agent=world.agent, session_id=session.pk, query="可以礼品包装吗？", asker=str(customer.pk)
+        )
+    options: dict[str, Any] = {"viewport": words["viewport"], "locale": words["locale"]}
+    if language == "zh":
+        options.update(is_mobile=True, has_touch=True)
+    context = browser.new_context(**options)
+    context.set_default_timeout(TIMEOUT_MS)
+    violations = watch_csp(context)
+    try:
+        page = context.new_page()
+        page.goto(f"{site}/accounts/login/?next=/owner/{world.agent.slug}/knowledge/unanswered")
+        page.locator("input[name=username], input[type=email]").first.fill(world.owner.email)
+        page.locator("input[type=password]").fill("pw-alpha")
+        page.locator("form button[type=submit]").first.click()
+        expect(page.locator("h2.topic")).to_have_text("礼品包装")
+        page.locator(".topic-actions a.button").click()
+        expect(page.locator("#new-title")).to_have_value("礼品包装")
+        page.locator("#new-body").fill(ANSWER_ZH)
+        other = page.locator("fieldset.translation")
+        expect(other.locator("legend")).to_have_text(
+            "The same answer in English (optional)" if language == "en" else "同一答案的英文版（可选）"
+        )
+        page.locator("#new-other-title").fill("Gift wrapping")
+        page.locator("#new-other-body").fill(ANSWER)
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+        shoot(page, tmp_path, f"answer-this-both-languages-{language}")
+        page.locator("form.stack button[type=submit]").click()
+        expect(page).to_have_url(re.compile(r"/knowledge\?entry=\d+"))
+        assert violations == [], violations
+    finally:
+        context.close()
+    [english] = knowledge_search(agent=world.agent, query=GIFT, audience=Audience.CUSTOMER)
+    [chinese] = knowledge_search(agent=world.agent, query="可以礼品包装吗？", audience=Audience.CUSTOMER)
+    assert english.entry_id == chinese.entry_id
+    assert ANSWER in english.snippet and ANSWER_ZH in chinese.snippet
+    assert unanswered_topics(world.agent).topics == []
