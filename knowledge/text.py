@@ -106,8 +106,8 @@ def topic_key(query: str, size: int = 4, cjk_size: int = 5) -> str:
 
 def topic_words(query: str, size: int = 4, cjk_size: int = 5) -> str:
     """The same terms as `topic_key(query)` in the order the customer wrote them, Chinese bigrams
-    joined back into words: the topic's label as it was asked ("gift wrapping", not the key's
-    sorted "gift wrapping"/"day delivery same").  Empty when the key is empty."""
+    joined back into words: the topic's label as it was asked ("same day delivery", where the
+    key sorts them "day delivery same").  Empty when the key is empty."""
     chunks: list[str] = []
     for term in dict.fromkeys(_topic_terms(query, size, cjk_size)):
         previous = chunks[-1] if chunks else ""

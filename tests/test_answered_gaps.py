@@ -258,3 +258,21 @@ def test_an_entrys_other_language_stays_with_the_text_it_translates(world_a: Any
     )
     assert changed.translations == {} and changed.questions == ["gift wrap?"]
     assert knowledge_search(agent=world_a.agent, query=GIFT_ZH, audience=Audience.CUSTOMER) == []
+
+
+def test_the_ledgers_fingerprint_of_a_version_covers_its_other_language(world_a: Any) -> None:
+    """The auditor verifies a version's content against the ledger's fingerprint: the Chinese
+    text customers are told is part of it."""
+    from knowledge.events import content_sha256
+
+    version = entry_propose(
+        agent=world_a.agent,
+        title="Gift wrapping",
+        body=ANSWER,
+        translations={"zh-hans": {"title": "礼品包装", "body": ANSWER_ZH}},
+        source=SourceIn(type="upload", ref="faq.md", version="1"),
+        actor=Actor.human(world_a.owner.pk),
+    )
+    recorded = content_sha256(version)
+    version.translations = {"zh-hans": {"title": "礼品包装", "body": "不可以。"}}
+    assert content_sha256(version) != recorded
