@@ -11,6 +11,7 @@ dialogue depends on approvals, not the other way round."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from facade.tenancy.models import DEFAULT_WORDING
+from knowledge.selectors import unanswered_topics
 from knowledge.web import Segment, text_diff
 
 from . import replay_rules, targets
@@ -434,6 +436,7 @@ def card_view(proposal: ChangeProposal) -> CardView:
         elif pointer.get("type") == "knowledge_version":
             view.evidence.append(_knowledge_evidence(proposal.agent, int(pointer.get("id") or 0)))
     view.uncertain = _uncertain(view, proposal)
+    view.uncertain += _topic_notes(proposal)
     view.rollback = _word(ROLLBACK_WORDS, proposal.level)
     if proposal.decided_at:
         view.decided = gettext("Decided on %(date)s with %(how)s") % {
@@ -470,7 +473,40 @@ def card_view(proposal: ChangeProposal) -> CardView:
             "unwritten": unwritten,
             "payload": json.dumps(proposal.payload, ensure_ascii=False),
         }
+        if proposal.kind == Kind.KNOWLEDGE_DRAFT:
+            view.draft["translation"] = _draft_translation(proposal.payload)
     return view
+
+
+def _topic_notes(proposal: ChangeProposal) -> list[str]:
+    """A pending new-entry draft for a topic that has been answered since (on the Unanswered
+    questions page, or by another approved draft): approving it would answer it twice."""
+    topic = (proposal.payload or {}).get("topic")
+    if proposal.status != ProposalStatus.PENDING or not topic or (proposal.payload or {}).get("entry_id"):
+        return []
+    if topic in {t.ref for t in unanswered_topics(proposal.agent).topics}:
+        return []
+    return [
+        gettext(
+            "Its question has been answered since, and has left the Unanswered questions: approving this "
+            "would add a second answer. Reject it unless you mean to."
+        )
+    ]
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _draft_translation(payload: dict[str, Any]) -> dict[str, str]:
+    """The draft's answer in the other language, for its editor (issue 26 §4: one entry answers
+    both languages): the one it holds, else an empty one in the language its text is not in."""
+    held = payload.get("translations") or {}
+    if held:
+        language, value = next(iter(sorted(held.items())))
+        return {"language": language, "title": str(value.get("title", "")), "text": str(value.get("text", ""))}
+    written = f"{payload.get('title', '')} {payload.get('text', '')}"
+    chinese = _CJK.search(written) is not None and str(payload.get("text", "")).strip() != REVIEW_DRAFT_PLACEHOLDER
+    return {"language": "en" if chinese else "zh-hans", "title": "", "text": ""}
 
 
 POINTER_WORDS: dict[str, Promise] = {

@@ -80,6 +80,11 @@ def draft_of(version: EntryVersion) -> tuple[Kind, dict[str, Any]]:
     else:
         kind = Kind.KNOWLEDGE_DRAFT
         raw = {"entry_id": version.entry_id, "version_id": version.pk, "title": title, "text": text}
+        if version.translations and version.source_type != SourceType.CUSTOMER:
+            raw["translations"] = {
+                language: {"title": value.get("title", ""), "text": value.get("body", "")}
+                for language, value in version.translations.items()
+            }
     return kind, payload_parse(kind, raw).model_dump(mode="json")
 
 

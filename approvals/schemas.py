@@ -10,9 +10,18 @@ from __future__ import annotations
 import uuid
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 # ISO 4217 active codes (the list is short and does not change often; a code outside it is refused).
 ISO_4217 = frozenset(
@@ -71,15 +80,51 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+TopicRef = Annotated[str, StringConstraints(pattern=r"^topic\.[0-9a-f]{16}$")]
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+OptionalTitle = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
+OptionalText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=20_000)]
+
+
+class Translation(Strict):
+    """The same answer in the site's other language (issue 26 §4): empty text is no translation."""
+
+    title: OptionalTitle = ""
+    text: OptionalText = ""
+
+    @model_validator(mode="after")
+    def _text_with_title(self) -> Translation:
+        if self.title and not self.text:
+            raise ValueError("a translation needs the text customers are told, not only a title")
+        return self
+
+
 class KnowledgeDraft(Strict):
     """A new entry (no `entry_id`) or a new version of an existing entry; or, with `version_id`,
     the decision on a version of `entry_id` that waits (its title and text are that version's,
-    and an owner's edit of them approves the edited text instead, as a newer version)."""
+    and an owner's edit of them approves the edited text instead, as a newer version).
+
+    `translations` holds the answer in the other language (one entry answers both); `questions`,
+    when given, are the questions the new version answers (the review's "already answered by
+    entry …" adds its topic's to the entry's own); `topic` names the unanswered topic it answers
+    (`knowledge.rules.topic_ref`, a hash): approving it resolves that topic's open misses."""
 
     entry_id: int | None = Field(default=None, ge=1)
     version_id: VersionId = None
     title: KnowledgeTitle
     text: KnowledgeText
+    translations: dict[Literal["en", "zh-hans"], Translation] = Field(default_factory=dict, max_length=2)
+    questions: list[Question] | None = Field(default=None, max_length=20)
+    topic: TopicRef | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A draft without a translation, questions or topic is stored as it always was.
+        data: dict[str, Any] = handler(self)
+        for key in ("translations", "questions", "topic"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
     @model_validator(mode="after")
     def _version_of_entry(self) -> KnowledgeDraft:

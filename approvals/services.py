@@ -33,7 +33,7 @@ from guard.engine import guard_check
 from knowledge.models import EntryVersion, KnowledgeEntry, SourceType, Status
 from knowledge.models import Kind as KnowledgeKind
 from knowledge.schemas import SourceIn
-from knowledge.services import entry_approve, entry_propose, entry_reject
+from knowledge.services import entry_approve, entry_propose, entry_reject, topics_resolve_published
 
 from . import events, rules, targets
 from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
@@ -271,6 +271,11 @@ def proposal_edit(
         if proposal.kind == Kind.ROLLBACK:
             raise ProposalError("not_editable", "a rollback has nothing to edit; reject it", HTTPStatus.CONFLICT)
         parsed = _parsed(proposal.kind, payload)
+        topic = proposal.payload.get("topic")
+        if topic and isinstance(payload, dict) and "topic" not in payload:
+            # The topic a review's draft answers is the platform's, not part of the owner's edit
+            # of its title and text: an edit that leaves it out keeps it.
+            parsed = _parsed(proposal.kind, {**payload, "topic": topic})
         knowledge_edit_check(before=proposal.payload, after=parsed.model_dump(mode="json"))
         proposal.payload = parsed.model_dump(mode="json")
         if proposal.kind in CONTRACT_KINDS:
@@ -652,6 +657,8 @@ def knowledge_edit_check(*, before: dict[str, Any], after: dict[str, Any]) -> No
         raise ProposalError(
             "invalid_payload", "version_id: the version this proposal decides cannot change; edit the title and text"
         )
+    if before.get("topic") != after.get("topic"):
+        raise ProposalError("invalid_payload", "topic: the unanswered topic this draft answers cannot change")
 
 
 def _stale() -> ProposalError:
@@ -727,6 +734,11 @@ def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
             kind = KnowledgeKind(entry.kind)
     else:
         kind = LESSON_KINDS[data["kind"]]
+    # The draft's other language: as written; a draft that says nothing of it keeps the entry's
+    # (a new version of an entry written elsewhere, e.g. in the owner's chat), a new entry has none.
+    translations: dict[str, Any] | None = data.get("translations")
+    if translations is None and (entry is None or target is not None):
+        translations = {}
     # Its source is this proposal, which tells knowledge_proposals not to file another for it.
     version = entry_propose(
         agent=proposal.agent,
@@ -736,6 +748,8 @@ def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
         actor=actor,
         kind=kind,
         entry=entry,
+        questions=data.get("questions"),
+        translations=translations,
     )
     if version.status == Status.PENDING:
         version = entry_approve(version=version, actor=actor)
@@ -743,6 +757,11 @@ def _apply_knowledge(proposal: ChangeProposal, *, actor: Actor) -> None:
 
 
 def _knowledge_applied(proposal: ChangeProposal, version: EntryVersion, *, actor: Actor) -> None:
+    """The approved answer is published: the unanswered topic the draft names (the daily review's
+    drafts and "already answered by entry …" offers do) is resolved everywhere from now on."""
+    topic = proposal.payload.get("topic")
+    if topic:
+        topics_resolve_published(agent=proposal.agent, refs=[str(topic)], version=version, actor=actor)
     proposal.status = ProposalStatus.APPLIED
     proposal.save(update_fields=["status"])
     events.proposal_applied(

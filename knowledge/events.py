@@ -9,6 +9,7 @@ transaction; nothing else in the app writes to the ledger.
 from __future__ import annotations
 
 import hashlib
+import json
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
@@ -44,7 +45,7 @@ class TopicResolved(EventPayload):
     agent: str
     entry: int
     version: int
-    how: str  # "answered" (a new entry) or "attached" (a question added to an entry)
+    how: str  # "answered" (a new entry), "attached" (a question added to an entry), "published" (an approved draft)
     misses: int
     topic_sha256: str  # the topic key is made from customers' words: the row keeps it, not the ledger
 
@@ -158,11 +159,14 @@ def _described(version: EntryVersion) -> dict[str, object]:
 
 
 def content_sha256(version: EntryVersion) -> str:
-    """The fingerprint of what a version says: title and body, and its questions when it has
-    any (so versions without questions keep the fingerprint they always had)."""
+    """The fingerprint of what a version says: title and body, and its questions and its text in
+    the other language when it has any (so versions without them keep the fingerprint they
+    always had): what Chinese customers are told is verified like what English ones are."""
     text = f"{version.title}\n{version.body}"
     if version.questions:
         text += "\n" + "\n".join(version.questions)
+    if version.translations:
+        text += "\n" + json.dumps(version.translations, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 

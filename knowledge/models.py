@@ -99,6 +99,11 @@ class EntryVersion(models.Model):
         default="",
         help_text="a taboo's words the agent never says (its X in “Never say ‘X’”); empty for other kinds",
     )
+    translations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the same answer in the site's other language: {language: {title, body}} (issue 26 §4)",
+    )
     search_text = models.TextField(help_text="search terms: words, and CJK character bigrams")
     served = models.BooleanField(default=False, help_text="the entry's current version: what customers may see")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -157,6 +162,12 @@ class KnowledgeMiss(models.Model):
         max_length=64, blank=True, default="", help_text="the customer or peer who asked (id), to count distinct askers"
     )
     topic_key = models.CharField(max_length=200)
+    label = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="the topic key's terms in the order the customer wrote them, personal data removed",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolved_version = models.ForeignKey(

@@ -5,11 +5,14 @@ No ORM here.  Decisions are typed and fail closed: anything not positively allow
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+
+from .personal import personal_data_removed
 
 
 class Origin(StrEnum):
@@ -217,6 +220,21 @@ def regulated_categories(text: str, extra: Iterable[tuple[str, str]] = ()) -> li
 # A term with three or more digits in a row may be part of a phone number, an order or account
 # number or a postcode: personal data rather than a topic.
 _NUMBER_LIKE = re.compile(r"\d{3,}")
+
+
+def topic_ref(topic_key: str) -> str:
+    """How a topic is named where its words must not go (the daily review's aggregate key, a
+    proposal's `topic`): a hash of its key, so the name itself carries no customer word."""
+    return "topic." + hashlib.sha256(topic_key.encode()).hexdigest()[:16]
+
+
+def topic_shown(label: str) -> str:
+    """A topic label as an owner or the review may read it: personal data removed
+    (`knowledge.personal`, again: topics recorded before it was applied at the source), then
+    `topic_for_owner`; empty when nothing is left (such a topic is counted, never named)."""
+    text = personal_data_removed(label)
+    kept = [t for t in text.split() if "@" not in t and any(ch.isalnum() for ch in t)]
+    return topic_for_owner(" ".join(kept))
 
 
 def topic_for_owner(topic_key: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +17,13 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 
 from .models import KnowledgeMiss, Status
-from .rules import topic_for_owner
+from .rules import topic_ref, topic_shown
 from .schemas import SearchResult
 from .search import SearchQuery, backend_for
 from .text import EMPTY_TOPIC, query_terms, topic_label
+from .text import terms as text_terms
+
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 SNIPPET = 220
 MAX_LIMIT = 50
@@ -60,18 +64,52 @@ def knowledge_search(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        SearchResult(
-            entry_id=entry_id,
-            version=number,
-            version_id=version_id,
-            title=title,
-            snippet=_snippet(body, terms),
-            status=status,
-            source={"type": source_type, "ref": source_ref, "version": source_version},
+    results = []
+    for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version, *more in rows:
+        title, body = _in_language_asked(terms, title, body, more[0] if more else None)
+        results.append(
+            SearchResult(
+                entry_id=entry_id,
+                version=number,
+                version_id=version_id,
+                title=title,
+                snippet=_snippet(body, terms),
+                status=status,
+                source={"type": source_type, "ref": source_ref, "version": source_version},
+            )
         )
-        for version_id, entry_id, number, title, body, status, source_type, source_ref, source_version, *_rank in rows
-    ]
+    return results
+
+
+def _in_language_asked(terms: list[str], title: str, body: str, translations: Any) -> tuple[str, str]:
+    """The title and body of an entry in the language the question was asked in: of its own text
+    and its translations (`EntryVersion.translations`), the one that shares the most terms with
+    the question, and in a tie the one written in the question's script (Chinese or not); its own
+    text when nothing tells them apart.  What is returned is what the reply may quote
+    (guard/quoting.py reads the snippet), so a translation is cited as approved text like the
+    rest of the version."""
+    if isinstance(translations, str):  # SQLite returns JSON as text
+        translations = json.loads(translations or "{}")
+    if not translations:
+        return title, body
+    asked = set(terms)
+    chinese = any(_CJK_CHAR.match(term) for term in terms)
+
+    def score(language: str, text_title: str, text_body: str) -> tuple[int, int]:
+        found = len(asked & set(text_terms(f"{text_title}\n{text_body}")))
+        return found, int((language == "zh-hans") == chinese)
+
+    own_chinese = _CJK_CHAR.search(title + body) is not None
+    best = (score("", title, body)[0], int(own_chinese == chinese), title, body)
+    for language, value in sorted(translations.items()):
+        other_title = str(value.get("title") or "") or title
+        other_body = str(value.get("body") or "")
+        if not other_body:
+            continue
+        found, script = score(language, other_title, other_body)
+        if (found, script) > best[:2]:
+            best = (found, script, other_title, other_body)
+    return best[2], best[3]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +162,11 @@ class UnansweredTopic:
     first_seen: dt.datetime
     last_seen: dt.datetime
 
+    @property
+    def ref(self) -> str:
+        """Its name where its words must not go (the review's aggregate key: `rules.topic_ref`)."""
+        return topic_ref(self.key)
+
 
 @dataclass(frozen=True, slots=True)
 class Unanswered:
@@ -134,8 +177,12 @@ class Unanswered:
 
 
 def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
-    """The agent's open (unresolved) knowledge misses grouped by topic, most asked first.  A
-    topic is shown only once `FACADE_UNANSWERED_MIN_ASKERS` distinct customers asked it."""
+    """The agent's open topics — the one definition the Unanswered questions page, the owner
+    chat's "unanswered", the home count and the inbox's gap lines all use: its misses not yet
+    resolved (an answer published for a topic resolves its misses at that moment: the owner's
+    pages, or the decision on the review's draft; a topic asked again after that counts anew),
+    grouped by topic, most asked first; shown only once `FACADE_UNANSWERED_MIN_ASKERS` distinct
+    customers asked it, labelled in the words customers asked, scrubbed."""
     k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
     groups = (
         KnowledgeMiss.objects.filter(agent=agent, resolved_at__isnull=True)
@@ -146,6 +193,9 @@ def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
             askers=Count("asker", distinct=True),
             first_seen=Min("created_at"),
             last_seen=Max("created_at"),
+            # The words as one of its customers asked them (each miss keeps its topic's terms in
+            # its customer's order); Max makes the pick the same on every read.
+            asked=Max("label"),
         )
         .order_by("-count", "-last_seen", "topic_key")
     )
@@ -159,7 +209,7 @@ def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
         key = group["topic_key"]
         # A term that looks like personal data (a number, an address) is never shown to an
         # owner; a topic of nothing else is not a topic (`rules.topic_for_owner`).
-        label = topic_for_owner(topic_label(key))
+        label = topic_shown(group["asked"] or topic_label(key))
         if not label:
             continue
         if len(topics) < limit:
@@ -174,6 +224,21 @@ def unanswered_topics(agent: AgentProfile, *, limit: int = 200) -> Unanswered:
                 )
             )
     return Unanswered(topics=topics, withheld=withheld, min_askers=k)
+
+
+def open_topic_key(agent: AgentProfile, name: str) -> str:
+    """The key of the open topic `name` names: its hash (`rules.topic_ref`, what the owner's pages
+    send), or the key itself; `name` unchanged when no open topic has that hash (the services
+    then answer "not found")."""
+    if not name.startswith("topic."):
+        return name
+    keys = (
+        KnowledgeMiss.objects.filter(agent=agent, resolved_at__isnull=True)
+        .exclude(topic_key=EMPTY_TOPIC)
+        .values_list("topic_key", flat=True)
+        .distinct()
+    )
+    return next((key for key in keys if topic_ref(key) == name), name)
 
 
 def unanswered_count(agent: AgentProfile) -> int:

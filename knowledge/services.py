@@ -29,7 +29,7 @@ from .models import (
     Status,
 )
 from .schemas import SourceIn
-from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label
+from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label, topic_words
 
 
 class KnowledgeError(ApplicationError):
@@ -63,6 +63,34 @@ def questions_clean(questions: list[str]) -> list[str]:
             "invalid_input", f"an entry may have {MAX_QUESTIONS} questions of at most {MAX_QUESTION} characters"
         )
     return cleaned
+
+
+# The languages an entry may hold its answer in (the site's languages): its title and body in
+# one, and at most one translation per other language in `translations`.
+LANGUAGES = ("en", "zh-hans")
+
+
+def translations_clean(translations: dict[str, Any] | None) -> dict[str, dict[str, str]]:
+    """An entry's answer in the site's other language(s): `{language: {title, body}}` with both
+    stripped; a language with neither is left out, one with only a body takes no title."""
+    cleaned: dict[str, dict[str, str]] = {}
+    for language, value in (translations or {}).items():
+        if language not in LANGUAGES or not isinstance(value, dict):
+            raise KnowledgeError("invalid_input", f"a translation is in one of {', '.join(LANGUAGES)}")
+        title = " ".join(str(value.get("title") or "").split())
+        body = str(value.get("body") or value.get("text") or "").strip()
+        if not title and not body:
+            continue
+        if not body:
+            raise KnowledgeError("invalid_input", "a translation needs the text customers are told")
+        if len(title) > MAX_TITLE or len(body) > MAX_BODY:
+            raise KnowledgeError("invalid_input", f"a title may have {MAX_TITLE} characters and a body {MAX_BODY}")
+        cleaned[language] = {"title": title, "body": body}
+    return cleaned
+
+
+def _translated_parts(translations: dict[str, dict[str, str]]) -> list[str]:
+    return [part for value in translations.values() for part in (value["title"], value["body"])]
 
 
 def _refresh_current(entry: KnowledgeEntry) -> None:
@@ -110,6 +138,7 @@ def entry_propose(
     entry: KnowledgeEntry | None = None,
     questions: list[str] | None = None,
     taboo_phrase: str = "",
+    translations: dict[str, Any] | None = None,
 ) -> EntryVersion:
     """Add knowledge, or a new version of an entry, and let the L1 rule decide whether it takes
     effect now (approved) or waits for the owner (pending).  Material without a source is
@@ -152,16 +181,22 @@ def entry_propose(
             raise KnowledgeError("not_found", "no such entry", 404)
     phrase = rules.taboo_phrase(taboo_phrase, title) if entry.kind == Kind.TABOO else ""
     latest = None
-    if questions is None or (entry.kind == Kind.TABOO and not phrase):
+    if questions is None or translations is None or (entry.kind == Kind.TABOO and not phrase):
         latest = entry.versions.order_by("-number").first()
     if questions is None:
         questions = list(latest.questions) if latest is not None else []
     questions = questions_clean(questions)
+    if translations is None:
+        # Kept only with the text it translates: a new title or body (a re-uploaded section, an
+        # edit) would otherwise leave customers who ask in the other language the old answer.
+        same = latest is not None and (latest.title, latest.body) == (title, body)
+        translations = dict(latest.translations) if latest is not None and same else {}
+    translated = translations_clean(translations)
     if not phrase and latest is not None and entry.kind == Kind.TABOO:
         phrase = latest.taboo_phrase
 
     extra_terms = list(RegulatedTerm.objects.filter(agent=agent).values_list("term", "category"))
-    categories = rules.regulated_categories(f"{title}\n{body}", extra_terms)
+    categories = rules.regulated_categories("\n".join([title, body, *_translated_parts(translated)]), extra_terms)
     decision = rules.l1_decide(
         rules.EntryFacts(
             origin=origin,
@@ -198,7 +233,8 @@ def entry_propose(
         actor_id=actor.id,
         questions=questions,
         taboo_phrase=phrase,
-        search_text=search_text(title, body, *questions),
+        translations=translated,
+        search_text=search_text(title, body, *questions, *_translated_parts(translated)),
     )
     version.caused_by_seq = events.knowledge_version_created(version=version, actor=actor).seq
     version.save(update_fields=["caused_by_seq"])
@@ -278,6 +314,7 @@ def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryV
         actor_id=actor.id,
         restored_from=target,
         questions=target.questions,
+        translations=target.translations,
         search_text=target.search_text,
     )
     restored.caused_by_seq = events.knowledge_version_restored(version=restored, actor=actor, restored=number).seq
@@ -441,8 +478,14 @@ def knowledge_miss_record(*, agent: AgentProfile, session_id: Any, query: str, a
     who asked (a customer's or peer's id; the session when not given) so that topics can be
     counted by distinct askers."""
     asker = str(asker or session_id or "")[:64]
+    # Both are made from the question with its personal data removed first (knowledge.personal):
+    # what must never reach an owner is gone before the topic exists.
     return KnowledgeMiss.objects.create(
-        agent=agent, session_id=session_id, asker=asker, topic_key=topic_key(query)[:200]
+        agent=agent,
+        session_id=session_id,
+        asker=asker,
+        topic_key=topic_key(query)[:200],
+        label=topic_words(query)[:200],
     )
 
 
@@ -474,13 +517,26 @@ def _open_topic(agent: AgentProfile, topic: str) -> str:
 
 @transaction.atomic
 def topic_answer(
-    *, agent: AgentProfile, topic: str, title: str, body: str, questions: list[str], actor: Actor
+    *,
+    agent: AgentProfile,
+    topic: str,
+    title: str,
+    body: str,
+    questions: list[str],
+    actor: Actor,
+    translations: dict[str, Any] | None = None,
 ) -> EntryVersion:
     """The owner answers an unanswered topic with a new entry (written on the owner's pages):
     an L1 change like any other, and the topic's misses are resolved by it."""
     topic = _open_topic(agent, topic)
     version = entry_propose(
-        agent=agent, title=title, body=body, questions=questions, actor=actor, source=_page_source(PAGE_SOURCE_NEW)
+        agent=agent,
+        title=title,
+        body=body,
+        questions=questions,
+        translations=translations or {},
+        actor=actor,
+        source=_page_source(PAGE_SOURCE_NEW),
     )
     _topics_resolve(agent=agent, topic=topic, version=version, how="answered", actor=actor)
     return version
@@ -508,9 +564,42 @@ def topic_attach(*, agent: AgentProfile, topic: str, entry: KnowledgeEntry, acto
         confidence=latest.confidence,
         valid_from=latest.valid_from,
         valid_until=latest.valid_until,
-        questions=[*latest.questions, topic_label(topic)],
+        questions=[*latest.questions, topic_asked(agent, topic)],
+        translations=latest.translations,
         actor=actor,
         source=_page_source(PAGE_SOURCE_ATTACH),
     )
     _topics_resolve(agent=agent, topic=topic, version=version, how="attached", actor=actor)
     return version
+
+
+def topic_asked(agent: AgentProfile, topic: str) -> str:
+    """A topic as its customers asked it (the words of its latest miss, personal data removed),
+    or the key's own label for misses recorded before labels were kept."""
+    label = (
+        KnowledgeMiss.objects.filter(agent=agent, topic_key=topic)
+        .exclude(label="")
+        .order_by("-created_at", "-pk")
+        .values_list("label", flat=True)
+        .first()
+    )
+    return label or topic_label(topic)
+
+
+def topics_resolve_published(*, agent: AgentProfile, refs: list[str], version: EntryVersion, actor: Actor) -> int:
+    """An answer was published for the topics `refs` name (`rules.topic_ref`: the hash the
+    daily review and its proposals know a topic by, never its words): their open misses are
+    resolved by `version` from now on; a topic asked again after this counts anew.  Called inside
+    the transaction that approves the answer (approvals' decision on the review's draft)."""
+    wanted = set(refs)
+    if not wanted:
+        return 0
+    keys = (
+        KnowledgeMiss.objects.filter(agent=agent, resolved_at__isnull=True)
+        .values_list("topic_key", flat=True)
+        .distinct()
+    )
+    resolved = 0
+    for key in sorted({key for key in keys if rules.topic_ref(key) in wanted}):
+        resolved += _topics_resolve(agent=agent, topic=key, version=version, how="published", actor=actor)
+    return resolved

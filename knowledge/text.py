@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .personal import personal_data_removed
+
 _TOKEN = re.compile(r"[0-9a-z]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -68,17 +70,52 @@ def query_terms(query: str, limit: int = 12) -> list[str]:
 
 EMPTY_TOPIC = "(empty)"
 
+# Words of a question's frame, never what it is about ("do you *offer* gift wrapping?", "can I
+# *get* …", "is it *possible* …"): left out of a topic so that its label reads as the customers'
+# subject ("gift wrapping") and the ways of asking the same thing share one topic.
+TOPIC_FRAME_WORDS = frozenset(
+    "offer offers provide provides have has had get got want wanted need needs would could should "
+    "please possible any anything some also just like know tell ask asking question still "
+    "hi hello hey thanks thank".split()
+)
+
+
+def _topic_terms(query: str, size: int, cjk_size: int) -> list[str]:
+    """The terms a topic keeps, in the order the question has them: personal data removed first
+    (`knowledge.personal`), then its longest few words and its first few Chinese bigrams."""
+    kept = [
+        term
+        for term in query_terms(personal_data_removed(query), 40)
+        if not _LONG_NUMBER.search(term) and term not in TOPIC_FRAME_WORDS
+    ]
+    cjk = [term for term in kept if _CJK.match(term)][:cjk_size]
+    words = set(sorted((term for term in kept if not _CJK.match(term)), key=lambda t: (-len(t), t))[:size])
+    chosen = set(cjk) | words
+    return [term for term in kept if term in chosen]
+
 
 def topic_key(query: str, size: int = 4, cjk_size: int = 5) -> str:
     """A short, normalised key for a question nobody could answer: its longest few words and its
-    first few Chinese bigrams, sorted.  It is all that is kept of the customer's words; long
-    numbers (a phone, an order number) are left out.  Chinese takes the bigrams in the order they
-    come (all bigrams have the same length), so that "你们几点开门" and "请问几点开门呀" share a key
-    and `topic_label` can join them back into words."""
-    kept = [term for term in query_terms(query, 40) if not _LONG_NUMBER.search(term)]
-    cjk = [term for term in kept if _CJK.match(term)][:cjk_size]
-    words = sorted((term for term in kept if not _CJK.match(term)), key=lambda t: (-len(t), t))[:size]
-    return " ".join(sorted(cjk + words)) or EMPTY_TOPIC
+    first few Chinese bigrams, sorted.  It is all that is kept of the customer's words, and it is
+    made from the question with its personal data already removed (e-mail addresses, phone and
+    card numbers, long digit runs: `knowledge.personal`).  Chinese takes the bigrams in the order
+    they come (all bigrams have the same length), so that "你们几点开门" and "请问几点开门呀"
+    share a key and `topic_label` can join them back into words."""
+    return " ".join(sorted(set(_topic_terms(query, size, cjk_size)))) or EMPTY_TOPIC
+
+
+def topic_words(query: str, size: int = 4, cjk_size: int = 5) -> str:
+    """The same terms as `topic_key(query)` in the order the customer wrote them, Chinese bigrams
+    joined back into words: the topic's label as it was asked ("same day delivery", where the
+    key sorts them "day delivery same").  Empty when the key is empty."""
+    chunks: list[str] = []
+    for term in dict.fromkeys(_topic_terms(query, size, cjk_size)):
+        previous = chunks[-1] if chunks else ""
+        if _CJK.fullmatch(term[0]) and previous and _CJK.fullmatch(previous[-1]) and previous[-1] == term[0]:
+            chunks[-1] = previous + term[1:]
+        else:
+            chunks.append(term)
+    return " ".join(chunks)
 
 
 def topic_label(key: str) -> str:

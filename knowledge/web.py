@@ -40,7 +40,8 @@ from facade.tenancy.schemas import Actor
 
 from .extract import MAX_BYTES
 from .models import EntryVersion, Kind, KnowledgeEntry, SourceType, Status
-from .selectors import pending_versions, unanswered_topics
+from .rules import topic_ref, topic_shown
+from .selectors import open_topic_key, pending_versions, unanswered_topics
 from .services import (
     MAX_BODY,
     MAX_TITLE,
@@ -48,9 +49,9 @@ from .services import (
     PAGE_SOURCE_NEW,
     KnowledgeError,
     topic_answer,
+    topic_asked,
     topic_attach,
 )
-from .text import topic_label
 
 PAGE_SIZE = 50
 PENDING_LIMIT = 200
@@ -399,7 +400,9 @@ def owner_unanswered(request: HttpRequest, slug: str) -> HttpResponse:
         "topics": [
             {
                 "t": topic,
-                "answer_url": reverse("owner-knowledge-new", args=[agent.slug]) + "?" + urlencode({"topic": topic.key}),
+                # The page names a topic by its hash (its label is all an owner reads of it): a
+                # number the label leaves out never reaches the page, its links or its forms.
+                "answer_url": reverse("owner-knowledge-new", args=[agent.slug]) + "?" + urlencode({"topic": topic.ref}),
             }
             for topic in unanswered.topics
         ],
@@ -442,7 +445,10 @@ def owner_unanswered_attach(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponseRedirect(back)
     try:
         version = topic_attach(
-            agent=agent, topic=request.POST.get("topic", ""), entry=entry, actor=Actor.human(request.user.pk)
+            agent=agent,
+            topic=open_topic_key(agent, request.POST.get("topic", "")),
+            entry=entry,
+            actor=Actor.human(request.user.pk),
         )
     except KnowledgeError as exc:
         _failure(request, exc)
@@ -459,6 +465,17 @@ def owner_unanswered_attach(request: HttpRequest, slug: str) -> HttpResponse:
     return HttpResponseRedirect(back)
 
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _other_language(given: str, label: str) -> str:
+    """The language of a new entry's second answer: as the form says, else the one the topic's
+    words are not in."""
+    if given in ("en", "zh-hans"):
+        return given
+    return "en" if _CJK.search(label) else "zh-hans"
+
+
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -471,12 +488,16 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
     its title and first question, and saving it resolves the topic."""
     agent = _owned(request, slug)
     source = request.POST if request.method == "POST" else request.GET
-    topic = " ".join(source.get("topic", "").split())[:200]
-    label = topic_label(topic) if topic else ""
+    topic = open_topic_key(agent, " ".join(source.get("topic", "").split())[:200])
+    label = topic_shown(topic_asked(agent, topic)) if topic else ""
     form = {
         "title": source.get("title", label)[:MAX_TITLE],
         "body": source.get("body", "")[:MAX_BODY],
         "questions": source.get("questions", label),
+        # The entry's answer in the other language (issue 26 §4): the one the topic is not in.
+        "other_language": _other_language(source.get("other_language", ""), label),
+        "other_title": source.get("other_title", "")[:MAX_TITLE],
+        "other_body": source.get("other_body", "")[:MAX_BODY],
     }
     error = ""
     if request.method == "POST":
@@ -490,6 +511,7 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
                     title=form["title"],
                     body=form["body"],
                     questions=_lines(form["questions"]),
+                    translations={form["other_language"]: {"title": form["other_title"], "body": form["other_body"]}},
                     actor=Actor.human(request.user.pk),
                 )
             except KnowledgeError as exc:
@@ -504,5 +526,7 @@ def owner_knowledge_new(request: HttpRequest, slug: str) -> HttpResponse:
                 return HttpResponseRedirect(
                     reverse("owner-knowledge", args=[agent.slug]) + f"?entry={version.entry_id}#history-h"
                 )
-    context = {"agent": agent, "topic": topic, "label": label, "form": form, "error": error}
+    # The form carries the topic's hash back, never its key (as the Unanswered questions page).
+    shown = topic if not topic or topic.startswith("topic.") else topic_ref(topic)
+    context = {"agent": agent, "topic": shown, "label": label, "form": form, "error": error}
     return render(request, "knowledge/owner_knowledge_new.html", context, status=400 if error else 200)

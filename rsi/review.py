@@ -19,12 +19,14 @@ import json
 import uuid
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
+from pydantic import BaseModel, ConfigDict
 
 from approvals.models import ChangeProposal, ProposalStatus
 from approvals.rules import Origin
@@ -32,8 +34,11 @@ from approvals.selectors import preference_decisions
 from approvals.services import ProposalError, proposal_create
 from facade.errors import ApplicationError
 from facade.tenancy.models import AgentProfile, Tenant
+from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
-from knowledge.models import KnowledgeHit
+from knowledge.models import LESSON_KINDS, EntryVersion, KnowledgeHit, SourceType
+from knowledge.models import Kind as KnowledgeKind
+from knowledge.selectors import knowledge_search
 
 from . import review_events as events
 from .governance import budget_lock, budget_refund, budget_resume, budget_spend
@@ -45,6 +50,7 @@ from .review_rules import Figures, Known, gate, offline_review
 from .weekly import is_weekly_day, weekly_report
 
 OFFLINE_REVIEWER = "offline-rules-v1"
+KNOWLEDGE_KINDS = [kind for kind in KnowledgeKind if kind not in LESSON_KINDS]
 ACTOR = Actor.platform("rsi_review")
 
 
@@ -128,12 +134,74 @@ def still_waiting(agent: AgentProfile, proposal: dict[str, Any]) -> str | None:
             kind="knowledge_draft",
             status=ProposalStatus.PENDING,
             expires_at__gt=timezone.now(),  # one about to expire unseen does not hold the topic back
-            payload__title=proposal["payload"]["title"],
+        )
+        .filter(
+            Q(payload__title=proposal["payload"]["title"]) | Q(payload__topic=proposal["payload"].get("topic") or "-")
         )
         .order_by("created_at")
         .values_list("pk", flat=True)
         .first()
     )
+
+
+class ProposedAction(BaseModel):
+    """A proposal a report made, as the report lists it: the change it filed and who decides it.
+    `requires` is always the owner's approval (DESIGN §3: a reviewer's `auto` is overridden by the
+    gate, and the report says so of every action)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    change_id: str
+    kind: str
+    summary: str
+    requires: Literal["owner_approval"] = "owner_approval"
+
+    def stored(self, key: str) -> dict[str, Any]:
+        return {"key": key, **self.model_dump()}
+
+
+def answer_offer(agent: AgentProfile, proposal: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """A knowledge draft for one of the day's topics names that topic (`topic`, its hash: the
+    owner's approval resolves it everywhere); any other `topic` a reviewer wrote into a payload
+    is removed.  When an entry customers are served already answers the topic — found by the
+    same search customers get, in either of the entry's languages — the draft becomes the offer
+    "already answered by entry …": a new version of that entry with the topic among its
+    questions (the same text), which the owner decides like any L1 change, instead of a second
+    answer to write."""
+    if proposal["kind"] != "knowledge_draft" or not isinstance(proposal.get("payload"), dict):
+        return proposal
+    payload = {k: v for k, v in proposal["payload"].items() if k != "topic"}
+    topic = proposal.get("topic", "")
+    label = labels.get(topic, "")
+    if not label:
+        return {**proposal, "payload": payload}
+    payload["topic"] = topic
+    covering = None
+    for found in knowledge_search(agent=agent, query=label, audience=Audience.CUSTOMER, limit=1):
+        # An entry of facts (not a lesson), in the owner's own words: a customer candidate's text
+        # is customer text, which a card never shows.
+        covering = (
+            EntryVersion.objects.filter(pk=found.version_id, agent=agent, served=True, entry__kind__in=KNOWLEDGE_KINDS)
+            .exclude(source_type=SourceType.CUSTOMER)
+            .first()
+        )
+    if covering is None or payload.get("entry_id"):
+        return {**proposal, "payload": payload}
+    offer: dict[str, Any] = {
+        "entry_id": covering.entry_id,
+        "title": covering.title,
+        "text": covering.body,
+        "questions": [*covering.questions, label][-20:],
+        "topic": topic,
+    }
+    if covering.translations:
+        offer["translations"] = {
+            language: {"title": value.get("title", ""), "text": value.get("body", "")}
+            for language, value in covering.translations.items()
+        }
+    summary = (
+        f"Already answered by entry {covering.entry_id} “{covering.title[:80]}”: add “{label[:80]}” to its questions"
+    )
+    return {**proposal, "payload": offer, "summary": summary[:300]}
 
 
 def _no_progress(step: str) -> None:
@@ -249,6 +317,7 @@ def review_run(
             key = proposal_key(proposal)
             if key in made:
                 continue
+            proposal = answer_offer(agent, proposal, built.labels)
             earlier = still_waiting(agent, proposal)
             if earlier is not None:
                 waiting[key] = earlier
@@ -274,7 +343,7 @@ def review_run(
                     {"reason": f"proposal_refused:{exc.code}", "kind": proposal["kind"], "reviewer": OFFLINE_REVIEWER}
                 )
                 continue
-            made[key] = {"key": key, "change_id": change.pk, "kind": change.kind, "summary": change.summary}
+            made[key] = ProposedAction(change_id=change.pk, kind=change.kind, summary=change.summary).stored(key)
             events.review_proposal_made(
                 report=report,
                 agent_slug=agent.slug,
@@ -355,7 +424,11 @@ def report_view(report: ReviewReport) -> dict[str, Any]:
         "wins": report.wins,
         "misses": report.misses,
         "gaps": report.gaps,
-        "proposals": [{k: p[k] for k in ("change_id", "kind", "summary")} for p in report.proposals],
+        # Each says who decides it (the seed's report format): the owner, whatever a reviewer wrote.
+        "proposals": [
+            ProposedAction(change_id=p["change_id"], kind=p["kind"], summary=p["summary"]).model_dump()
+            for p in report.proposals
+        ],
         "heldBack": report.held_back,
         "heldBackReasons": report.held_back_reasons,
         "paused": report.paused,

@@ -14,7 +14,10 @@ from django.utils.translation import gettext
 
 from approvals.cards import KIND_WORDS, Evidence
 from approvals.cards import _session_evidence as session_evidence
+from approvals.models import ChangeProposal, ProposalStatus
+from approvals.schemas import REVIEW_DRAFT_PLACEHOLDER
 from facade.tenancy.models import AgentProfile
+from knowledge.selectors import unanswered_topics
 
 from .governance import escalation_capacity, escalation_refill_per_day
 from .governance_rules import HoldReason
@@ -31,6 +34,12 @@ class ClaimView:
     text: str
     evidence: list[Evidence] = field(default_factory=list)
     change_id: str = ""
+    # A gap's topic now (knowledge.selectors.unanswered_topics, the one definition of an open
+    # topic): "answered" once an answer was published for it; else what its proposal asks:
+    # "unwritten" (a draft whose answer the owner writes) or "attach" (already answered by an
+    # entry); "" for other claims.
+    state: str = ""
+    topic: str = ""
 
 
 @dataclass
@@ -83,8 +92,12 @@ def _claims(
 ) -> list[ClaimView]:
     views = []
     for claim in claims:
+        key = str((claim.get("figure") or {}).get("key", ""))
         view = ClaimView(
-            kind=claim["kind"], text=claim_text(claim, figures, labels), change_id=str(claim.get("change_id", ""))
+            kind=claim["kind"],
+            text=claim_text(claim, figures, labels),
+            change_id=str(claim.get("change_id", "")),
+            topic=key if claim["kind"] == "gap" and key.startswith("topic.") else "",
         )
         for pointer in claim.get("evidence", [])[:MAX_EVIDENCE]:
             if pointer.get("type") == "session":
@@ -94,6 +107,28 @@ def _claims(
                 view.evidence.append(Evidence(_figure_words(key, figures.get(key, 0), labels.get(key, "")), []))
         views.append(view)
     return views
+
+
+def _gap_states(agent: AgentProfile, gaps: list[ClaimView]) -> None:
+    """What each gap line says of its topic today: answered (it is no open topic any more: its
+    draft was approved, or the owner answered it on the Unanswered questions page), or what its
+    pending proposal needs."""
+    open_refs = {topic.ref for topic in unanswered_topics(agent).topics}
+    ids = [gap.change_id for gap in gaps if gap.change_id]
+    payloads = dict(
+        ChangeProposal.objects.filter(agent=agent, pk__in=ids, status=ProposalStatus.PENDING).values_list(
+            "pk", "payload"
+        )
+    )
+    for gap in gaps:
+        if gap.topic and gap.topic not in open_refs:
+            gap.state = "answered"
+        elif gap.change_id in payloads:
+            payload = payloads[gap.change_id] or {}
+            if payload.get("entry_id") and payload.get("topic"):
+                gap.state = "attach"
+            elif str(payload.get("text", "")).strip() == REVIEW_DRAFT_PLACEHOLDER:
+                gap.state = "unwritten"
 
 
 def _paused(report: ReviewReport, held: int) -> str:
@@ -185,11 +220,13 @@ def inbox_review(agent: AgentProfile, *, day: str = "") -> ReviewView | None:
     figures = {key: value for key, value, _label in rows}
     labels = {key: label for key, _value, label in rows if label}
     reasons = report.held_back_reasons or {}
+    gaps = _claims(report, report.gaps, figures, labels)
+    _gap_states(agent, gaps)
     return ReviewView(
         report=report,
         wins=_claims(report, report.wins, figures, labels),
         misses=_claims(report, report.misses, figures, labels),
-        gaps=_claims(report, report.gaps, figures, labels),
+        gaps=gaps,
         proposals=len(report.proposals),
         # A report from before the reasons were counted held back by the daily cap only.
         held_back=int(reasons.get(HoldReason.DAILY_CAP, 0)) if reasons else report.held_back,

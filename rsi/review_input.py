@@ -20,7 +20,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from pydantic import BaseModel, ConfigDict
 
 from facade.tenancy.models import AgentProfile, Tenant
@@ -328,15 +328,19 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
 
     # Only the most-asked topics that k customers asked are read (TOPICS_READ); every other topic
     # is counted in the database.  Only the shown topics' keys are read again, for their pointers.
+    # A topic is the open topic of knowledge.selectors.unanswered_topics: a miss an answer
+    # published since has resolved is no gap any more (its draft was approved: no second one).
     k = int(settings.FACADE_UNANSWERED_MIN_ASKERS)
-    named = misses.exclude(topic_key=EMPTY_TOPIC)
+    named = misses.exclude(topic_key=EMPTY_TOPIC).filter(resolved_at__isnull=True)
     grouped = (
         named.values("topic_key")
-        .annotate(n=Count("id"), askers=Count("asker", distinct=True))
+        .annotate(n=Count("id"), askers=Count("asker", distinct=True), asked=Max("label"))
         .filter(askers__gte=k)
         .order_by("-askers", "-n", "topic_key")[:TOPICS_READ]
     )
-    topic_counts = [TopicCount(g["topic_key"], topic_label(g["topic_key"]), g["n"], g["askers"], ()) for g in grouped]
+    topic_counts = [
+        TopicCount(g["topic_key"], g["asked"] or topic_label(g["topic_key"]), g["n"], g["askers"], ()) for g in grouped
+    ]
     shown, _other, _other_misses = topics_for_review(topic_counts, min_askers=k)
     every = named.aggregate(topics=Count("topic_key", distinct=True), misses=Count("id"))
     by_hash = {topic_aggregate_key(t.key): t.key for t in topic_counts}

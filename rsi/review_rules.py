@@ -9,40 +9,30 @@ A claim is `{kind: win|miss|gap, text, evidence: [pointer], figure?, proposal?}`
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from approvals.schemas import REVIEW_DRAFT_PLACEHOLDER
-from knowledge.rules import topic_for_owner
+from knowledge.rules import topic_ref, topic_shown
 
 # --- scrub -------------------------------------------------------------------------------------
 
-# Personal data a topic made from customer words may carry: each a named rule.
-SCRUB_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("email", re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)*", re.UNICODE)),
-    ("card", re.compile(r"\b(?:\d[ -]?){13,19}\b")),
-    ("phone", re.compile(r"\+?\d[\d ()/-]{6,}\d")),
-    ("digits", re.compile(r"\d{3,}")),
-)
+# A topic's words had their personal data removed before the topic was made (knowledge.personal,
+# applied by knowledge.text.topic_key); a label is scrubbed again here, with the same rules, for
+# topics recorded before that and as the review's own second wall.
 
 
 def scrub_topic(label: str) -> str:
     """A topic label without e-mail addresses, phone and card-like numbers or long digit runs
     (and without any term `knowledge.rules.topic_for_owner` refuses); empty when nothing is left."""
-    text = label
-    for _name, pattern in SCRUB_RULES:
-        text = pattern.sub(" ", text)
-    kept = [t for t in text.split() if "@" not in t and any(ch.isalnum() for ch in t)]
-    return topic_for_owner(" ".join(kept))
+    return topic_shown(label)
 
 
 def topic_aggregate_key(topic_key: str) -> str:
     """The aggregate key of a topic: a hash, so that the key itself carries no customer word."""
-    return "topic." + hashlib.sha256(topic_key.encode()).hexdigest()[:16]
+    return topic_ref(topic_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +111,7 @@ def offline_review(figures: Figures) -> list[dict[str, Any]]:
                 "figure": {"key": topic.aggregate_key, "value": topic.misses},
                 "proposal": {
                     "kind": "knowledge_draft",
-                    "payload": {"title": topic.label[:300], "text": DRAFT_PLACEHOLDER},
+                    "payload": {"title": topic.label[:300], "text": DRAFT_PLACEHOLDER, "topic": topic.aggregate_key},
                     "summary": f"Answer “{topic.label[:120]}” (a draft from the daily review: write the answer)",
                     # The pointers are a few sessions only: the customers who asked count them all.
                     "sessions_affected": max(len(figures.sessions.get(topic.aggregate_key, ())), topic.askers),

@@ -21,7 +21,7 @@ ENGLISH: dict[str, Any] = {
     "textbox": "Your message",
     "help": ("Hello, what can you do?", ["teach: title / text", "“requests”", "“unanswered”", "“inbox”"]),
     "requests": ("requests", ["Open customer requests (1):", "new, waiting for you — next: you"]),
-    "unanswered": ("unanswered", ["• bread free gluten sell — 3"]),
+    "unanswered": ("unanswered", ["• sell gluten free bread — 3"]),
     "inbox": ("what's new", ["Waiting for you: 1 open customer request(s), 1 unanswered question topic(s)"]),
     "fact": "We now also sell gluten-free brownies.",
     "draft": "Here is a draft for the knowledge base:\n“Gluten-free brownies”: We now also sell gluten-free brownies.\n"
@@ -36,7 +36,7 @@ CHINESE: dict[str, Any] = {
     "textbox": "您的留言",
     "help": ("你好，你能做什么？", ["知识：标题 / 内容", "“请求”", "“未回答的问题”", "“收件箱”"]),
     "requests": ("请求", ["未完成的客户请求（1 个）：", "新请求，等您处理——下一步：您"]),
-    "unanswered": ("未回答的问题", ["• bread free gluten sell——3 次"]),
+    "unanswered": ("未回答的问题", ["• sell gluten free bread——3 次"]),
     "inbox": ("收件箱", ["等您处理：1 个未完成的客户请求，1 个未回答的问题主题"]),
     "fact": "我们现在也卖无麸质布朗尼。",
     "draft": "这是一条知识库草稿：\n“无麸质布朗尼”：我们现在也卖无麸质布朗尼。\n要我添加吗？",

@@ -22,7 +22,7 @@ from facade.dialogue.services import session_open
 from facade.tenancy.rules import Audience
 from facade.tenancy.services import customer_create
 from knowledge.models import KnowledgeMiss
-from knowledge.text import topic_key
+from knowledge.services import knowledge_miss_record
 from ledger.models import LedgerEvent
 from rsi.review import review_run
 from rsi.review_input import local_today, review_input_build
@@ -42,9 +42,7 @@ def customer_turn(world: Any, text: str, *, customer: Any = None, miss: bool = F
     message = Message.objects.create(session=session, role="principal", text=text)
     Run.objects.create(tenant=world.tenant, session=session, message=message, status=status)
     if miss:
-        KnowledgeMiss.objects.create(
-            agent=world.agent, session_id=session.pk, asker=str(customer.pk), topic_key=topic_key(text)
-        )
+        knowledge_miss_record(agent=world.agent, session_id=session.pk, query=text, asker=str(customer.pk))
     return session
 
 
@@ -344,7 +342,7 @@ def test_the_llm_reviewer_sees_no_customer_word_and_passes_the_gate(world_a: Any
         llm_configured(server)
         report = review_run(agent_id=world_a.agent.pk, day=local_today(world_a.tenant))
         prompt = server.requests[0].raw.decode()
-    assert MARKER.lower() not in prompt.lower() and "gift offer parcels wrapping" in prompt  # the shown topic only
+    assert MARKER.lower() not in prompt.lower() and "gift wrapping parcels" in prompt  # the shown topic only
     assert report.reviewer == "offline-rules-v1+llm" and report.model == "review-model"
     reasons = sorted(d["reason"] for d in report.dropped_claims if d["reviewer"] == "llm")
     assert reasons == ["figure_mismatch", "no_evidence", "unresolved_pointer"]

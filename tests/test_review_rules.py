@@ -186,7 +186,7 @@ def test_the_offline_reviewer_rules() -> None:
     assert [c["kind"] for c in claims] == ["gap", "miss", "win"]
     gap, miss, _win = claims
     assert gap["proposal"]["kind"] == "knowledge_draft"
-    assert gap["proposal"]["payload"] == {"title": "opening hours", "text": DRAFT_PLACEHOLDER}
+    assert gap["proposal"]["payload"] == {"title": "opening hours", "text": DRAFT_PLACEHOLDER, "topic": "topic.abc"}
     assert miss["proposal"]["payload"] == {"fields": ["contact", "need", "when"]}
     known = Known(aggregates=figures.values, sessions=frozenset({S1, S2}))
     assert not gate(claims, known, cap=5).dropped  # the offline reviewer's claims pass the gate

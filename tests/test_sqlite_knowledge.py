@@ -95,3 +95,35 @@ def test_sqlite_finds_entries_by_their_questions_and_by_attached_topics(tmp_path
     assert out["attached"][:2] == [2, "approved"]
     assert out["after"][:1] == ["营业时间"]
     assert out["left"] == 0
+
+
+BOTH_LANGUAGES_SCRIPT = r"""
+import json
+from facade.tenancy.models import AgentProfile
+from facade.tenancy.schemas import Actor
+from knowledge.schemas import SourceIn
+from knowledge.selectors import knowledge_search
+from knowledge.services import entry_propose
+agent = AgentProfile.objects.get(slug="a-desk")
+entry_propose(
+    agent=agent,
+    title="Gift boxes",
+    body="Every gift box is wrapped by hand.",
+    translations={"zh-hans": {"title": "礼盒", "body": "每个礼盒都手工包装。"}},
+    source=SourceIn(type="owner_dialogue", ref="chat:9", version="1"),
+    actor=Actor.platform("test"),
+)
+def found(q):
+    return [(r.title, r.snippet) for r in knowledge_search(agent=agent, query=q, audience="customer")][:1]
+print("RESULT" + json.dumps({"en": found("gift boxes"), "zh": found("有礼盒吗?")}, ensure_ascii=False))
+"""
+
+
+def test_sqlite_finds_an_entry_by_its_other_language_and_answers_in_it(tmp_path: Path) -> None:
+    """Issue 26 §4 on the embedded default: the translation is indexed (the migration that added
+    it rebuilt the table and made the FTS trigger again) and served in the language asked."""
+    manage(tmp_path, "migrate", "--noinput")
+    manage(tmp_path, "seed_demo", "--tenant", "a", "--agent", "a-desk", "--owner-email", "o@a.test")
+    out = json.loads(shell_result(tmp_path, BOTH_LANGUAGES_SCRIPT))
+    assert out["en"] == [["Gift boxes", "Every gift box is wrapped by hand."]]
+    assert out["zh"] == [["礼盒", "每个礼盒都手工包装。"]]

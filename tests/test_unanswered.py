@@ -243,8 +243,10 @@ def test_the_page_lists_topics_with_counts_never_the_customers_sentences(
     miss_three_times(world_b, "Do you sell gluten-free bread?")  # another tenant's topic
     client.force_login(world_a.owner)
     page = html.unescape(client.get(page_url(world_a)).content.decode())
-    [key] = [t.key for t in unanswered_topics(world_a.agent).topics]
-    assert key in page and "Asked 3 times by 3 customers" in page
+    [topic] = unanswered_topics(world_a.agent).topics
+    # The label as asked, and the topic's hash for its forms (issue 26 §5: never more than the label).
+    assert topic.label == "parking near heathrow shop" and topic.label in page and topic.ref in page
+    assert "Asked 3 times by 3 customers" in page
     assert "Is there parking" not in page and "gluten" not in page
     assert "Answer this" in page and "Attach to entry" in page
     assert re.search(rf'<option value="{hours.entry_id}">Opening hours</option>', page)
@@ -277,7 +279,7 @@ def test_answer_this_opens_a_prefilled_draft_whose_saving_resolves_the_topic(
     listing = client.get(page_url(world_a)).content.decode()
     [link] = re.findall(r'href="([^"]*/knowledge/new\?topic=[^"]*)"', listing)
     draft = html.unescape(client.get(html.unescape(link)).content.decode())
-    assert f'name="topic" value="{topic.key}"' in draft
+    assert f'name="topic" value="{topic.ref}"' in draft
     assert f'name="title" value="{topic.label}"' in draft
     assert re.search(rf'<textarea id="new-questions"[^>]*>{re.escape(topic.label)}</textarea>', draft)
     new = f"/owner/{world_a.agent.slug}/knowledge/new"

@@ -24,7 +24,7 @@ from facade.tenancy.schemas import Actor
 from knowledge.models import KnowledgeEntry, KnowledgeMiss
 from knowledge.schemas import SourceIn
 from knowledge.services import entry_propose
-from knowledge.text import topic_key, topic_label
+from knowledge.text import topic_words
 
 WORDS = {
     "en": {
@@ -160,7 +160,7 @@ def test_the_owner_attaches_a_missed_question_and_customers_get_the_entry(
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         shoot(page, tmp_path, f"unanswered-{language}")
 
-        hours_label, other_label = (topic_label(topic_key(words[q])) for q in ("question", "other"))
+        hours_label, other_label = (topic_words(words[q]) for q in ("question", "other"))
         hours_topic = topics.filter(has=page.get_by_role("heading", name=hours_label, exact=True))
         expect(hours_topic).to_contain_text(words["asked"])
         hours_topic.get_by_label(words["attach"]).select_option(label=words["entry"])

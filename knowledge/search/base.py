@@ -26,7 +26,10 @@ from facade.tenancy.rules import Audience
 
 # The columns every backend's statement returns first, in this order (a backend may add more
 # after them, e.g. its rank); `knowledge_search` unpacks them by position.
-COLUMNS = "v.id, v.entry_id, v.number, v.title, v.body, v.status, v.source_type, v.source_ref, v.source_version"
+COLUMNS = (
+    "v.id, v.entry_id, v.number, v.title, v.body, v.status, v.source_type, v.source_ref, v.source_version, "
+    "v.translations"
+)
 
 # Customers and peers see the version that takes effect; owners also see what waits for them.
 SERVED = "(v.served AND v.status = 'approved')"

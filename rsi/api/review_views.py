@@ -18,7 +18,7 @@ from facade.api import error_response
 from facade.errors import ApplicationError
 from facade.tenancy.policy import AgentPolicy
 
-from ..review import report_get, report_view, review_run
+from ..review import ProposedAction, report_get, report_view, review_run
 from ..weekly import WeeklyComparison
 
 
@@ -37,7 +37,7 @@ class ReportOut(BaseModel):
     wins: list[dict[str, Any]]
     misses: list[dict[str, Any]]
     gaps: list[dict[str, Any]]
-    proposals: list[dict[str, Any]]
+    proposals: list[ProposedAction] = Field(description='each with `"requires": "owner_approval"`')
     heldBack: int
     droppedClaims: int
     input: dict[str, Any] = Field(description="the ReviewInput: figures, ratios, pointers and shown topics")

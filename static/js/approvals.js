@@ -184,6 +184,16 @@
     var payload = JSON.parse(form.dataset.payload || "{}");
     payload.title = form.elements.namedItem("title").value;
     payload.text = form.elements.namedItem("text").value;
+    var language = form.elements.namedItem("translation_language");
+    if (language) {
+      // The same answer in the other language: kept when written, left out when blank.
+      var other = {
+        title: form.elements.namedItem("translation_title").value.trim(),
+        text: form.elements.namedItem("translation_text").value.trim()
+      };
+      payload.translations = {};
+      if (other.title || other.text) { payload.translations[language.value] = other; }
+    }
     await post(card.dataset.api, {payload: payload, expected_version: Number(card.dataset.version)}, "PATCH");
     return refresh(card, T.saved);
   }
