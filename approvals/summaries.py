@@ -21,6 +21,12 @@ SUMMARY_SHAPES: tuple[tuple[re.Pattern[str], Promise], ...] = (
         _("Answer “%(topic)s” (a draft from the daily review: write the answer)"),
     ),
     (
+        re.compile(
+            r"Already answered by entry (?P<entry>\d+) “(?P<title>.*)”: add “(?P<topic>.*)” to its questions", re.S
+        ),
+        _("Already answered by entry %(entry)s “%(title)s”: add “%(topic)s” to its questions"),
+    ),
+    (
         re.compile(r"Ask for the contact first: many conversations expired before they finished"),
         _("Ask for the contact first: many conversations expired before they finished"),
     ),

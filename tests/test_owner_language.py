@@ -153,6 +153,19 @@ def test_the_reviews_cards_are_titled_in_the_readers_language(world_a: TenantWor
     assert f'id="{draft.pk}-h" tabindex="-1">Answer “gift wrapping” (a draft' in english
 
 
+def test_the_reviews_already_answered_offer_is_titled_in_the_readers_language() -> None:
+    """The summary rsi/review.py files for "already answered by entry …" reads in Chinese too."""
+    from django.utils import translation
+
+    from approvals.summaries import summary_shown
+
+    filed = "Already answered by entry 12 “Gift wrapping”: add “gift wrapping” to its questions"
+    with translation.override("zh-hans"):
+        assert summary_shown(filed) == "条目 12“Gift wrapping”已经回答了这个问题：把“gift wrapping”加入它的问题"
+    with translation.override("en"):
+        assert summary_shown(filed) == filed
+
+
 class VisibleText(HTMLParser):
     """The text a reader sees, less what is data rather than the platform's words: quoted
     sentences in another language (`lang=`), code, times, scripts and styles."""
