@@ -142,6 +142,9 @@ class Offsite:
             route.abort("internetdisconnected")
 
 
+SCREENSHOT_MS = 60_000
+
+
 def open_page(page: Any, url: str, shots: Path | None, name: str) -> int:
     response = page.goto(url)
     assert response is not None, url
@@ -149,7 +152,9 @@ def open_page(page: Any, url: str, shots: Path | None, name: str) -> int:
     if url.endswith("/api/docs/"):  # Redoc draws after the load: the page must render, offline
         expect(page.get_by_role("heading", name=re.compile("Facade API"))).to_be_visible(timeout=REDOC_MS)
     if shots is not None:
-        page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+        # A whole-page picture of a long page (the API reference) took over the 10 s default on a
+        # loaded machine, twice: what the test checks is the requests, not how fast Chromium paints.
+        page.screenshot(path=str(shots / f"{name}.png"), full_page=True, timeout=SCREENSHOT_MS)
     return int(response.status)
 
 

@@ -66,7 +66,7 @@ def test_a_person_watches_the_loop_close(browser: Any, shop: dict[str, Any]) -> 
         # Approving the placeholder is refused, and the card says what to do.
         card.get_by_role("button", name="Approve").click()
         expect(card.locator(".card-error")).to_contain_text("write the answer")
-        card.get_by_label("Text customers are told").fill(ANSWER)
+        card.get_by_label("Text customers are told", exact=True).fill(ANSWER)
         card.get_by_role("button", name="Save the text").click()
         card = page.locator(f'article.change-card[id="{draft.pk}"]')
         expect(card.locator(".card-status")).to_have_text("Saved. Read it again, then decide.")

@@ -457,7 +457,7 @@ def test_the_contract_page_shows_the_mode_and_switches_it(world_a: Any) -> None:
     assert bad.status_code == 400 and "Not proposed: mode:" in bad.content.decode()
     assert live_terms(world_a.agent).composition_mode == "guarded"
     done = client.post(url + "/change", {"kind": "composition_mode", "mode": "strict", "summary": "Strict please"})
-    assert done.status_code == 302 and done["Location"].endswith("#composition_mode-h")
+    assert done.status_code == 302 and done["Location"].endswith("#composition_mode-outcome")
     assert live_terms(world_a.agent).composition_mode == "strict"
     html = client.get(url).content.decode()
     assert "Applied: customers hear it from their next message." in html

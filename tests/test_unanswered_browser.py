@@ -172,7 +172,7 @@ def test_the_owner_attaches_a_missed_question_and_customers_get_the_entry(
         # "Answer this" on the other topic opens a new entry prefilled with it.
         page.get_by_role("link", name=words["answer_this"]).click()
         expect(page.get_by_role("heading", level=1)).to_have_text(words["new"])
-        expect(page.get_by_label(words["title"])).to_have_value(other_label)
+        expect(page.get_by_label(words["title"], exact=True)).to_have_value(other_label)
         expect(page.get_by_label(words["questions"])).to_have_value(other_label)
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         shoot(page, tmp_path, f"answer-this-{language}")
