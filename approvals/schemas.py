@@ -11,18 +11,9 @@ from __future__ import annotations
 import uuid
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StringConstraints,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 # ISO 4217 active codes (the list is short and does not change often; a code outside it is refused).
 ISO_4217 = frozenset(
@@ -153,15 +144,8 @@ class PriceItem(Strict):
     is answered in theirs), and its amount.  An item without `names` is written without the key."""
 
     name: Name
-    names: dict[Literal["en", "zh-hans"], Name] = Field(default_factory=dict, max_length=2)
+    names: dict[Literal["en", "zh-hans"], Name] = Field(default_factory=dict, max_length=2, exclude_if=lambda v: not v)
     amount: str = Field(pattern=r"^[0-9]{1,12}(\.[0-9]{1,4})?$", examples=["35.00"])  # a decimal string, never a float
-
-    @model_serializer(mode="wrap")
-    def _without_empty_names(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if not data.get("names"):
-            data.pop("names", None)
-        return data
 
     @field_validator("amount")
     @classmethod
