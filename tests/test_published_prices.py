@@ -567,7 +567,10 @@ def test_the_owner_names_an_item_in_both_languages_on_the_contract_page(world_a:
         {"name": "月饼", "amount": "12.00"},
     ]
     contract_compile(agent=world_a.agent, changes={"pricing": proposal.payload}, actor=Actor.platform("tests"))
-    for language, hint in (("en", "Give an item its name in English and in Chinese"), ("zh-hans", "中文")):
+    for language, hint in (
+        ("en", "Give an item its name in English and in Chinese"),
+        ("zh-hans", "请为每一项填写英文和中文名称"),
+    ):
         html = client.get(page, HTTP_ACCEPT_LANGUAGE=language).content.decode()
         # The live list shows each item by both its names, and the form has them in their columns.
         assert (
