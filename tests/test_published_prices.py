@@ -673,3 +673,19 @@ def test_in_strict_composition_only_the_asked_items_are_quoted(world_a: TenantWo
     # The prices in general: the whole list.
     everything = ask(world_a, "What are your prices?")
     assert "Birthday cake (8 people): 35.00 EUR; Cupcake: 3.50 EUR" in everything.text, everything.text
+
+
+def test_the_inbox_card_of_a_price_change_names_each_item_in_both_languages(world_a: TenantWorld) -> None:
+    from html import unescape
+
+    from approvals.models import ChangeProposal
+    from tests.test_replay import card_html
+
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICES}, actor=Actor.platform("tests"))
+    owner = strict_client(world_a.owner)
+    change = propose(owner, world_a, "pricing", BILINGUAL)
+
+    for language in ("en", "zh-hans"):
+        html = unescape(card_html(world_a, ChangeProposal.objects.get(pk=change["id"]), language))
+        assert "Birthday cake (8 people) / 生日蛋糕（8人份）" in html, html
+        assert "Cupcake" in html
