@@ -613,7 +613,8 @@ def test_the_replay_preview_of_a_pricing_proposal_answers_with_the_proposed_list
     # The same list proposed again: the customers asking a price would be told the same.
     assert replayed(PRICES) == {"affected": 2, "affected_changed": 0, "elsewhere": 1, "elsewhere_changed": 0}
     # A new amount: the preview answers with it, so both price questions' replies change.
-    dearer = {"currency": "EUR", "items": [{**item, "amount": "38.00"} for item in PRICES["items"]]}
+    names = ["Birthday cake (8 people)", "Cupcake", "生日蛋糕（8人份）"]
+    dearer = {"currency": "EUR", "items": [{"name": name, "amount": "38.00"} for name in names]}
     assert replayed(dearer) == {"affected": 2, "affected_changed": 2, "elsewhere": 1, "elsewhere_changed": 0}
     pending = proposal_create(
         agent=world_a.agent,
