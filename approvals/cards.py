@@ -29,6 +29,7 @@ from knowledge.web import Segment, text_diff
 
 from . import replay_rules, targets
 from .contract import live_terms
+from .contract_rules import item_label
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
 from .outbox import outbox_enabled
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
@@ -207,14 +208,13 @@ def _list_rows(before: list[str], after: list[str]) -> list[Row]:
 
 
 def _price_rows(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Row]:
-    old = {
-        str(i["name"]): f"{i['amount']} {(before or {}).get('currency', '')}".strip()
-        for i in (before or {}).get("items", [])
-    }
+    """Each item by its names in every language ("Birthday cake / 生日蛋糕"), its amount before and after."""
+    was_currency = (before or {}).get("currency", "")
+    old = {item_label(i): f"{i['amount']} {was_currency}".strip() for i in (before or {}).get("items", [])}
     currency = after.get("currency", "")
     rows = []
     for item in after.get("items", []):
-        name, amount = str(item["name"]), f"{item['amount']} {currency}".strip()
+        name, amount = item_label(item), f"{item['amount']} {currency}".strip()
         was = old.pop(name, "")
         rows.append(Row(name, was, amount, "added" if not was else ("same" if was == amount else "changed")))
     rows += [Row(name, was, "", "removed") for name, was in old.items()]

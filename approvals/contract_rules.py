@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import deque
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -33,6 +34,7 @@ FIELDS = (
 GUARDED, STRICT = "guarded", "strict"
 COMPOSITION_MODES = (GUARDED, STRICT)
 LANGUAGES = frozenset({"en", "zh-hans"})
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 NEXT_ACTORS = frozenset({"owner", "customer", "nobody"})
 # The moments the owner may word what the agent says (L2 `wording` changes).
 SITUATIONS = frozenset({"greeting", "unknown", "handoff", "request_registered"})
@@ -114,6 +116,42 @@ def _flow_problems(flow: Any) -> list[str]:
     return problems
 
 
+def item_names(item: Any) -> dict[str, str]:
+    """A price-list item's name in each language it has one in: its `names` (`{"en": …,
+    "zh-hans": …}`, optional), and its `name` for the language its script is in when `names` does
+    not give that one (an item of an older contract has only `name`)."""
+    if not isinstance(item, dict):
+        return {}
+    names = {str(k): str(v).strip() for k, v in (item.get("names") or {}).items() if str(v or "").strip()}
+    name = str(item.get("name") or "").strip()
+    if name and name not in names.values():
+        names.setdefault("zh-hans" if _CJK.search(name) else "en", name)
+    return {lang: names[lang] for lang in ("en", "zh-hans") if lang in names}
+
+
+def item_name(item: Any, language: str) -> str:
+    """The item's name in `language`, else its main `name`."""
+    if not isinstance(item, dict):
+        return ""
+    return item_names(item).get(language) or str(item.get("name") or "").strip()
+
+
+def item_label(item: Any) -> str:
+    """The item by its names in every language, as the owner's pages show it ("Birthday cake (8
+    people) / 生日蛋糕（8人份）"); an item with one name, by that name."""
+    return " / ".join(item_names(item).values()) or (str(item.get("name", "")) if isinstance(item, dict) else "")
+
+
+def _names_problems(item: dict[str, Any]) -> list[str]:
+    names = item.get("names")
+    if names is None:
+        return []
+    if not isinstance(names, dict) or not all(isinstance(v, str) and v.strip() for v in names.values()):
+        return [f"pricing: the names of {item['name']!r} must map languages to non-empty text"]
+    unknown = sorted(set(names) - LANGUAGES)
+    return [f"pricing: unknown language {lang} in the names of {item['name']!r}" for lang in unknown]
+
+
 def _pricing_problems(pricing: Any) -> list[str]:
     if not isinstance(pricing, dict) or not isinstance(pricing.get("items"), list):
         return ["pricing: needs a currency and a list of items"]
@@ -124,6 +162,7 @@ def _pricing_problems(pricing: Any) -> list[str]:
         if not isinstance(item, dict) or not str(item.get("name") or "").strip():
             problems.append("pricing: every item needs a name")
             continue
+        problems += _names_problems(item)
         amount = item.get("amount")
         try:
             value = Decimal(amount) if isinstance(amount, str) else None

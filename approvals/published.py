@@ -18,7 +18,9 @@ rebuilds a cited list from the contract version the reply cited with the same fu
 Which part of the list a question gets (`found_in`):
 
 * it names listed items — by their whole name or a shorter one ("birthday cake" for "Birthday
-  cake (8 people)"), in the words the owner listed them in — those items, each its own result;
+  cake (8 people)"), by any of an item's names (an item may be listed with its name in English and
+  in Chinese: "生日蛋糕多少钱？" finds it too) — those items, each its own result, quoted by the
+  item's name in the conversation's language;
 * it asks the prices in general ("what are your prices?", 你们的价格是多少？) — the whole list;
 * it asks the price of something the list does not name — the whole list, marked as not
   answering (`matched: false`): the customer still hears the boundary wording;
@@ -41,11 +43,14 @@ from django.utils.translation import gettext_lazy as _
 from facade.i18n import Phrasebook
 from guard.figures import read
 
+from .contract_rules import item_name, item_names
+
 __all__ = [
     "DELIVERY",
     "PRICING",
     "Published",
     "answered_by_published",
+    "asks_about",
     "cited_again",
     "found_in",
     "published_citation",
@@ -106,21 +111,25 @@ def title(part: str, version: int, language: str) -> str:
     return TITLES[language][part].format(version=version)
 
 
-def _priced(pricing: Mapping[str, Any] | None, language: str) -> list[tuple[str, str]]:
-    """Each listed item's name, and its line with the published amount and currency."""
+def _priced(pricing: Mapping[str, Any] | None, language: str) -> list[tuple[tuple[str, ...], str]]:
+    """Each listed item's names (every language's), and its line in `language` — its name in that
+    language, else its main name — with the published amount and currency."""
     pricing = pricing or {}
     currency = str(pricing.get("currency") or "")
     listed = []
     for item in pricing.get("items") or []:
-        name = str(item.get("name") or "").strip() if isinstance(item, Mapping) else ""
-        if name and item.get("amount") is not None:
-            listed.append((name, f"{name}{_colon(language)}{str(item['amount']).strip()} {currency}".strip()))
+        if not isinstance(item, dict) or item.get("amount") is None:
+            continue
+        name = item_name(item, language)
+        if name:
+            names = tuple(dict.fromkeys([name, *item_names(item).values()]))
+            listed.append((names, f"{name}{_colon(language)}{str(item['amount']).strip()} {currency}".strip()))
     return listed
 
 
 def price_units(pricing: Mapping[str, Any] | None, language: str) -> tuple[str, ...]:
     """Each listed item with its published amount and currency: "Birthday cake (8 people): 35.00 EUR"."""
-    return tuple(unit for _name, unit in _priced(pricing, language))
+    return tuple(unit for _names, unit in _priced(pricing, language))
 
 
 def delivery_units(delivery: Iterable[Any] | None, language: str) -> tuple[str, ...]:
@@ -147,7 +156,7 @@ def published_citation(
 ) -> dict[str, Any]:
     """A citation of a published part, shaped as a knowledge citation (`title`, `snippet`) so the
     quoting and restating checks read it the same way; `entry_id` and `version_id` are None (it
-    is no knowledge entry) and `published` names the part."""
+    is no knowledge entry), `published` names the part and `units` holds its lines."""
     return {
         "entry_id": None,
         "version": version,
@@ -155,6 +164,8 @@ def published_citation(
         "title": title,
         "snippet": _separator(language).join(units),
         "published": part,
+        # Its lines one by one: strict composition quotes "n.k" as line k alone (an item asked).
+        "units": list(units),
     }
 
 
@@ -273,9 +284,11 @@ def found_in(question: str, *, content: Mapping[str, Any], version: int | None, 
     price_ask, delivery_ask = bool(_PRICE_ASK.search(text)), bool(_DELIVERY_ASK.search(text))
     found: list[Published] = []
     priced = _priced(content.get(PRICING), language)
-    prices = tuple(unit for _name, unit in priced)
+    prices = tuple(unit for _names, unit in priced)
     if prices:
-        items = [unit for name, unit in priced if not asked.general and _names_item(asked, name)]
+        items = [
+            unit for names, unit in priced if not asked.general and any(_names_item(asked, name) for name in names)
+        ]
         listed = title(PRICING, version, language)
         if items:
             found += [Published(PRICING, version, listed, (unit,), prices, True, language) for unit in items]
@@ -292,6 +305,12 @@ def found_in(question: str, *, content: Mapping[str, Any], version: int | None, 
             Published(DELIVERY, version, title(DELIVERY, version, language), options, options, answers, language)
         )
     return found
+
+
+def asks_about(part: str, question: str, content: Mapping[str, Any]) -> bool:
+    """Whether `question` gets `part` of `content` (the replay preview's pick of the turns a
+    pricing or delivery proposal concerns)."""
+    return any(found.part == part for found in found_in(question, content=content, version=0, language="en"))
 
 
 def cited_again(cited: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
 from knowledge.text import query_terms, search_text
 
-from . import events, replay_rules, targets
+from . import events, published, replay_rules, targets
 from .contract import ContractTerms, live_content, live_terms
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
@@ -257,6 +257,11 @@ def _concerned(proposal: ChangeProposal, window: list[Turn]) -> set[int]:
         # Questions whose words meet the draft's title: the replay tells whether it now answers them.
         draft = query_terms(str(proposal.payload.get("title", "")), 40)
         return {t.message_id for t in window if replay_rules.terms_meet(query_terms(t.text), draft)}
+    if kind in (Kind.PRICING, Kind.DELIVERY):
+        # The questions about prices (or delivery) of the live list or the proposed one.
+        field = targets.FIELD_OF[kind]
+        contents = [live_content(proposal.agent), {field: targets.value_of(kind, proposal.payload)}]
+        return {t.message_id for t in window if any(published.asks_about(field, t.text, c) for c in contents)}
     if kind == Kind.CLARIFICATION_ORDER:
         # The turns of conversations that went into a request: where the questions are asked.
         sessions = _request_sessions(proposal.agent, {t.session_id for t in window})
@@ -356,6 +361,12 @@ def _terms_after(proposal: ChangeProposal, live: ContractTerms) -> ContractTerms
         return replace(live, boundary_wording=dict(value or {}))
     if field == "clarification_order":
         return replace(live, clarification_order=[str(f) for f in value or []])
+    # The proposed price list or delivery options are what the search publishes in the replay, so
+    # the preview answers as customers would be answered once it is published.
+    if field == "pricing":
+        return replace(live, pricing=dict(value or {}))
+    if field == "delivery":
+        return replace(live, delivery=[dict(option) for option in value or []])
     return live
 
 

@@ -23,7 +23,18 @@ from enum import StrEnum
 from .schemas import Kind
 
 # What changes what customers are told, and so is replayed before the owner decides.
-REPLAYED_KINDS = frozenset({Kind.KNOWLEDGE_DRAFT, Kind.WORDING, Kind.BOUNDARY_WORDING, Kind.CLARIFICATION_ORDER})
+REPLAYED_KINDS = frozenset(
+    {
+        Kind.KNOWLEDGE_DRAFT,
+        Kind.WORDING,
+        Kind.BOUNDARY_WORDING,
+        Kind.CLARIFICATION_ORDER,
+        # What customers are told of prices and delivery (approvals/published.py), replayed with the
+        # proposed list in place of the live one.
+        Kind.PRICING,
+        Kind.DELIVERY,
+    }
+)
 # Pointers kept per count: enough to look at, few enough for a card.
 POINTERS = 10
 
@@ -76,7 +87,8 @@ def affected(kind: str, pair: TurnPair) -> bool:
     """Whether a replayed turn is one the proposal is about.  A knowledge draft: a concerned turn
     (its words meet the draft's) that nothing answered before.  Wording and boundary wording: a
     turn whose reply says the changed sentence, before or after.  The order of questions: a
-    turn of a conversation that went into a request (picked so, before the replay)."""
+    turn of a conversation that went into a request (picked so, before the replay).  Prices and
+    delivery: a turn that asks about the part, of the live list or the proposed one (picked so)."""
     if Kind(kind) == Kind.KNOWLEDGE_DRAFT:
         return pair.concerned and not pair.before.cited and not pair.before.failed
     if Kind(kind) in (Kind.WORDING, Kind.BOUNDARY_WORDING):

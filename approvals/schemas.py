@@ -3,7 +3,8 @@
 Unknown keys are refused everywhere.  Two shapes are fixed by issue 12 and must stay exactly so:
 `boundary_wording` `{"language": "en"|"zh-hans", "text": "…"}` and `pricing`
 `{"currency": "EUR", "items": [{"name": "…", "amount": "35.00"}]}` (amounts as decimal strings,
-non-negative, ISO 4217 currency)."""
+non-negative, ISO 4217 currency); an item may also give its name per language (`names`, issue 26),
+so an item of the fixed shape stays valid and is written as it was."""
 
 from __future__ import annotations
 
@@ -183,7 +184,12 @@ class Delivery(Strict):
 
 
 class PriceItem(Strict):
+    """One listed item: its `name`, optionally its name in each language (`names`, e.g.
+    `{"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"}`: a customer asking in either
+    is answered in theirs), and its amount.  An item without `names` is written without the key."""
+
     name: Name
+    names: dict[Literal["en", "zh-hans"], Name] = Field(default_factory=dict, max_length=2, exclude_if=lambda v: not v)
     amount: str = Field(pattern=r"^[0-9]{1,12}(\.[0-9]{1,4})?$", examples=["35.00"])  # a decimal string, never a float
 
     @field_validator("amount")

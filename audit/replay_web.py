@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from approvals.contract_rules import item_label
 from facade.tenancy.models import AgentProfile, Tenant
 
 from .replay import (
@@ -73,7 +74,7 @@ def readable(field: str, value: Any) -> list[tuple[str, str]]:
         return [(str(o.get("channel", "")), _text(o.get("note", ""))) for o in value if isinstance(o, dict)]
     if field == "pricing" and isinstance(value, dict):
         currency = str(value.get("currency", ""))
-        items = [(str(i.get("name", "")), f"{i.get('amount', '')} {currency}") for i in value.get("items", [])]
+        items = [(item_label(i), f"{i.get('amount', '')} {currency}") for i in value.get("items", [])]
         return items or [("", currency)]
     return [("", _text(value))]
 

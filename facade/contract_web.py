@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from approvals.cards import CardView, card_view
 from approvals.contract import live_content, live_terms
+from approvals.contract_rules import item_names
 from approvals.models import ChangeProposal, ProposalStatus
 from approvals.rules import Origin
 from approvals.schemas import Kind
@@ -160,7 +161,7 @@ def _live_forms(agent: AgentProfile) -> dict[str, Form]:
             Kind.PRICING,
             {"currency": str(pricing.get("currency") or "EUR")},
             "",
-            rows=[{"name": str(i.get("name", "")), "amount": str(i.get("amount", ""))} for i in pricing["items"]],
+            rows=[_price_row(item) for item in pricing["items"]],
         ),
         Kind.STATE_CONTRACT: Form(
             Kind.STATE_CONTRACT, {"flow": json.dumps(terms.request_flow, indent=2, ensure_ascii=False)}, ""
@@ -169,6 +170,23 @@ def _live_forms(agent: AgentProfile) -> dict[str, Form]:
             Kind.COMPOSITION_MODE, {"mode": "guarded" if terms.composition_mode == "strict" else "strict"}, ""
         ),
     }
+
+
+def _price_row(item: Any) -> dict[str, str]:
+    """A listed item as a form row: its English and its Chinese name (an item of an older
+    contract, with one name, in the column of the language its name is written in), its amount."""
+    names = item_names(item)
+    return {"name": names.get("en", ""), "name_zh": names.get("zh-hans", ""), "amount": str(item.get("amount", ""))}
+
+
+def _price_item(row: dict[str, str]) -> dict[str, Any]:
+    """A form row as a price-list item: named in both languages when both names are given (a
+    customer asking in either is answered in theirs), else by the one name given."""
+    english, chinese = row["name"].strip(), row["name_zh"].strip()
+    item: dict[str, Any] = {"name": english or chinese, "amount": row["amount"]}
+    if english and chinese:
+        item["names"] = {"en": english, "zh-hans": chinese}
+    return item
 
 
 def _live_delivery(agent: AgentProfile) -> list[dict[str, Any]]:
@@ -191,7 +209,12 @@ def _posted_form(kind: str, post: Any) -> Form:
         return Form(kind, {"channels": post.getlist("channels"), "notes": notes}, summary)
     if kind == Kind.PRICING:
         names, amounts = post.getlist("name"), post.getlist("amount")
-        rows = [{"name": n[:200], "amount": a[:30]} for n, a in zip(names, amounts, strict=False) if n or a]
+        chinese = post.getlist("name_zh") or [""] * len(names)
+        rows = [
+            {"name": n[:200], "name_zh": z[:200], "amount": a[:30]}
+            for n, z, a in zip(names, chinese, amounts, strict=False)
+            if n or z or a
+        ]
         return Form(kind, {"currency": post.get("currency", "").strip().upper()[:3]}, summary, rows=rows)
     keys = {
         Kind.WORDING: ("language", "situation", "text"),
@@ -217,7 +240,7 @@ def payload_of(form: Form) -> dict[str, Any]:
     if form.kind == Kind.DELIVERY:
         return {"options": [{"channel": c, "note": v["notes"].get(c, "")} for c in CHANNELS if c in v["channels"]]}
     if form.kind == Kind.PRICING:
-        return {"currency": v["currency"], "items": [dict(row) for row in form.rows]}
+        return {"currency": v["currency"], "items": [_price_item(row) for row in form.rows]}
     if form.kind == Kind.COMPOSITION_MODE:
         return {"mode": v["mode"]}
     try:
@@ -287,7 +310,7 @@ def _page(request: HttpRequest, agent: AgentProfile, forms: dict[str, Form], sta
     for kind, form in forms.items():
         form.summary = form.summary or str(SUMMARIES[Kind(kind)])
     pricing_form = forms[Kind.PRICING]
-    price_rows = pricing_form.rows + [{"name": "", "amount": ""}] * EMPTY_PRICE_ROWS
+    price_rows = pricing_form.rows + [{"name": "", "name_zh": "", "amount": ""}] * EMPTY_PRICE_ROWS
     sentences = [
         {
             "moment": moment,
@@ -333,6 +356,11 @@ def _page(request: HttpRequest, agent: AgentProfile, forms: dict[str, Form], sta
         "skills": [{"id": s, "label": SKILL_LABELS.get(s, SKILLS[s]), "on": s in terms.skill_ids} for s in SKILLS],
         "delivery": [{"label": CHANNELS.get(str(o.get("channel")), o.get("channel")), **o} for o in delivery],
         "pricing": _live_pricing(agent),
+        # Each listed item by its name in every language it has one in ("Birthday cake / 生日蛋糕").
+        "price_items": [
+            {"names": list(item_names(i).values()) or [str(i.get("name", ""))], "amount": i.get("amount", "")}
+            for i in _live_pricing(agent)["items"]
+        ],
         "states": states,
         "waiting": pending_count(agent=agent),
         "inbox_url": reverse("owner-inbox", args=[agent.slug]),

@@ -20,7 +20,9 @@ Definitions (the README repeats them):
   once per reply, on the day the reply was delivered.
 - taboo blocks (a count, not charted): replies replaced because they said what an approved taboo
   lesson forbids (`Run.guard_category` `taboo`): the owner's wording, not an over-commitment.
-- knowledge hit: agent replies that cite approved knowledge (non-empty `Message.citations`) over
+- knowledge hit: agent replies that cite approved knowledge (a citation of a knowledge entry in
+  `Message.citations`; a reply citing only the published price list or delivery options, whose
+  citations have no entry, answered from the contract and is no knowledge hit) over
   knowledge questions: those replies plus recorded misses (`KnowledgeMiss`, a search no approved
   knowledge answered).
 - clarification completion: a request flow is counted from the agent's first `submit_request`
@@ -39,8 +41,8 @@ from collections.abc import Iterable
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, F, Q, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, F, Q, QuerySet, Sum, TextField
+from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 from pydantic import BaseModel, computed_field
 
@@ -65,6 +67,17 @@ DELIVERED_VIOLATIONS_BASIS = (
 # The owner said yes to these, whatever happened after; `rejected` is the only no.
 ADOPTED = (ProposalStatus.APPROVED, ProposalStatus.APPLIED, ProposalStatus.FAILED, ProposalStatus.ROLLED_BACK)
 DECIDED = (*ADOPTED, ProposalStatus.REJECTED)
+
+# A stored citation of a knowledge entry: its `entry_id` is a number (a published part's is null).
+# Matched on the JSON's text, the same on PostgreSQL (jsonb's text) and SQLite (the stored JSON):
+# a title or snippet that says `"entry_id": 5` is escaped (`\"entry_id\"`) and does not match.
+_CITES_ENTRY = r'"entry_id": ?[0-9]'
+
+
+def citing_knowledge(replies: QuerySet[Message]) -> QuerySet[Message]:
+    """The replies among `replies` that cite a knowledge entry (a knowledge hit)."""
+    return replies.alias(citations_text=Cast("citations", TextField())).filter(citations_text__regex=_CITES_ENTRY)
+
 
 COUNTS = (
     "sessions",
@@ -274,7 +287,7 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             taboo_blocks=Count("pk", filter=Q(guard_category=TABOO)),
         ),
         _by_day(
-            Message.objects.filter(in_session, within("created_at"), role="agent").exclude(citations=[]),
+            citing_knowledge(Message.objects.filter(in_session, within("created_at"), role="agent")),
             "created_at",
             zone,
             knowledge_answered=Count("pk"),

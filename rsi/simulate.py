@@ -50,6 +50,7 @@ from facade.tenancy.schemas import Actor
 from facade.tenancy.services import customer_create
 from knowledge.models import KnowledgeMiss
 
+from .metrics import citing_knowledge
 from .review import review_run
 from .review_input import local_today, time_zone_of
 from .review_models import ReviewReport
@@ -207,8 +208,8 @@ def _converse(agent: AgentProfile, turns: tuple[str, ...], day: dt.date, number:
 
 def _count(agent: AgentProfile, played: DayPlayed, gap_sessions: list[str]) -> None:
     replies = Message.objects.filter(session_id__in=played.session_ids, role="agent")
-    played.answered = replies.exclude(citations=[]).count()
-    played.gap_answered = replies.filter(session_id__in=gap_sessions).exclude(citations=[]).count()
+    played.answered = citing_knowledge(replies).count()
+    played.gap_answered = citing_knowledge(replies.filter(session_id__in=gap_sessions)).count()
     played.misses = KnowledgeMiss.objects.filter(agent=agent, session_id__in=played.session_ids).count()
     runs = Run.objects.filter(session_id__in=played.session_ids)
     played.blocked = runs.exclude(guard_category="").count()

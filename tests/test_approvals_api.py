@@ -207,7 +207,7 @@ def test_the_schema_has_the_exact_payload_shapes(client: Any) -> None:
     pricing = components["Pricing"]
     assert set(pricing["properties"]) == {"currency", "items"} and pricing["additionalProperties"] is False
     item = components["PriceItem"]
-    assert set(item["properties"]) == {"name", "amount"} and item["properties"]["amount"]["type"] == "string"
+    assert set(item["properties"]) == {"name", "names", "amount"} and item["properties"]["amount"]["type"] == "string"
     assert item["properties"]["amount"]["pattern"].startswith("^[0-9]")
     paths = schema["paths"]["/api/agents/{slug}/changes"]
     assert {"get", "post"} <= set(paths) and "patch" in schema["paths"]["/api/agents/{slug}/changes/{change_id}"]

@@ -81,10 +81,13 @@ def test_the_page_at_360px_in_chinese_by_keyboard(
         assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
         shoot(page, "contract-zh-360")
 
-        # By keyboard: fill the first empty price row and the summary, submit with Enter.
+        # By keyboard: fill the first empty price row (its English name, its Chinese name, its
+        # amount) and the summary, submit with Enter.
         rows = page.locator("input[name=name]")
         empty = next(i for i in range(rows.count()) if not rows.nth(i).input_value())
         rows.nth(empty).focus()
+        page.keyboard.type("Birthday cake")
+        page.keyboard.press("Tab")
         page.keyboard.type("生日蛋糕")
         page.keyboard.press("Tab")
         page.keyboard.type("42.00")
@@ -94,7 +97,8 @@ def test_the_page_at_360px_in_chinese_by_keyboard(
         expect(page.locator(".flash")).to_contain_text("已提议。它正在等待您的决定")
         [proposal] = ChangeProposal.objects.filter(agent__slug="demo-shop", kind="pricing")
         assert proposal.status == "pending"
-        assert {"name": "生日蛋糕", "amount": "42.00"} in proposal.payload["items"]
+        named = {"en": "Birthday cake", "zh-hans": "生日蛋糕"}
+        assert {"name": "Birthday cake", "names": named, "amount": "42.00"} in proposal.payload["items"]
         expect(page.locator("#waiting")).to_contain_text("等待您决定的更改：1")
         link = page.locator(".flash a")
         expect(link).to_have_attribute("href", f"/owner/demo-shop/inbox#{proposal.pk}")
@@ -105,3 +109,62 @@ def test_the_page_at_360px_in_chinese_by_keyboard(
         expect(page.locator(f'article.change-card[id="{proposal.pk}"]')).to_be_visible()
     finally:
         watched.close()
+
+
+@pytest.mark.browser
+def test_a_price_list_in_both_languages_on_the_page_english_desktop_and_chinese_390px(
+    browser: Any,
+    shop: dict[str, str],  # noqa: F811  (the fixture imported above)
+) -> None:
+    from approvals.contract import contract_compile
+    from facade.tenancy.models import AgentProfile
+    from facade.tenancy.schemas import Actor
+
+    prices = {
+        "currency": "EUR",
+        "items": [
+            {
+                "name": "Birthday cake (8 people)",
+                "names": {"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"},
+                "amount": "35.00",
+            },
+            {"name": "Cupcake", "amount": "3.50"},
+        ],
+    }
+    agent = AgentProfile.objects.get(slug="demo-shop")
+    contract_compile(agent=agent, changes={"pricing": prices}, actor=Actor.platform("tests"))
+    site = shop["site"]
+    for language, viewport, heading in (
+        ("en", {"width": 1280, "height": 900}, "Prices"),
+        ("zh-hans", {"width": 390, "height": 844}, "价格"),
+    ):
+        watched = Watched(browser, site, phone=language != "en", viewport=viewport)
+        try:
+            page = watched.context.new_page()
+            sign_in(page, site, shop["owner_password"])
+            if language != "en":
+                page.locator("#language").select_option(language)
+                expect(page.locator("html")).to_have_attribute("lang", language)
+            page.goto(f"{site}/owner/demo-shop/contract#pricing-h")
+            section = page.locator("section", has=page.locator("#pricing-h"))
+            expect(section.get_by_role("heading", level=2)).to_have_text(heading)
+            # The live list names the item in both languages; its row holds both names to edit.
+            expect(section.locator("table.prices tbody tr").first).to_contain_text(
+                "Birthday cake (8 people) / 生日蛋糕（8人份）"
+            )
+            expect(section.locator("#price-name-1")).to_have_value("Birthday cake (8 people)")
+            expect(section.locator("#price-name-zh-1")).to_have_value("生日蛋糕（8人份）")
+            expect(section.locator("#price-name-zh-2")).to_have_value("")
+            expect(section.locator("#price-amount-1")).to_have_value("35.00")
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            section.scroll_into_view_if_needed()
+            section.screenshot(path=str(_shots() / f"contract-prices-{language}.png"))
+        finally:
+            watched.close()
+
+
+def _shots() -> Any:
+    from test_requests_browser import SHOTS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS

@@ -445,3 +445,248 @@ def test_nothing_is_published_without_a_contract_version_or_a_list() -> None:
     assert found_in("What are your prices?", content=LISTED, version=None, language="en") == []
     assert found_in("What are your prices?", content=content(), version=3, language="en") == []
     assert found_in("Do you deliver?", content=content(), version=3, language="en") == []
+
+
+# --- issue 26 §1, what was left: an item in both languages, the replay, metrics, strict quotes ----
+
+BILINGUAL = {
+    "currency": "EUR",
+    "items": [
+        {
+            "name": "Birthday cake (8 people)",
+            "names": {"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"},
+            "amount": "35.00",
+        },
+        {"name": "Cupcake", "amount": "3.50"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "language, question, told",
+    [
+        ("zh-hans", "生日蛋糕多少钱？", "[1] 价目表（第2版）：生日蛋糕（8人份）：35.00 EUR"),
+        ("zh-hans", "请问一份蛋糕多少钱", "[1] 价目表（第2版）：生日蛋糕（8人份）：35.00 EUR"),
+        ("en", "How much is a birthday cake?", "[1] Price list (version 2): Birthday cake (8 people): 35.00 EUR"),
+    ],
+)
+def test_an_item_named_in_both_languages_is_told_by_either_name_in_the_customers_language(
+    world_a: TenantWorld, mailoutbox: Any, language: str, question: str, told: str
+) -> None:
+    assert published_by_the_owner(world_a, mailoutbox, "pricing", BILINGUAL) == 2
+    assert live_terms(world_a.agent).pricing["items"][0]["names"]["zh-hans"] == "生日蛋糕（8人份）"
+    reply = ask(world_a, question)
+    assert told in reply.text, reply.text
+    assert BOUNDARY[language] not in reply.text and "Cupcake" not in reply.text
+    assert reply.citations == [{"entry_id": None, "version": 2, "title": LIST_TITLE[language], "published": "pricing"}]
+    no_block()
+
+
+@pytest.mark.parametrize(
+    "question, language, units",
+    [
+        ("生日蛋糕多少钱？", "zh-hans", ["生日蛋糕（8人份）：35.00 EUR"]),
+        ("How much is the birthday cake?", "zh-hans", ["生日蛋糕（8人份）：35.00 EUR"]),
+        ("birthday cake 多少钱", "zh-hans", ["生日蛋糕（8人份）：35.00 EUR"]),
+        ("How much is the 生日蛋糕?", "en", ["Birthday cake (8 people): 35.00 EUR"]),
+        ("你们的价格是多少？", "zh-hans", ["生日蛋糕（8人份）：35.00 EUR", "Cupcake：3.50 EUR"]),
+    ],
+)
+def test_a_question_meets_every_name_of_an_item_and_gets_its_line_in_its_language(
+    question: str, language: str, units: list[str]
+) -> None:
+    [part] = found_in(question, content=content(BILINGUAL), version=2, language=language)
+    assert (list(part.units), part.matched) == (units, True)
+
+
+@pytest.mark.parametrize(
+    "names, problem",
+    [
+        ({"fr": "Gâteau"}, "pricing: unknown language fr in the names of 'Cake'"),
+        ({"zh-hans": " "}, "pricing: the names of 'Cake' must map languages to non-empty text"),
+        (["Cake", "蛋糕"], "pricing: the names of 'Cake' must map languages to non-empty text"),
+    ],
+)
+def test_the_compiler_refuses_names_that_are_not_per_language(names: Any, problem: str) -> None:
+    from approvals.contract_rules import contract_problems, default_content
+
+    contract = {
+        "mission": "",
+        "boundary_wording": {"en": "No."},
+        "clarification_order": ["need"],
+        "request_flow": {"initial": "new", "states": {"new": {"next_actor": "owner", "to": []}}},
+        **default_content(),
+    }
+    good = {"currency": "EUR", "items": [{"name": "Cake", "amount": "5.00"}]}
+    assert contract_problems({**contract, "pricing": good}) == []  # an item with one name stays valid
+    bilingual = {"currency": "EUR", "items": [{"name": "Cake", "names": {"zh-hans": "蛋糕"}, "amount": "5.00"}]}
+    assert contract_problems({**contract, "pricing": bilingual}) == []
+    bad = {"currency": "EUR", "items": [{"name": "Cake", "names": names, "amount": "5.00"}]}
+    assert problem in contract_problems({**contract, "pricing": bad})
+
+
+def test_a_proposal_takes_names_per_language_and_refuses_an_unknown_one(world_a: TenantWorld) -> None:
+    owner = strict_client(world_a.owner)
+    named = owner.post(changes(world_a), {"kind": "pricing", "payload": BILINGUAL, "summary": "x"}, format="json")
+    assert named.status_code == 201 and named.json()["payload"] == BILINGUAL, named.content
+    bad = {"currency": "EUR", "items": [{"name": "Cake", "names": {"fr": "Gâteau"}, "amount": "5.00"}]}
+    response = owner.post(changes(world_a), {"kind": "pricing", "payload": bad, "summary": "x"}, format="json")
+    assert response.status_code == 400, response.content
+    old = owner.post(changes(world_a), {"kind": "pricing", "payload": PRICES, "summary": "x"}, format="json")
+    assert old.status_code == 201 and old.json()["payload"] == PRICES  # written as it was, no `names`
+
+
+def test_the_owner_names_an_item_in_both_languages_on_the_contract_page(world_a: TenantWorld) -> None:
+    from django.test import Client
+
+    from approvals.models import ChangeProposal
+
+    client = Client()
+    client.force_login(world_a.owner)
+    page = f"/owner/{world_a.agent.slug}/contract"
+    posted = client.post(
+        page + "/change",
+        {
+            "kind": "pricing",
+            "currency": "EUR",
+            "summary": "Cakes in both languages",
+            "name": ["Birthday cake (8 people)", "Cupcake", "", ""],
+            "name_zh": ["生日蛋糕（8人份）", "", "月饼", ""],
+            "amount": ["35.00", "3.50", "12.00", ""],
+        },
+    )
+    assert posted.status_code == 302
+    proposal = ChangeProposal.objects.get(agent=world_a.agent, kind="pricing")
+    assert proposal.payload["items"] == [
+        {
+            "name": "Birthday cake (8 people)",
+            "names": {"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"},
+            "amount": "35.00",
+        },
+        {"name": "Cupcake", "amount": "3.50"},
+        {"name": "月饼", "amount": "12.00"},
+    ]
+    contract_compile(agent=world_a.agent, changes={"pricing": proposal.payload}, actor=Actor.platform("tests"))
+    for language, hint in (
+        ("en", "Give an item its name in English and in Chinese"),
+        ("zh-hans", "请为每一项填写英文和中文名称"),
+    ):
+        html = client.get(page, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        # The live list shows each item by both its names, and the form has them in their columns.
+        assert (
+            '<span>Birthday cake (8 people)</span><span class="other-name"> / </span><span>生日蛋糕（8人份）</span>'
+            in html
+        )
+        assert 'name="name" value="Birthday cake (8 people)"' in html
+        assert 'name="name_zh" value="生日蛋糕（8人份）"' in html
+        assert 'name="name_zh" value="月饼"' in html  # one Chinese name: in the Chinese column
+        assert hint in html
+
+
+def test_the_replay_preview_of_a_pricing_proposal_answers_with_the_proposed_list(world_a: TenantWorld) -> None:
+    from approvals.models import ChangeProposal
+    from approvals.replay import proposal_replay_run
+    from approvals.services import proposal_create
+    from tests.test_replay import card_html, snapshot
+
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICES}, actor=Actor.platform("tests"))
+    asked = [ask(world_a, "How much is a birthday cake?"), ask(world_a, "生日蛋糕多少钱？")]
+    assert all("35.00 EUR" in reply.text for reply in asked)
+    ask(world_a, "When do you open?")
+
+    def replayed(pricing: Any) -> dict[str, int]:
+        proposal = proposal_create(
+            agent=world_a.agent,
+            kind="pricing",
+            payload=pricing,
+            summary="Prices",
+            origin="owner_dialogue",
+            actor=Actor.human(world_a.owner.pk),
+        )
+        before = snapshot(world_a)
+        replay = proposal_replay_run(proposal_id=proposal.pk)
+        assert replay is not None and replay.status == "done"
+        assert snapshot(world_a) == {**before, "ledger": before["ledger"] + 1}  # nothing but its event
+        ChangeProposal.objects.filter(pk=proposal.pk).update(status="rejected")
+        return {k: int(replay.counts[k]) for k in ("affected", "affected_changed", "elsewhere", "elsewhere_changed")}
+
+    # The same list proposed again: the customers asking a price would be told the same.
+    assert replayed(PRICES) == {"affected": 2, "affected_changed": 0, "elsewhere": 1, "elsewhere_changed": 0}
+    # A new amount: the preview answers with it, so both price questions' replies change.
+    names = ["Birthday cake (8 people)", "Cupcake", "生日蛋糕（8人份）"]
+    dearer = {"currency": "EUR", "items": [{"name": name, "amount": "38.00"} for name in names]}
+    assert replayed(dearer) == {"affected": 2, "affected_changed": 2, "elsewhere": 1, "elsewhere_changed": 0}
+    pending = proposal_create(
+        agent=world_a.agent,
+        kind="delivery",
+        payload=DELIVERY,
+        summary="Delivery",
+        origin="owner_dialogue",
+        actor=Actor.human(world_a.owner.pk),
+    )
+    replay = proposal_replay_run(proposal_id=pending.pk)
+    assert replay is not None and replay.status == "done" and replay.counts["affected"] == 0
+    assert "Customer turns it concerns: 0." in card_html(world_a, pending)
+
+
+def test_the_replay_of_a_delivery_proposal_tells_of_the_proposed_options(world_a: TenantWorld) -> None:
+    from approvals.replay import proposal_replay_run
+    from approvals.services import proposal_create
+
+    ask(world_a, "Do you deliver?")
+    ask(world_a, "可以送货吗？")
+    proposal = proposal_create(
+        agent=world_a.agent,
+        kind="delivery",
+        payload=DELIVERY,
+        summary="Delivery",
+        origin="owner_dialogue",
+        actor=Actor.human(world_a.owner.pk),
+    )
+    replay = proposal_replay_run(proposal_id=proposal.pk)
+    assert replay is not None and replay.status == "done"
+    assert (replay.counts["affected"], replay.counts["affected_changed"]) == (2, 2)
+
+
+def test_a_reply_citing_only_the_published_list_is_no_knowledge_hit(world_a: TenantWorld) -> None:
+    from rsi.metrics import agent_metrics
+    from tests.test_replay import teach
+
+    teach(world_a, "Opening hours", "We open at nine every weekday.")
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICES}, actor=Actor.platform("tests"))
+    priced, opening = ask(world_a, "How much is a birthday cake?"), ask(world_a, "When do you open?")
+    assert [c.get("published") for c in priced.citations] == ["pricing"]
+    assert opening.citations and opening.citations[0]["entry_id"] is not None
+    today = agent_metrics(world_a.agent, days=1).rows[-1]
+    assert (today.knowledge_answered, today.knowledge_questions, today.knowledge_hit) == (1, 1, 1.0)
+
+
+def test_in_strict_composition_only_the_asked_items_are_quoted(world_a: TenantWorld) -> None:
+    contract_compile(
+        agent=world_a.agent, changes={"pricing": PRICES, "composition_mode": "strict"}, actor=Actor.platform("tests")
+    )
+    reply = ask(world_a, "How much is a birthday cake?")
+    assert "[1] Price list (version 2): Birthday cake (8 people): 35.00 EUR" in reply.text, reply.text
+    assert "Cupcake" not in reply.text and "生日蛋糕" not in reply.text
+    assert guarded(reply) == "" and reply.citations[0]["published"] == "pricing"
+    both = ask(world_a, "How much are the cupcakes and the birthday cake?")
+    assert both.text.count("[1] Price list (version 2)") == 2 and "生日蛋糕" not in both.text, both.text
+    # The prices in general: the whole list.
+    everything = ask(world_a, "What are your prices?")
+    assert "Birthday cake (8 people): 35.00 EUR; Cupcake: 3.50 EUR" in everything.text, everything.text
+
+
+def test_the_inbox_card_of_a_price_change_names_each_item_in_both_languages(world_a: TenantWorld) -> None:
+    from html import unescape
+
+    from approvals.models import ChangeProposal
+    from tests.test_replay import card_html
+
+    contract_compile(agent=world_a.agent, changes={"pricing": PRICES}, actor=Actor.platform("tests"))
+    owner = strict_client(world_a.owner)
+    change = propose(owner, world_a, "pricing", BILINGUAL)
+
+    for language in ("en", "zh-hans"):
+        html = unescape(card_html(world_a, ChangeProposal.objects.get(pk=change["id"]), language))
+        assert "Birthday cake (8 people) / 生日蛋糕（8人份）" in html, html
+        assert "Cupcake" in html

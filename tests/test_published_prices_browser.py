@@ -21,8 +21,12 @@ from test_chat_browser import (  # noqa: F401  (the fixtures are used by name)
 PRICES = {
     "currency": "EUR",
     "items": [
-        {"name": "Birthday cake (8 people)", "amount": "35.00"},
-        {"name": "生日蛋糕（8人份）", "amount": "35.00"},
+        # One item, named in both languages: each customer is told it under the name in theirs.
+        {
+            "name": "Birthday cake (8 people)",
+            "names": {"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"},
+            "amount": "35.00",
+        },
     ],
 }
 DELIVERY = [{"channel": "courier", "note": "within the city, 2 working days"}]
@@ -35,6 +39,7 @@ SEEN = {
         "textbox": "Your message",
         "price": "How much is a birthday cake?",
         "amount": "Birthday cake (8 people): 35.00 EUR",
+        "other_name": "生日蛋糕",
         "source": "Price list (version 2), as published by the business",
         "deliver": "Do you deliver?",
         "option": "Courier: within the city, 2 working days",
@@ -44,8 +49,9 @@ SEEN = {
     "zh-hans": {
         "viewport": PHONE_390,
         "textbox": "您的留言",
-        "price": "你们的价格是多少？",
+        "price": "生日蛋糕多少钱？",
         "amount": "生日蛋糕（8人份）：35.00 EUR",
+        "other_name": "Birthday cake",
         "source": "价目表（第2版），商家已发布",
         "deliver": "可以送货吗？",
         "option": "快递：within the city, 2 working days",
@@ -83,6 +89,7 @@ def test_a_customer_sees_the_published_price_and_its_source(
         price = ask(page, words["textbox"], words["price"])
         expect(price.locator(".text")).to_contain_text(words["amount"])
         expect(price.locator(".text")).not_to_contain_text(words["boundary"])
+        expect(price.locator(".text")).not_to_contain_text(words["other_name"])  # the item in the customer's words
         expect(price.locator(".sources li").first).to_have_text(words["source"])
 
         delivery = ask(page, words["textbox"], words["deliver"])

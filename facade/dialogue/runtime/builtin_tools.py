@@ -165,6 +165,9 @@ def _published_found(
         if known is None:
             citations.append(cited)
             known = len(citations)
+        # The items asked, each its own result with its line's number in the list (`part`: "n.k"
+        # quotes it alone in strict composition), or the whole list as one.
+        asked = part.matched and len(part.units) < len(part.every_unit)
         found += [
             {
                 "entry_id": None,
@@ -176,8 +179,9 @@ def _published_found(
                 "published": part.part,
                 "matched": part.matched,
                 "cite": known,
+                **({"part": part.every_unit.index(unit) + 1} if asked else {}),
             }
-            for unit in (part.units if part.matched and len(part.units) < len(part.every_unit) else [part.snippet])
+            for unit in (part.units if asked else [part.snippet])
         ]
     return found
 

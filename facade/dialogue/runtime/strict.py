@@ -250,7 +250,9 @@ def _knowledge(choice: Choice, citations: Sequence[Mapping[str, Any]], language:
     if match.group(2) is None:
         passage = " ".join(snippet.split())  # the entry's own words as they stand
     else:
-        parts = sentences(snippet)
+        # A published price list or delivery options: its lines as listed (an item alone).
+        units = cited.get("units")
+        parts = [str(u) for u in units] if cited.get("published") and isinstance(units, list) else sentences(snippet)
         index = int(match.group(2))
         if index > len(parts):
             raise _Refused("unknown_knowledge")
@@ -423,7 +425,8 @@ def instructions(agent: AgentProfile, terms: ContractTerms, language: str) -> st
         "STRICT MODE. Never write a reply of your own words. Answer only with JSON: a list of parts,",
         '[{"kind": "knowledge"|"template"|"status", "id": "...", "slots": {...}}], and nothing else.',
         "The server composes the reply from it; anything else is refused and the boundary wording is sent.",
-        '- knowledge: id "n" quotes search result n as it stands, "n.k" its k-th sentence (n = the result\'s cite).',
+        '- knowledge: id "n" quotes search result n as it stands, "n.k" its k-th sentence (n = the result\'s cite;',
+        '  a result with a "part" k is that line of a published list: "n.k" quotes it alone).',
         "- template: one of these ids (the text it stands for):",
         *(f"    {key}: {text}" for key, text in published.items()),
         '    summary: the request summary; slots "need" and the clarification fields, each exactly as the',

@@ -597,8 +597,12 @@ class OfflineProvider(Provider):
                 # Each entry as it stands, attributed to it by its citation number and title: the
                 # form the server recognises as a quote (guard/quoting.py).
                 colon = "：" if language == "zh-hans" else ": "
+                # An item asked of a published list is its line alone ("n.k"), not the whole list.
                 quotes = [
-                    Said(f"[{cite}] {r['title']}{colon}{r['snippet']}", [{"kind": "knowledge", "id": str(cite)}])
+                    Said(
+                        f"[{cite}] {r['title']}{colon}{r['snippet']}",
+                        [{"kind": "knowledge", "id": f"{cite}.{r['part']}" if r.get("part") else str(cite)}],
+                    )
                     for cite, r in ((r.get("cite", n), r) for n, r in enumerate(found, 1))
                 ]
                 lead = (
