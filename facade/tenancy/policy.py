@@ -44,7 +44,8 @@ def is_platform_operator(user: UserLike) -> bool:
 
 class AgentPolicy:
     """Who owns which agent.  An owner is listed among the agent's owners *and* holds the owner
-    role in its tenant; platform operators (staff) act as owners of every agent."""
+    role in its tenant; platform operators (staff) act as owners of every agent — except for L3
+    decisions, which only the tenant's own owners make (`tenant_owners`, issue 28)."""
 
     @staticmethod
     def owned(user: UserLike) -> QuerySet[AgentProfile]:
