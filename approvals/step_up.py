@@ -28,7 +28,7 @@ from django.utils.translation import gettext
 from facade.accounts.devices import confirmed_device
 from facade.errors import ApplicationError
 from facade.ratelimit import rate_check
-from facade.tenancy.models import AgentProfile, Tenant
+from facade.tenancy.models import AgentProfile, Membership, Role, Tenant
 from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.schemas import Actor
 
@@ -272,6 +272,21 @@ def decide_gate(
         actor=Actor.human(owner.pk),
     )
     return DecideGate(awaiting_second_owner=approvals < TWO_OWNERS)
+
+
+def owners_lock(agent: AgentProfile) -> None:
+    """Inside proposal_decide's transaction, with the proposal locked and before its token is
+    consumed: lock the tenant's owner memberships (in id order), so that a removal of an owner
+    (`membership_revoke`, a role change: each locks or updates the person's membership row and
+    then voids their approvals) and this L3 decision happen one after the other, never
+    interleaved — the decision's membership checks then see the removal, or the removal voids
+    what the decision recorded."""
+    list(
+        Membership.objects.select_for_update()
+        .filter(tenant_id=agent.tenant_id, role=Role.OWNER)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def approvals_of(proposal: ChangeProposal) -> int:

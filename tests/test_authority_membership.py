@@ -216,3 +216,76 @@ def test_the_decision_re_checks_every_approvers_membership_when_it_applies(world
     assert caught.value.code in ("invalid_token", "not_a_tenant_owner")
     proposal.refresh_from_db()
     assert proposal.status == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_l3_decision_waits_for_a_removal_in_progress_and_then_sees_it() -> None:
+    """A removal that holds the owner's membership row (as membership_revoke does, before it
+    voids their approvals) makes a concurrent L3 decision wait: with a short lock_timeout the
+    decision fails and consumes nothing; once the removal commits, the decision sees it."""
+    import threading
+
+    from django.db import OperationalError, connection, transaction
+
+    from conftest import build_tenant
+    from facade.tenancy.models import Membership
+
+    world = build_tenant("lockstep")
+    proposal = change(world)
+    issued = token_issue(
+        agent=world.agent,
+        change_id=proposal.pk,
+        version=1,
+        owner=world.owner,
+        decision="approve",
+        assurance="email_otp",
+    )
+    held, release = threading.Event(), threading.Event()
+
+    def removal() -> None:
+        from django.db import connection as own
+
+        try:
+            with transaction.atomic():
+                Membership.objects.select_for_update().get(user=world.owner, tenant=world.tenant)
+                held.set()
+                release.wait(timeout=60)
+                membership_revoke(tenant=world.tenant, user=world.owner, actor=PLATFORM)
+        finally:
+            own.close()
+
+    remover = threading.Thread(target=removal)
+    remover.start()
+    try:
+        assert held.wait(timeout=60)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '300ms'")
+        with pytest.raises(OperationalError):
+            proposal_decide(
+                agent=world.agent,
+                proposal_id=proposal.pk,
+                owner=world.owner,
+                token=issued.token,
+                decision="approve",
+                expected_version=1,
+            )
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+        release.set()
+        remover.join()
+    proposal.refresh_from_db()
+    assert (proposal.status, proposal.version) == ("pending", 1)
+    # The removal voided the token the decision could not consume; the decision now fails.
+    with pytest.raises(ApplicationError) as caught:
+        proposal_decide(
+            agent=world.agent,
+            proposal_id=proposal.pk,
+            owner=world.owner,
+            token=issued.token,
+            decision="approve",
+            expected_version=1,
+        )
+    assert caught.value.code == "invalid_token"
+    assert [(v["change"], v["authorizations"]) for v in voided(world)] == [(proposal.pk, 1)]
+    assert ledger_verify(chain_id=world.tenant.pk).ok
