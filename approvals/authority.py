@@ -39,7 +39,15 @@ from facade.tenancy.services import language_of_addresses
 
 from . import authority_events as events
 from .authority_events import ChallengeRefusal, TokenRefusal
-from .authority_models import Assurance, ChallengeStatus, Decision, DecisionChallenge, DecisionToken
+from .authority_models import (
+    Assurance,
+    ChallengeStatus,
+    Decision,
+    DecisionChallenge,
+    DecisionSignature,
+    DecisionToken,
+)
+from .models import ChangeProposal, ProposalStatus
 
 logger = logging.getLogger(__name__)
 
@@ -231,6 +239,55 @@ def token_consume(
             actor=_actor(owner),
         )
     raise _invalid_token()
+
+
+# --- a person who stops being an owner (issue 28) -----------------------------------------
+
+
+def authority_void_for_owner(
+    *, user: Any, agents: list[AgentProfile], reason: str, actor: Actor, now: datetime | None = None, **_: Any
+) -> int:
+    """`owner_authority_ended` receiver (facade/tenancy/signals.py), inside the transaction that
+    removes `user`'s ownership of `agents`: their unspent decision tokens stop working, their live
+    e-mailed codes die and their recorded approvals of pending changes (two-owner rule) are void,
+    one `authority.approvals_voided` event per change concerned.  The number of changes."""
+    now = now or timezone.now()
+    reason = reason if reason in ("membership_revoked", "owner_role_changed", "agent_owner_removed") else ""
+    if not reason:
+        raise AuthorityError("invalid_reason", "unknown reason for voiding approvals")
+    counted = 0
+    for agent in agents:
+        tokens = DecisionToken.objects.select_for_update().filter(
+            agent=agent, owner=user, used_at__isnull=True, expires_at__gt=now
+        )
+        challenges = DecisionChallenge.objects.select_for_update().filter(
+            agent=agent, owner=user, status=ChallengeStatus.LIVE
+        )
+        pending = ChangeProposal.objects.filter(agent=agent, status=ProposalStatus.PENDING).values("pk")
+        signatures = DecisionSignature.objects.select_for_update().filter(owner=user, proposal__in=pending)
+        per_change: dict[str, list[int]] = {}
+        for change_id in tokens.values_list("change_id", flat=True):
+            per_change.setdefault(change_id, [0, 0, 0])[0] += 1
+        for change_id in challenges.values_list("change_id", flat=True):
+            per_change.setdefault(change_id, [0, 0, 0])[1] += 1
+        for change_id in signatures.values_list("proposal_id", flat=True):
+            per_change.setdefault(change_id, [0, 0, 0])[2] += 1
+        tokens.update(expires_at=now)
+        challenges.update(status=ChallengeStatus.DEAD)
+        signatures.delete()
+        for change_id, (n_tokens, n_challenges, n_signatures) in sorted(per_change.items()):
+            events.authority_approvals_voided(
+                agent=agent,
+                change_id=change_id,
+                owner_id=user.pk,
+                reason=reason,  # type: ignore[arg-type]  # checked above
+                authorizations=n_tokens,
+                challenges=n_challenges,
+                approvals=n_signatures,
+                actor=actor,
+            )
+        counted += len(per_change)
+    return counted
 
 
 # --- e-mailed codes ------------------------------------------------------------------------

@@ -44,7 +44,9 @@ AttemptRefusal = Literal[
     "wrong_totp",  # ... and the one sent was wrong (or django-otp's throttle held it)
     "same_approver",  # two-owner rule: this owner already approved this version
     "assurance_required",  # an L3 decision with a token of too low an assurance
+    "not_a_tenant_owner",  # L3 by someone who is not one of the tenant's own owners (an operator, a removed owner)
 ]
+VoidReason = Literal["membership_revoked", "owner_role_changed", "agent_owner_removed"]
 
 
 class AuthorizationIssued(EventPayload):
@@ -125,6 +127,15 @@ class SignatureRecorded(EventPayload):
     required: int
 
 
+class ApprovalsVoided(EventPayload):
+    agent: str
+    owner_id: int
+    reason: VoidReason
+    authorizations: int  # unspent decision tokens (by authorization) of the owner for this change, now unusable
+    challenges: int  # live e-mailed codes of the owner for this change, now dead
+    approvals: int  # the owner's recorded approvals (two-owner rule) of this pending change, now void
+
+
 def _type(name: str, payload: type[EventPayload], description: str) -> EventType:
     return register(name, app=APP, entity_type=ENTITY, payload=payload, description=description)
 
@@ -172,6 +183,14 @@ SIGNATURE_RECORDED = _type(
     "authority.signature_recorded",
     SignatureRecorded,
     "An owner's approval of an L3 change was recorded under the two-owner rule (the first leaves it pending).",
+)
+
+
+APPROVALS_VOIDED = _type(
+    "authority.approvals_voided",
+    ApprovalsVoided,
+    "A person stopped being an owner of the agent (membership revoked, owner role changed, removed from its owners): "
+    "their pending approvals, unspent tokens and live codes for this change were voided at once.",
 )
 
 
@@ -349,3 +368,25 @@ def authority_signature_recorded(
         required=required,
     )
     return _append(SIGNATURE_RECORDED, agent=agent, change_id=change_id, actor=actor, payload=payload, version=version)
+
+
+def authority_approvals_voided(
+    *,
+    agent: AgentProfile,
+    change_id: str,
+    owner_id: int,
+    reason: VoidReason,
+    authorizations: int,
+    challenges: int,
+    approvals: int,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = ApprovalsVoided(
+        agent=agent.slug,
+        owner_id=owner_id,
+        reason=reason,
+        authorizations=authorizations,
+        challenges=challenges,
+        approvals=approvals,
+    )
+    return _append(APPROVALS_VOIDED, agent=agent, change_id=change_id, actor=actor, payload=payload)

@@ -42,7 +42,7 @@ from .contract import ContractInvalid, contract_compile, live_content
 from .models import DECISION_REASON_MAX, ChangeProposal, PreferenceSignal, ProposalStatus
 from .replay import replay_send_on_commit
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind, Pointer, PointerType, Strict, payload_parse
-from .step_up import decide_gate
+from .step_up import decide_gate, owners_lock
 
 logger = logging.getLogger(__name__)
 
@@ -459,6 +459,8 @@ def proposal_decide(
         if proposal.version != expected_version:
             raise ProposalError("version_mismatch", "the proposal changed; reload it", HTTPStatus.CONFLICT)
         _still_pending(proposal)
+        if proposal.level == 3:
+            owners_lock(proposal.agent)  # a concurrent removal of an owner waits, or is seen (issue 28)
         if decision == Decision.APPROVE and is_stale(proposal):
             # Recorded, and nothing consumed: the owner re-bases and decides the new version.
             events.proposal_decide_refused(proposal=proposal, reason="stale_base", actor=actor)

@@ -28,7 +28,8 @@ from django.utils.translation import gettext
 from facade.accounts.devices import confirmed_device
 from facade.errors import ApplicationError
 from facade.ratelimit import rate_check
-from facade.tenancy.models import AgentProfile, Tenant
+from facade.tenancy.models import AgentProfile, Membership, Role, Tenant
+from facade.tenancy.policy import AgentPolicy
 from facade.tenancy.schemas import Actor
 
 from . import authority_events as events
@@ -108,6 +109,7 @@ def attempt_admit(attempt: Attempt, *, level: int, session: Any) -> None:
         )
     if level != 3:
         return
+    tenant_owner_require(attempt)
     session_fresh_require(attempt, session=session)
     tenant = _tenant(attempt.agent)
     if tenant.l3_requires_totp:
@@ -116,6 +118,26 @@ def attempt_admit(attempt: Attempt, *, level: int, session: Any) -> None:
         proposal = ChangeProposal.objects.filter(pk=attempt.change_id, agent=attempt.agent).first()
         if proposal is not None and _signed(proposal, attempt.owner):
             raise attempt.refuse("same_approver", _same_approver())
+
+
+def tenant_owner_require(attempt: Attempt) -> None:
+    """An L3 decision (approve or reject) is for the tenant's own owners (issue 28): a platform
+    operator, who may act for owners elsewhere, is not an owner of a tenant's commitments, and
+    someone removed from the tenant or from the agent's owners no longer is one either.  Else
+    403 `not_a_tenant_owner`, recorded."""
+    if not AgentPolicy.is_tenant_owner(attempt.owner.pk, attempt.agent):
+        raise attempt.refuse("not_a_tenant_owner", _not_a_tenant_owner())
+
+
+def _not_a_tenant_owner() -> StepUpError:
+    return StepUpError(
+        "not_a_tenant_owner",
+        gettext(
+            "Only the business's own owners can decide a change to its commitments; "
+            "platform operators and former owners cannot."
+        ),
+        HTTPStatus.FORBIDDEN,
+    )
 
 
 def session_fresh_require(attempt: Attempt, *, session: Any, now: float | None = None) -> None:
@@ -219,6 +241,9 @@ def decide_gate(
     if proposal.level != 3:
         return DecideGate()
     attempt = Attempt(agent=proposal.agent, change_id=proposal.pk, owner=owner, step="decide", decision=decision)
+    # Membership is re-checked now, at the moment the decision would apply (issue 28).
+    if not AgentPolicy.is_tenant_owner(owner.pk, proposal.agent):
+        return DecideGate(refused=attempt.refuse("not_a_tenant_owner", _not_a_tenant_owner()))
     tenant = _tenant(proposal.agent)
     if consumed.assurance not in l3_assurances(tenant):
         return DecideGate(refused=attempt.refuse("assurance_required", _assurance_required()))
@@ -249,9 +274,27 @@ def decide_gate(
     return DecideGate(awaiting_second_owner=approvals < TWO_OWNERS)
 
 
+def owners_lock(agent: AgentProfile) -> None:
+    """Inside proposal_decide's transaction, with the proposal locked and before its token is
+    consumed: lock the tenant's owner memberships (in id order), so that a removal of an owner
+    (`membership_revoke`, a role change: each locks or updates the person's membership row and
+    then voids their approvals) and this L3 decision happen one after the other, never
+    interleaved — the decision's membership checks then see the removal, or the removal voids
+    what the decision recorded."""
+    list(
+        Membership.objects.select_for_update()
+        .filter(tenant_id=agent.tenant_id, role=Role.OWNER)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def approvals_of(proposal: ChangeProposal) -> int:
-    """Owners' approvals recorded for the proposal's current version (two-owner rule)."""
-    return DecisionSignature.objects.filter(proposal=proposal, version=proposal.version).count()
+    """Owners' approvals recorded for the proposal's current version (two-owner rule), counting
+    only approvers who are still the tenant's own owners of the agent at this moment (issue 28):
+    a removal voids approvals when it happens, and this re-check holds even so."""
+    owners = AgentPolicy.tenant_owners(proposal.agent).values("pk")
+    return DecisionSignature.objects.filter(proposal=proposal, version=proposal.version, owner__in=owners).count()
 
 
 def _assurance_required() -> StepUpError:

@@ -10,6 +10,15 @@ range up to the checkpoint's size follow with `in_range: false`, so that a verif
 way from the range to the signed head.  The keyed tag (`mac`) is left out: it can only be checked
 with the ledger's secret key.
 
+The header's `range` is the export's **signed range statement** (issue 28): the chain's id and
+label, the range asked for (`from`, `to`; "" for an open end), its `first_seq` and `last_seq` (0
+and 0 for an empty range), `first_prev_hash` (the link the first event must carry: the hash of the
+event before it, or 32 zero bytes from seq 1), and `through` / `head_hash` (the covering
+checkpoint's size and head), signed by the ledger's key under its own prefix.  The other header
+fields are a convenience for readers; the verifier trusts only the statement and the checkpoint,
+so an export cut at either end, or relabelled, no longer verifies.  No statement is signed for a
+range that no signed checkpoint covers (the chain did not verify): such an export never verifies.
+
 The lines are produced a window of seqs at a time, so memory stays flat however long the range:
 keyset windows over the unique (chain, seq) index rather than one server-side cursor, which
 Django declares WITH HOLD outside a transaction (the server would then materialise the whole
@@ -36,7 +45,7 @@ from ledger.chains import NamedChain
 from ledger.expressions import CanonicalField
 from ledger.models import LedgerEvent
 from ledger.schemas import Checkpoint
-from ledger.services import LedgerError, signed_checkpoints
+from ledger.services import LedgerError, range_statement_sign, signed_checkpoints
 
 KIND = "facade-ledger-export"
 VERSION = 1
@@ -58,6 +67,7 @@ class ExportPlan:
     checkpoint: Checkpoint | None
     chain_ok: bool | None  # None: not verified for this export (a held checkpoint covered it)
     verification: dict[str, Any] | None = field(default=None)
+    statement: dict[str, str | int] | None = field(default=None)
 
     @property
     def events(self) -> int:
@@ -86,6 +96,7 @@ class ExportPlan:
             "checkpoint": None if self.checkpoint is None else self.checkpoint.model_dump(),
             "chain_ok": self.chain_ok,
             "verification": self.verification,
+            "range": self.statement,
             "exported_at": utc_text(dt.datetime.now(dt.timezone.utc)),
         }
 
@@ -153,6 +164,7 @@ def export_plan(*, tenant: Tenant, start: str | None, end: str | None) -> Export
     first, last = seq_range(tenant.pk, start, end)
     plan = ExportPlan(tenant, start, end, first, last, None, None)
     if last is None:
+        plan.statement = _statement(plan, first_prev_hash="", head_hash="")
         return plan
     try:
         held = signed_checkpoints(tenant.pk)
@@ -161,7 +173,7 @@ def export_plan(*, tenant: Tenant, start: str | None, end: str | None) -> Export
     covering = [c for c in held if c.size >= last]
     if covering:
         plan.checkpoint = min(covering, key=lambda c: c.size)
-        return plan
+        return _signed(plan)
     result, checkpoint = chain_verify_and_checkpoint(chain=NamedChain(id=tenant.pk, label=tenant.slug))
     plan.chain_ok = result.ok and checkpoint is not None
     plan.checkpoint = checkpoint if checkpoint is not None and checkpoint.size >= last else None
@@ -171,6 +183,41 @@ def export_plan(*, tenant: Tenant, start: str | None, end: str | None) -> Export
         "first_bad_seq": result.first_bad_seq,
         "reason": result.reason,
     }
+    return _signed(plan)
+
+
+def _statement(plan: ExportPlan, *, first_prev_hash: str, head_hash: str) -> dict[str, str | int]:
+    return range_statement_sign(
+        {
+            "chain": plan.tenant.pk,
+            "label": plan.tenant.slug,
+            "from": plan.start or "",
+            "to": plan.end or "",
+            "first_seq": plan.first_seq or 0,
+            "last_seq": plan.last_seq or 0,
+            "first_prev_hash": first_prev_hash,
+            "through": plan.through or 0,
+            "head_hash": head_hash,
+        }
+    )
+
+
+def _signed(plan: ExportPlan) -> ExportPlan:
+    """Sign the range statement of a plan that a signed checkpoint covers (no statement for one
+    that none covers: that export does not verify).  The first event's link is the one stored
+    with it — the hash chain from it to the checkpoint's signed head fixes it anyway; stating it
+    lets the verifier check the range's first event against a signed value."""
+    if plan.checkpoint is None or plan.first_seq is None:
+        return plan
+    stored = (
+        LedgerEvent.objects.filter(chain_id=plan.tenant.pk, seq=plan.first_seq)
+        .order_by("id")
+        .values_list("prev_hash", flat=True)
+        .first()
+    )
+    if stored is None:
+        return plan
+    plan.statement = _statement(plan, first_prev_hash=bytes(stored).hex(), head_hash=plan.checkpoint.head_hash)
     return plan
 
 

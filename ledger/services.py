@@ -31,6 +31,9 @@ from .scan import first_bad_tag
 from .schemas import AppendedEvent, Checkpoint
 
 CHECKPOINT_PREFIX = b"facade-ledger-checkpoint-v1\x00"
+# A range statement (a verifiable export's signed header, issue 28) is signed under its own prefix,
+# so that no range statement can be passed off as a checkpoint, nor the other way round.
+RANGE_PREFIX = b"facade-ledger-range-v1\x00"
 
 __all__ = ["LedgerError", "CanonicalError", "ledger_append", "checkpoint_issue", "ActorType"]
 
@@ -339,6 +342,20 @@ def signed_checkpoints(chain_id: int) -> list[Checkpoint]:
                 "that is not validly signed by this ledger's key"
             )
     return held
+
+
+def range_statement_sign(fields: dict[str, str | int]) -> dict[str, str | int]:
+    """Sign a statement about a range of a chain (audit/export.py says what its fields are) with
+    the ledger's key: Ed25519 over RANGE_PREFIX and the RFC 8785 form of the fields with `key_id`
+    and `public_key` added; the result carries the signature too."""
+    keys = ledger_keys()
+    signed: dict[str, str | int] = {
+        **fields,
+        "key_id": keys.key_id,
+        "public_key": base64.b64encode(keys.public_raw).decode(),
+    }
+    signature = keys.private.sign(RANGE_PREFIX + rfc8785.dumps(signed))
+    return {**signed, "signature": base64.b64encode(signature).decode()}
 
 
 def checkpoint_issue(

@@ -174,7 +174,8 @@ def test_a_time_range_maps_to_its_seqs_and_links_to_a_later_checkpoint(
     assert lines[0]["first_seq"] == 1
     _, lines = export(api, world_a, **{"from": "2999-01-01"})
     assert (lines[0]["first_seq"], lines[0]["last_seq"], lines[1:]) == (None, None, [])
-    assert run_tool(tmp_path, lines) == (0, "OK: 0 events (the range is empty)")
+    code, out = run_tool(tmp_path, lines)
+    assert (code, out.split(" of chain")[0]) == (0, "OK: 0 events (the range is empty)")
 
 
 @pytest.mark.parametrize(
@@ -308,21 +309,146 @@ def test_a_forged_checkpoint_or_another_key_is_rejected(world_a: TenantWorld, ap
     grow(world_a, 10)
     _, lines = export(api, world_a)
     header = lines[0]
-    # Shorten the export and move the checkpoint back to match: the signature no longer holds.
+    # Shorten the export and move the checkpoint back to match: the signed range still ends where it did.
     cut = 8
     forged = dict(header, last_seq=cut, checkpoint=dict(header["checkpoint"], size=cut, head_hash=lines[cut]["hash"]))
-    assert run_tool(tmp_path, [forged, *lines[1 : cut + 1]]) == (1, "FAIL: checkpoint: signature_invalid")
-    # Re-signed by someone else's key, which the checkpoint names as its own.
+    assert run_tool(tmp_path, [forged, *lines[1 : cut + 1]]) == (
+        1,
+        f"FAIL: line 1: header_mismatch (last_seq says {cut}, the signed range {header['last_seq']})",
+    )
+    # A checkpoint changed where the range does not look: its own signature no longer holds.
+    touched = dict(header, checkpoint=dict(header["checkpoint"], issued_at="2000-01-01T00:00:00.000000Z"))
+    assert run_tool(tmp_path, [touched, *lines[1:]]) == (1, "FAIL: checkpoint: signature_invalid")
+    # Re-signed by someone else's key, which the checkpoint and the range statement name as theirs.
     other = Ed25519PrivateKey.generate()
     raw = other.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     mine = dict(forged["checkpoint"], public_key=base64.b64encode(raw).decode(), key_id="forger")
-    message = tool_module().checkpoint_message(mine)
-    mine["signature"] = base64.b64encode(other.sign(message)).decode()
-    code, out = run_tool(tmp_path, [dict(forged, checkpoint=mine), *lines[1 : cut + 1]])
-    assert (code, out.split(" (")[0]) == (1, "FAIL: checkpoint: signed by another key")
-    # ...and accepted only by someone who trusts the forger's key.
-    assert run_tool(tmp_path, [dict(forged, checkpoint=mine), *lines[1 : cut + 1]], key=mine["public_key"])[0] == 0
-    assert run_tool(tmp_path, lines, key=mine["public_key"])[1].startswith("FAIL: checkpoint: signed by another key")
+    mine["signature"] = base64.b64encode(other.sign(tool_module().checkpoint_message(mine))).decode()
+    statement = dict(header["range"], last_seq=cut, through=cut, head_hash=lines[cut]["hash"])
+    statement.update(public_key=mine["public_key"], key_id="forger")
+    statement["signature"] = base64.b64encode(other.sign(tool_module().range_message(statement))).decode()
+    forged = dict(forged, checkpoint=mine, range=statement)
+    code, out = run_tool(tmp_path, [forged, *lines[1 : cut + 1]])
+    assert (code, out.split(" (")[0]) == (1, "FAIL: range: signed by another key")
+    # A forged checkpoint under the real range statement is not the one the statement links to.
+    code, out = run_tool(tmp_path, [dict(header, checkpoint=mine), *lines[1:]])
+    assert (code, out) == (1, "FAIL: checkpoint: not the checkpoint the signed range is linked to")
+    # ...and the forgery is accepted only by someone who trusts the forger's key.
+    assert run_tool(tmp_path, [forged, *lines[1 : cut + 1]], key=mine["public_key"])[0] == 0
+    assert run_tool(tmp_path, lines, key=mine["public_key"])[1].startswith("FAIL: range: signed by another key")
+
+
+# --- mutations of the range: cut at either end, or relabelled (issue 28) -------------------------
+# Each keeps every event's hash and link intact and moves the header to match: only the signed
+# range statement tells the cut from the real thing.
+
+
+def _head_cut(header: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first five events cut, and the header's first_seq (and count) edited to match."""
+    header.update(first_seq=6, events=header["events"] - 5)
+    return events[5:]
+
+
+def _tail_out_of_range(header: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last five events of the range marked out of range, and the header's last_seq edited."""
+    last = header["last_seq"]
+    header.update(last_seq=last - 5, events=header["events"] - 5)
+    for event in events:
+        if event["seq"] > last - 5:
+            event["in_range"] = False
+    return events
+
+
+def _relabelled(header: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The label changed to another agent's (tenant's)."""
+    header["label"] = "beta"
+    return events
+
+
+def _unsigned(header: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The signed statement dropped, so that the header's own (cut) range would be believed."""
+    del header["range"]
+    header["first_seq"] = 6
+    return events[5:]
+
+
+def _statement_edited(header: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first five cut, and the signed statement's own first_seq and link edited to match."""
+    header["first_seq"] = 6
+    header["range"] = dict(header["range"], first_seq=6, first_prev_hash=events[4]["hash"])
+    return events[5:]
+
+
+RANGE_MUTATIONS = {
+    "head cut": (_head_cut, "line 1: header_mismatch (first_seq says 6, the signed range 1)"),
+    "tail out of range": (_tail_out_of_range, "line 1: header_mismatch (last_seq says {cut}, the signed range {last})"),
+    "relabelled": (_relabelled, "line 1: header_mismatch (label says 'beta', the signed range 'alpha')"),
+    "statement dropped": (_unsigned, "line 1: range_unsigned"),
+    "statement edited": (_statement_edited, "range: signature_invalid"),
+}
+
+
+@pytest.mark.parametrize("mutation", RANGE_MUTATIONS)
+def test_a_range_cut_or_relabelled_is_rejected(world_a: TenantWorld, api: Any, tmp_path: Path, mutation: str) -> None:
+    grow(world_a, 12)
+    _, lines = export(api, world_a)
+    assert run_tool(tmp_path, lines)[0] == 0
+    mutate, expected = RANGE_MUTATIONS[mutation]
+    header, events = dict(lines[0]), [dict(e) for e in lines[1:]]
+    last = header["last_seq"]
+    code, out = run_tool(tmp_path, [header, *mutate(header, events)])
+    assert code == 1
+    assert out.startswith("FAIL: " + expected.format(cut=last - 5, last=last)), out
+
+
+def test_the_header_alone_cannot_move_the_range(world_a: TenantWorld, api: Any, tmp_path: Path) -> None:
+    """With the header left as exported, the cuts fail at the first event that is not where the
+    signed range says: the missing first seq, the flag on the last ones."""
+    grow(world_a, 12)
+    _, lines = export(api, world_a)
+    last = lines[0]["last_seq"]
+    code, out = run_tool(tmp_path, [lines[0], *lines[6:]])
+    assert (code, out) == (1, "FAIL: seq 1: missing_seq (found 6)")
+    flagged = [dict(e, in_range=e["seq"] <= last - 5) for e in lines[1:]]
+    code, out = run_tool(tmp_path, [lines[0], *flagged])
+    assert (code, out) == (1, f"FAIL: seq {last - 4}: in_range flag disagrees with the signed range")
+
+
+def test_a_range_after_seq_1_proves_its_first_link_and_says_so(world_a: TenantWorld, api: Any, tmp_path: Path) -> None:
+    grow(world_a, 12)
+    start, end = created_at(world_a, 4), created_at(world_a, 9)
+    checkpoint_issue(chain_id=world_a.tenant.pk, label="alpha")
+    _, lines = export(api, world_a, **{"from": start, "to": end})
+    header = lines[0]
+    statement = header["range"]
+    assert (statement["first_seq"], statement["last_seq"]) == (4, 8)
+    stored = LedgerEvent.objects.get(chain_id=world_a.tenant.pk, seq=3)
+    assert statement["first_prev_hash"] == bytes(stored.hash).hex()
+    assert (statement["from"], statement["to"], statement["label"]) == (start, end, "alpha")
+    code, out = run_tool(tmp_path, lines)
+    assert code == 0, out
+    assert out.startswith(
+        f"OK: 5 events (seq 4 to 8) of chain {world_a.tenant.pk} (alpha), from {start} to {end}, "
+        "its first linked to seq 3 as signed"
+    ), out
+    # A first event that does not carry the signed link fails there, even with its hashes redone.
+    events = [dict(e) for e in lines[1:]]
+    events[0]["prev_hash"] = "02" * 32
+    rehash(events, 0)
+    code, out = run_tool(tmp_path, [header, *events])
+    assert (code, out.split(" (")[0]) == (1, "FAIL: seq 4: broken_link")
+
+
+def test_an_empty_range_is_signed_too(world_a: TenantWorld, api: Any, tmp_path: Path) -> None:
+    grow(world_a, 3)
+    _, lines = export(api, world_a, **{"from": "2000-01-01", "to": "2000-01-02"})
+    assert lines[0]["first_seq"] is None and len(lines) == 1
+    code, out = run_tool(tmp_path, lines)
+    assert code == 0 and out.startswith(f"OK: 0 events (the range is empty) of chain {world_a.tenant.pk} (alpha)")
+    # A whole export replaced by an unsigned "empty" header is not OK.
+    bare = {key: value for key, value in lines[0].items() if key != "range"}
+    assert run_tool(tmp_path, [bare])[1].startswith("FAIL: checkpoint: none")
+    assert run_tool(tmp_path, [dict(lines[0], label="beta")])[1].startswith("FAIL: line 1: header_mismatch (label")
 
 
 # --- mutations of the database, before the export ---------------------------------------------

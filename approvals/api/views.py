@@ -327,7 +327,8 @@ class ChangeAuthorizeView(APIView):
             400: error_response("`invalid_decision`, `invalid_input`"),
             403: error_response(
                 "L3: `reauthentication_required` (the sign-in is older than FACADE_STEP_UP_FRESH_SECONDS), "
-                "`totp_enrolment_required`, `same_approver` (two-owner rule); `forbidden` (CSRF)"
+                "`totp_enrolment_required`, `same_approver` (two-owner rule), `not_a_tenant_owner` (a platform "
+                "operator or a former owner); `forbidden` (CSRF)"
             ),
             409: error_response("`not_pending`"),
             429: error_response("`rate_limited` (the owner's attempts), `too_many_challenges`; with `retry_after`"),
@@ -416,7 +417,7 @@ class ChangeDecideView(APIView):
             400: error_response("`invalid_decision`, `invalid_input`, `invalid_reason` (over 200 characters)"),
             403: error_response(
                 "`invalid_token`, `assurance_required`, `forbidden` (CSRF); L3: `reauthentication_required`, "
-                "`totp_enrolment_required`, `same_approver`"
+                "`totp_enrolment_required`, `same_approver`, `not_a_tenant_owner`"
             ),
             409: error_response(
                 "`version_mismatch` (nothing applied), `not_pending`, `stale_base` (what it replaces changed "

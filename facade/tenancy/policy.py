@@ -44,7 +44,8 @@ def is_platform_operator(user: UserLike) -> bool:
 
 class AgentPolicy:
     """Who owns which agent.  An owner is listed among the agent's owners *and* holds the owner
-    role in its tenant; platform operators (staff) act as owners of every agent."""
+    role in its tenant; platform operators (staff) act as owners of every agent — except for L3
+    decisions, which only the tenant's own owners make (`tenant_owners`, issue 28)."""
 
     @staticmethod
     def owned(user: UserLike) -> QuerySet[AgentProfile]:
@@ -69,6 +70,19 @@ class AgentPolicy:
         owner_role = Membership.objects.filter(user_id=OuterRef("pk"), tenant_id=agent.tenant_id, role=Role.OWNER)
         users = get_user_model().objects.filter(pk=user_id, is_active=True)
         return users.filter(Q(is_staff=True) | (Exists(listed) & Exists(owner_role))).exists()
+
+    @staticmethod
+    def tenant_owners(agent: AgentProfile) -> QuerySet[Any]:
+        """The agent's own owners, as the tenant's members (issue 28): active users listed among
+        its owners who hold the owner role in its tenant.  Platform operators are not among them
+        (they act for owners, but they are not owners of a tenant's commitments)."""
+        listed = AgentProfile.objects.filter(pk=agent.pk, owners=OuterRef("pk"))
+        owner_role = Membership.objects.filter(user_id=OuterRef("pk"), tenant_id=agent.tenant_id, role=Role.OWNER)
+        return get_user_model().objects.filter(is_active=True).filter(Exists(listed) & Exists(owner_role))
+
+    @classmethod
+    def is_tenant_owner(cls, user_id: object, agent: AgentProfile) -> bool:
+        return cls.tenant_owners(agent).filter(pk=user_id).exists()
 
     @classmethod
     def get_owned(cls, user: UserLike, slug: str) -> AgentProfile:

@@ -17,6 +17,7 @@ from facade.errors import ApplicationError
 from . import events, rules
 from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant, UserLanguage
 from .schemas import Actor, IssuedPeerKey
+from .signals import owner_authority_ended
 
 PEER_KEY_PREFIX = "fpk"
 
@@ -105,18 +106,35 @@ def membership_grant(*, tenant: Tenant, user: Any, role: Role | str, actor: Acto
     if not created and membership.role == role:
         return membership
     if not created:
+        was_owner = membership.role == Role.OWNER
         membership.role = role
         membership.save(update_fields=["role"])
+        if was_owner:
+            # No longer an owner of the tenant: no longer an owner of its agents' decisions.
+            _authority_ended(tenant=tenant, user=user, reason="owner_role_changed", actor=actor)
     events.membership_granted(membership=membership, actor=actor)
     return membership
 
 
+def _authority_ended(
+    *, tenant: Tenant, user: Any, reason: str, actor: Actor, agents: list[AgentProfile] | None = None
+) -> None:
+    """Inside the caller's transaction: tell the listeners that `user` no longer owns `agents`
+    (default: every agent of the tenant), so that their pending approvals are void at once."""
+    if agents is None:
+        agents = list(AgentProfile.objects.filter(tenant=tenant).order_by("pk"))
+    owner_authority_ended.send(sender=Membership, tenant=tenant, user=user, agents=agents, reason=reason, actor=actor)
+
+
 @transaction.atomic
 def membership_revoke(*, tenant: Tenant, user: Any, actor: Actor) -> None:
-    """Remove a user from a tenant, and with it from the owners of the tenant's agents."""
+    """Remove a user from a tenant, and with it from the owners of the tenant's agents; their
+    pending approvals, unspent decision tokens and live codes there are void at once (issue 28:
+    the approvals app does it on `owner_authority_ended`, with its ledger events)."""
     membership = Membership.objects.select_for_update().filter(user=user, tenant=tenant).first()
     if membership is None:
         raise TenancyError("not_a_member", "that user is not a member of this tenant")
+    _authority_ended(tenant=tenant, user=user, reason="membership_revoked", actor=actor)
     for agent in AgentProfile.objects.filter(tenant=tenant, owners=user).order_by("pk"):
         agent.owners.remove(user)
         events.agent_owner_removed(agent=agent, user_id=user.pk, actor=actor)
@@ -166,6 +184,7 @@ def agent_owner_add(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
 def agent_owner_remove(*, agent: AgentProfile, user: Any, actor: Actor) -> None:
     if not agent.owners.filter(pk=user.pk).exists():
         raise TenancyError("not_an_owner", "that user is not an owner of this agent")
+    _authority_ended(tenant=agent.tenant, user=user, reason="agent_owner_removed", actor=actor, agents=[agent])
     agent.owners.remove(user)
     events.agent_owner_removed(agent=agent, user_id=user.pk, actor=actor)
 

@@ -114,8 +114,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--operator-email",
             default="operator@demo.test",
-            help="the platform operator (staff and superuser: the admin, and owner rights on every agent); "
-            "one for the platform, not per tenant",
+            help="the platform operator (staff and superuser: the admin, and owner rights on every agent "
+            "except deciding L3 changes, which are the tenant's own owners'); one for the platform, not per tenant",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
