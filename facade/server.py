@@ -68,5 +68,5 @@ def keep_queries_out_of_access_log() -> bool:
         original(self, protocol, action, details)
 
     log_action.withholds_queries = True  # type: ignore[attr-defined]
-    server.Server.log_action = log_action  # type: ignore[method-assign]
+    server.Server.log_action = log_action
     return True
