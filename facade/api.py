@@ -268,6 +268,34 @@ def _needs_json(request: HttpRequest, response: HttpResponse) -> bool:
     return content_type != "application/json"
 
 
+class TransientConflictAnswer:
+    """A deadlock or serialization failure that escapes a view (a page's form, a plain Django
+    view on /api/) answers 503 with Retry-After — JSON on /api/, the site's "try again" page
+    elsewhere — never the 500 page (issue 28 §4).  DRF views answer it in their handler above."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not transient_conflict(exception):
+            return None
+        error = transient_conflict_error()
+        if request.path_info.startswith("/api/"):
+            response: HttpResponse = JsonResponse(
+                {"error": error.code, "detail": error.detail, "retry_after": error.retry_after}, status=503
+            )
+        else:
+            from django.shortcuts import render
+
+            response = render(request, "503.html", status=503)
+        response["Retry-After"] = str(error.retry_after)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
 class ApiErrorsInJson:
     """The outermost middleware: every error on an `/api/` path leaves as JSON — Django's own
     technical 404 and 500 pages under DEBUG, a bare `HttpResponseNotAllowed` of a decorated view,

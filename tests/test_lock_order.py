@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, connections, transaction
+from django.test import Client
 
 from approvals.models import ChangeProposal, ProposalReplay
 from approvals.replay import replay_locked
@@ -130,14 +131,24 @@ def _blocked_by(waiter: int, holder: int) -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def test_a_deadlock_victim_answers_503_with_retry_after_and_the_retry_succeeds(world_a: TenantWorld) -> None:
+def _post_change(world: TenantWorld, way: str) -> Any:
+    if way == "api":
+        owner = strict_client(world.owner)
+        return owner.post(_changes(world), {"kind": "wording", "payload": GREETING, "summary": "greet"}, format="json")
+    page = Client()
+    page.force_login(world.owner)
+    form = {"kind": "wording", "summary": "greet", **GREETING}
+    return page.post(f"/owner/{world.agent.slug}/contract/change", form)
+
+
+@pytest.mark.parametrize("way", ["api", "page"])
+def test_a_deadlock_victim_answers_503_with_retry_after_and_the_retry_succeeds(world_a: TenantWorld, way: str) -> None:
     """Another transaction takes what the old replay's finish took — the agent row FOR UPDATE,
     then the tenant's ledger head — around the POST, whose new rows check their foreign keys at
     commit (Django's constraints are deferred), after its own append took the head: a lock
     cycle, which PostgreSQL breaks by rolling the POST back (its deadlock check runs first:
     100 ms against the other's 20 s)."""
     _pending(world_a)  # the chain's head row exists
-    owner = strict_client(world_a.owner)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         post_pid = int(cursor.fetchone()[0])
@@ -172,9 +183,7 @@ def test_a_deadlock_victim_answers_503_with_retry_after_and_the_retry_succeeds(w
     thread.start()
     assert started.wait(20)
     try:
-        response = owner.post(
-            _changes(world_a), {"kind": "wording", "payload": GREETING, "summary": "greet"}, format="json"
-        )
+        response = _post_change(world_a, way)
     finally:
         thread.join(30)
         with connection.cursor() as cursor:
@@ -182,7 +191,11 @@ def test_a_deadlock_victim_answers_503_with_retry_after_and_the_retry_succeeds(w
     assert steps == ["agent", "post waits", "head"] and not failed, (steps, failed)
     assert response.status_code == 503, response.content
     assert response["Retry-After"] == "1"
-    assert response.json()["error"] == "conflict_retry"
+    if way == "api":
+        assert response.json()["error"] == "conflict_retry"
+    else:
+        assert "Busy for a moment" in response.content.decode() and "send it again" in response.content.decode()
     assert not ChangeProposal.objects.filter(kind="wording").exists()  # nothing of it was saved
-    again = owner.post(_changes(world_a), {"kind": "wording", "payload": GREETING, "summary": "greet"}, format="json")
-    assert again.status_code == 201, again.content
+    again = _post_change(world_a, way)
+    assert again.status_code == (201 if way == "api" else 302), again.content
+    assert ChangeProposal.objects.filter(kind="wording").count() == 1

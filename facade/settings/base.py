@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Turns a lock-out flagged during authenticate() into the sign-in page saying so.
     "axes.middleware.AxesMiddleware",
+    # A deadlock or serialization failure a view met: 503 with Retry-After, never a 500.
+    "facade.api.TransientConflictAnswer",
 ]
 
 ROOT_URLCONF = "facade.urls"
