@@ -106,6 +106,22 @@ def test_locking_a_replay_leaves_the_agent_free_for_fk_checks(world_a: TenantWor
         assert _agent_key_share_free(world_a)
 
 
+def test_locking_a_knowledge_version_to_decide_it_leaves_the_agent_free_for_fk_checks(world_a: TenantWorld) -> None:
+    from knowledge.schemas import SourceIn
+    from knowledge.services import _locked as version_locked
+    from knowledge.services import entry_propose
+
+    version = entry_propose(
+        agent=world_a.agent,
+        title="Parking",
+        body="Free parking behind the shop.",
+        actor=Actor.human(world_a.owner.pk),
+        source=SourceIn(type="owner_dialogue", ref="session:1", version="run:1"),
+    )
+    with held(lambda: version_locked(version)):
+        assert _agent_key_share_free(world_a)
+
+
 def test_a_change_proposed_while_a_replay_holds_its_rows_goes_through(world_a: TenantWorld) -> None:
     proposal = _pending(world_a)
     replay = ProposalReplay.objects.create(proposal=proposal, proposal_version=proposal.version, days=7)
