@@ -27,12 +27,15 @@ run: export FACADE_PUBLIC_URL ?= http://$(HOST):$(PORT)
 run: export SESSION_COOKIE_SECURE ?= false
 run: export CSRF_COOKIE_SECURE ?= false
 run: export FACADE_DEMO_OUTBOX ?= true
+# umask 077: what `make run` and its processes write under var/ (the database, keys, the outbox's
+# codes) is the user's own, 0600 files in a 0700 directory (issue 28).
 run: install
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo
-	@echo "$(FACADE_PUBLIC_URL)" > "$(VAR)/public_url"  # where rsi_simulate's links point (rsi/simulate.py)
+	umask 077; mkdir -p "$(VAR)" && chmod 700 "$(VAR)"
+	umask 077; $(BIN)/python manage.py migrate --noinput
+	umask 077; $(BIN)/python manage.py seed_demo
+	@umask 077; echo "$(FACADE_PUBLIC_URL)" > "$(VAR)/public_url"  # where rsi_simulate's links point (rsi/simulate.py)
 	@echo "Starting web ($(FACADE_PUBLIC_URL)), Celery worker and Celery beat — Ctrl-C stops all three."
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile --app-root $(CURDIR) start
+	umask 077; PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile --app-root $(CURDIR) start
 
 # The whole suite, against PostgreSQL and Redis (DATABASE_URL / REDIS_URL, default 127.0.0.1), in
 # TEST_WORKERS processes (pytest-xdist, a test file to a process; TEST_WORKERS=1 runs it in one).

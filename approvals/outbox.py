@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
-FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+FILE_BACKENDS = frozenset({"facade.outbox_mail.PrivateFileBackend", "django.core.mail.backends.filebased.EmailBackend"})
 
 
 def outbox_enabled() -> bool:
     return bool(settings.DEBUG or getattr(settings, "FACADE_DEMO_OUTBOX", False)) and (
-        settings.EMAIL_BACKEND == FILE_BACKEND
+        settings.EMAIL_BACKEND in FILE_BACKENDS
     )

@@ -195,6 +195,11 @@ def _claim(proposal: ChangeProposal) -> tuple[ProposalReplay, bool]:
         return replay, False
 
 
+def replay_locked(replay_id: Any) -> ProposalReplay:
+    """The replay row, locked; its proposal and agent read along, unlocked."""
+    return ProposalReplay.objects.select_for_update(of=("self",)).select_related("proposal__agent").get(pk=replay_id)
+
+
 def _finish(
     replay: ProposalReplay,
     *,
@@ -205,7 +210,9 @@ def _finish(
     error: str = "",
 ) -> ProposalReplay:
     with transaction.atomic():
-        replay = ProposalReplay.objects.select_for_update().select_related("proposal__agent").get(pk=replay.pk)
+        # Only the replay row is locked (of "self"), not the proposal and agent rows it joins:
+        # see `services._locked` for the lock order.
+        replay = replay_locked(replay.pk)
         replay.status = status
         replay.model = model[:120]
         replay.counts = counts.figures() if counts is not None else {}

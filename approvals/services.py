@@ -554,7 +554,7 @@ def _apply_contract(proposal: ChangeProposal, *, actor: Actor) -> ChangeProposal
 
     try:
         with transaction.atomic():
-            locked = ChangeProposal.objects.select_for_update().select_related("agent").get(pk=proposal.pk)
+            locked = _locked(ChangeProposal.objects.filter(pk=proposal.pk)).get()
             try:
                 contract = contract_compile(agent=locked.agent, changes=change, actor=actor, caused_by=locked.pk)
             except ContractInvalid as invalid:
@@ -575,13 +575,23 @@ def _apply_contract(proposal: ChangeProposal, *, actor: Actor) -> ChangeProposal
         # stands and the card says the change did not apply.
         logger.exception("applying %s failed", proposal.pk)
         with transaction.atomic():
-            locked = ChangeProposal.objects.select_for_update().select_related("agent").get(pk=proposal.pk)
+            locked = _locked(ChangeProposal.objects.filter(pk=proposal.pk)).get()
             _failed(locked, ["internal_error: the change could not be applied; nothing was published"], actor=actor)
         return locked
 
 
 def _locked(proposals: Any) -> Any:
-    return proposals.select_for_update().select_related("agent")
+    """The proposals row-locked, their agent read along — and not locked (`of=("self",)`).
+
+    Lock order (issue 28 §4): a FOR UPDATE with a join locks the joined rows too, so locking a
+    proposal used to lock its agent row FOR UPDATE, which every insert that refers to the agent
+    (its FK check takes FOR KEY SHARE) must wait for — a new proposal, a replay's rows, a turn.
+    The decider then appended to the tenant's ledger chain while such an insert, holding that
+    chain's head since its own append, waited for the agent: a deadlock (`POST …/changes` during
+    a replay).  The agent row is locked in one place only, the contract publish
+    (`contract._locked_live`, FOR NO KEY UPDATE, which no FK check waits for); the order is
+    proposal row → agent row → ledger chain head, the head always last."""
+    return proposals.select_for_update(of=("self",)).select_related("agent")
 
 
 def _failed(proposal: ChangeProposal, reasons: list[str], *, actor: Actor) -> None:

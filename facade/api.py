@@ -53,6 +53,34 @@ def _code_for(exc: exceptions.APIException) -> str:
     return "error"
 
 
+# PostgreSQL's transient conflicts: deadlock_detected and serialization_failure.  The transaction
+# that got one was rolled back whole; the same request a moment later succeeds (issue 28 §4).
+TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
+TRANSIENT_RETRY_AFTER = 1
+
+
+def transient_conflict(exc: BaseException) -> bool:
+    """Whether `exc` (Django's database error, or what it wraps) is a deadlock or a
+    serialization failure the database resolved by rolling this transaction back."""
+    seen: BaseException | None = exc
+    for _depth in range(5):
+        if seen is None:
+            return False
+        if getattr(seen, "sqlstate", None) in TRANSIENT_SQLSTATES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def transient_conflict_error() -> ApplicationError:
+    return ApplicationError(
+        "conflict_retry",
+        "the request met another one changing the same things at the same moment; nothing was saved — send it again",
+        503,
+        retry_after=TRANSIENT_RETRY_AFTER,
+    )
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     # Imported here: DRF's views module reads the parser setting, which names this module.
     from rest_framework.views import exception_handler as drf_exception_handler
@@ -62,6 +90,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # Redis away (the cache, the channel layer): an expected condition, answered as one.
         dependencies.note_down(dependencies.REDIS)
         exc = temporarily_unavailable_error("this request")
+    if transient_conflict(exc):
+        # A deadlock or serialization failure: PostgreSQL rolled the transaction back.  A retry,
+        # never a 500 (the loser of a lock cycle has done nothing wrong).
+        exc = transient_conflict_error()
     if isinstance(exc, ApplicationError):
         # The status is the raiser's; `retry_after` goes in the body and the header.
         set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
@@ -234,6 +266,34 @@ def _needs_json(request: HttpRequest, response: HttpResponse) -> bool:
         return False
     content_type = response.get("Content-Type", "").split(";", 1)[0].strip().lower()
     return content_type != "application/json"
+
+
+class TransientConflictAnswer:
+    """A deadlock or serialization failure that escapes a view (a page's form, a plain Django
+    view on /api/) answers 503 with Retry-After — JSON on /api/, the site's "try again" page
+    elsewhere — never the 500 page (issue 28 §4).  DRF views answer it in their handler above."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not transient_conflict(exception):
+            return None
+        error = transient_conflict_error()
+        if request.path_info.startswith("/api/"):
+            response: HttpResponse = JsonResponse(
+                {"error": error.code, "detail": error.detail, "retry_after": error.retry_after}, status=503
+            )
+        else:
+            from django.shortcuts import render
+
+            response = render(request, "503.html", status=503)
+        response["Retry-After"] = str(error.retry_after)
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class ApiErrorsInJson:

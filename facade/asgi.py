@@ -26,10 +26,11 @@ from django.urls import re_path  # noqa: E402
 from facade.dialogue.routing import websocket_urlpatterns  # noqa: E402
 from facade.gate import RequestGate  # noqa: E402
 from facade.origins import OriginValidator  # noqa: E402
-from facade.server import leave_forms_to_django  # noqa: E402
+from facade.server import keep_queries_out_of_access_log, leave_forms_to_django  # noqa: E402
 from guard.classifier import warm  # noqa: E402
 
 leave_forms_to_django()
+keep_queries_out_of_access_log()  # a caller's words (a search's query string) never reach the access log
 warm()  # the guard's model is loaded in the background, not on the first customer's reply
 
 application = ProtocolTypeRouter(

@@ -34,3 +34,39 @@ def leave_forms_to_django() -> bool:
 
     http_protocol.WebRequest = WebRequest
     return True
+
+
+# The access log (daphne's, also under `manage.py runserver`) names every request by its path.
+# A query string carries what a caller typed — a public knowledge search's words, an anonymous
+# customer's — so it never reaches the log: the path is logged, and "?…" where a query was
+# (issue 28 §5).  Every entry passes through `Server.log_action` on its way to the access log.
+QUERY_WITHHELD = "?…"
+
+
+def path_for_log(path: object) -> object:
+    """`path` without its query string (and fragment), "?…" in its place when there was one."""
+    if not isinstance(path, str):
+        return path
+    cut = min((i for i in (path.find("?"), path.find("#")) if i >= 0), default=-1)
+    return path if cut < 0 else path[:cut] + QUERY_WITHHELD
+
+
+def keep_queries_out_of_access_log() -> bool:
+    """Make daphne log every request's path without its query string; False when daphne is not
+    installed."""
+    try:
+        from daphne import server
+    except ImportError:  # pragma: no cover - daphne is a dependency; another server may be used
+        return False
+    if getattr(server.Server.log_action, "withholds_queries", False):
+        return True
+    original = server.Server.log_action
+
+    def log_action(self: Any, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if isinstance(details, dict) and "path" in details:
+            details = {**details, "path": path_for_log(details["path"])}
+        original(self, protocol, action, details)
+
+    log_action.withholds_queries = True  # type: ignore[attr-defined]
+    server.Server.log_action = log_action
+    return True

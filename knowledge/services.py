@@ -246,7 +246,13 @@ def entry_propose(
 
 
 def _locked(version: EntryVersion) -> EntryVersion:
-    return EntryVersion.objects.select_for_update().select_related("entry", "agent").get(pk=version.pk)
+    # The version and its entry locked, the agent read along unlocked: a FOR UPDATE on the agent
+    # row would make every new row of the agent wait at its commit (its deferred FK check) while
+    # this transaction waits for the ledger head that row's transaction holds — the lock order of
+    # approvals.services._locked (issue 28 §4).
+    return (
+        EntryVersion.objects.select_for_update(of=("self", "entry")).select_related("entry", "agent").get(pk=version.pk)
+    )
 
 
 @transaction.atomic
@@ -281,7 +287,7 @@ def entry_reject(*, version: EntryVersion, actor: Actor, reason: str = "") -> En
 def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryVersion:
     """Restore an earlier version as a new one.  Only content that was approved once can come
     back this way; the versions after it are marked rolled back."""
-    entry = KnowledgeEntry.objects.select_for_update().select_related("agent").get(pk=entry.pk)
+    entry = KnowledgeEntry.objects.select_for_update(of=("self",)).select_related("agent").get(pk=entry.pk)
     target = entry.versions.filter(number=number).first()
     if target is None:
         raise KnowledgeError("not_found", f"entry {entry.pk} has no version {number}", 404)
@@ -352,7 +358,7 @@ def _transition(
 ) -> list[EntryVersion]:
     """Lock the versions, change each one, record an event per version, then re-point their
     entries at what now takes effect.  The batch writes of this module all go through here."""
-    locked = list(versions.select_for_update().select_related("entry", "agent").order_by("pk"))
+    locked = list(versions.select_for_update(of=("self", "entry")).select_related("entry", "agent").order_by("pk"))
     for version in locked:
         change(version)
         version.save(update_fields=["status", "decision_reasons"])

@@ -17,18 +17,70 @@ SUMMARY_WEIGHT = 1
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
+# Every block of the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and its
+# updates, as published in 2026), plus multicast: a feed is never fetched from any of them — also
+# not from those the registry marks globally reachable (anycast relays, AS112, AMT), and whatever
+# `ipaddress.is_global` says on the running Python (3.11 calls 192.0.0.8 and 192.88.99.1 global).
+SPECIAL_PURPOSE_BLOCKS: tuple[str, ...] = (
+    # IPv4
+    "0.0.0.0/8",  # "this network"
+    "10.0.0.0/8",  # private-use
+    "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+    "127.0.0.0/8",  # loopback
+    "169.254.0.0/16",  # link-local
+    "172.16.0.0/12",  # private-use
+    "192.0.0.0/24",  # IETF protocol assignments (192.0.0.8 dummy, .9 PCP anycast, .10 TURN, .170 NAT64)
+    "192.0.2.0/24",  # documentation (TEST-NET-1)
+    "192.31.196.0/24",  # AS112-v4
+    "192.52.193.0/24",  # AMT
+    "192.88.99.0/24",  # deprecated 6to4 relay anycast
+    "192.168.0.0/16",  # private-use
+    "192.175.48.0/24",  # direct delegation AS112 service
+    "198.18.0.0/15",  # benchmarking
+    "198.51.100.0/24",  # documentation (TEST-NET-2)
+    "203.0.113.0/24",  # documentation (TEST-NET-3)
+    "224.0.0.0/4",  # multicast
+    "240.0.0.0/4",  # reserved
+    "255.255.255.255/32",  # limited broadcast
+    # IPv6
+    "::/128",  # unspecified
+    "::1/128",  # loopback
+    "::/96",  # deprecated IPv4-compatible
+    "::ffff:0:0/96",  # IPv4-mapped
+    "64:ff9b::/96",  # IPv4-IPv6 translation
+    "64:ff9b:1::/48",  # local-use IPv4-IPv6 translation
+    "100::/64",  # discard-only
+    "100:0:0:1::/64",  # dummy IPv6 prefix
+    "2001::/23",  # IETF protocol assignments (Teredo, benchmarking, AMT, ORCHID, DET …)
+    "2001:db8::/32",  # documentation
+    "2002::/16",  # 6to4
+    "2620:4f:8000::/48",  # direct delegation AS112 service
+    "3fff::/20",  # documentation
+    "5f00::/16",  # segment routing (SRv6) SIDs
+    "fc00::/7",  # unique-local
+    "fe80::/10",  # link-local
+    "fec0::/10",  # deprecated site-local
+    "ff00::/8",  # multicast
+)
+_SPECIAL = tuple(ipaddress.ip_network(block) for block in SPECIAL_PURPOSE_BLOCKS)
+
+
 def address_refused(address: str) -> bool:
-    """True for an address a feed must not be fetched from: private, loopback, link-local,
-    multicast, reserved or unspecified, also when an IPv6 address carries such an IPv4 one.
-    Anything that does not parse is refused (fail closed)."""
+    """True for an address a feed must not be fetched from: any address in an IANA special-purpose
+    block (SPECIAL_PURPOSE_BLOCKS: private, loopback, link-local, documentation, benchmarking,
+    protocol assignments, relays …) or multicast, also when an IPv6 address carries such an IPv4
+    one; and anything Python does not call global besides.  Anything that does not parse is
+    refused (fail closed)."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return True
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
+        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
         if embedded is not None and address_refused(str(embedded)):
             return True
+    if any(ip.version == block.version and ip in block for block in _SPECIAL):
+        return True
     return bool(
         ip.is_private
         or ip.is_loopback

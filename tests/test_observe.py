@@ -6,6 +6,7 @@ pending knowledge proposal — never an approved one."""
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from typing import Any
 
 import pytest
@@ -71,6 +72,89 @@ def _events(world: Any, name: str) -> list[dict[str, Any]]:
 )
 def test_address_guard(address: str, refused: bool) -> None:
     assert address_refused(address) is refused
+
+
+# Issue 28 §4: one address inside every block of the IANA IPv4 and IPv6 special-purpose registries
+# (and multicast) — its first, one inside and its last — is refused, whatever `is_global` says on
+# this Python (3.11 called 192.0.0.8 and 192.88.99.1 global).  Written out here, not derived from
+# the code's table, so a block dropped from the table fails.
+IANA_SPECIAL_PURPOSE = [
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.0.0.0/24",
+    "192.0.0.0/29",
+    "192.0.0.8/32",
+    "192.0.0.9/32",
+    "192.0.0.10/32",
+    "192.0.0.170/32",
+    "192.0.0.171/32",
+    "192.0.2.0/24",
+    "192.31.196.0/24",
+    "192.52.193.0/24",
+    "192.88.99.0/24",
+    "192.168.0.0/16",
+    "192.175.48.0/24",
+    "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+    "255.255.255.255/32",
+    "::1/128",
+    "::/128",
+    "::ffff:0:0/96",
+    "64:ff9b::/96",
+    "64:ff9b:1::/48",
+    "100::/64",
+    "100:0:0:1::/64",
+    "2001::/23",
+    "2001::/32",
+    "2001:1::1/128",
+    "2001:1::2/128",
+    "2001:1::3/128",
+    "2001:2::/48",
+    "2001:3::/32",
+    "2001:4:112::/48",
+    "2001:20::/28",
+    "2001:30::/28",
+    "2001:db8::/32",
+    "2002::/16",
+    "2620:4f:8000::/48",
+    "3fff::/20",
+    "5f00::/16",
+    "fc00::/7",
+    "fe80::/10",
+    "ff00::/8",
+]
+
+
+def _samples(block: str) -> list[str]:
+    network = ipaddress.ip_network(block)
+    middle = network.network_address + network.num_addresses // 2
+    return sorted({str(network.network_address), str(middle), str(network.broadcast_address)})
+
+
+@pytest.mark.parametrize("block", IANA_SPECIAL_PURPOSE)
+def test_address_guard_refuses_every_iana_special_purpose_block(block: str) -> None:
+    let_through = [address for address in _samples(block) if not address_refused(address)]
+    assert let_through == [], f"{block}: {let_through} passed the address check"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["192.0.0.8", "192.88.99.1", "192.0.0.9", "192.31.196.1", "192.52.193.1", "192.175.48.1", "2001:4:112::1"],
+)
+def test_address_guard_refuses_what_python_may_call_global(address: str) -> None:
+    assert address_refused(address) is True
+
+
+@pytest.mark.parametrize("address", ["1.1.1.1", "8.8.8.8", "192.0.3.1", "192.88.100.1", "2606:4700:4700::1111"])
+def test_address_guard_lets_public_addresses_through(address: str) -> None:
+    assert address_refused(address) is False
 
 
 @pytest.mark.parametrize(
@@ -216,6 +300,84 @@ def test_oversized_body_without_length_is_cut_while_streaming(world_a: Any, loca
     listener.close()
     feed.refresh_from_db()
     assert feed.last_error == "oversize"
+
+
+class TricklingServer:
+    """A socket server that answers every request slowly but never idles as long as a read
+    timeout: `headers` sends a header line every `pause` seconds (40 of them), `redirects` answers
+    each hop with a redirect to the next after `pause` seconds (one header line at a time too)."""
+
+    def __init__(self, mode: str, pause: float) -> None:
+        import socket
+        import threading
+
+        self.mode, self.pause = mode, pause
+        self.stop = threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> TricklingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.listener.close()
+        self.thread.join(5)
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: Any) -> None:
+        hop = 0
+        try:
+            request = conn.recv(4096).decode("latin-1")
+            path = request.split(" ", 2)[1] if " " in request else "/"
+            hop = int(path.rsplit("/", 1)[-1]) if path.rsplit("/", 1)[-1].isdigit() else 0
+            if self.mode == "headers":
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                for n in range(40):
+                    if self.stop.wait(self.pause):
+                        break
+                    conn.sendall(f"X-Slow-{n}: y\r\n".encode())
+            else:
+                self.stop.wait(self.pause)
+                conn.sendall(
+                    f"HTTP/1.1 302 Found\r\nLocation: /hop/{hop + 1}\r\nContent-Length: 0\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+@pytest.mark.parametrize(("mode", "pause"), [("headers", 0.3), ("redirects", 0.6)])
+def test_one_deadline_bounds_the_whole_fetch(local: Any, mode: str, pause: float) -> None:
+    """Issue 28 §4: a feed that trickles its header lines, or its redirect hops, each well inside a
+    read timeout, is cut at the one whole-fetch deadline (FACADE_OBSERVE_TIMEOUT = 1 s here), not
+    after 40 header lines (12 s) or 5 hops (3 s)."""
+    import time
+
+    from rsi.observe_fetch import FetchFailed, fetch_feed
+
+    with TricklingServer(mode, pause) as server:
+        started = time.monotonic()
+        with pytest.raises(FetchFailed) as failed:
+            fetch_feed(f"http://127.0.0.1:{server.port}/hop/0")
+        took = time.monotonic() - started
+    assert failed.value.code == "timeout"
+    assert took < 2.5, f"the fetch took {took:.1f} s against a 1 s bound"
 
 
 def test_guard_refuses_local_addresses_and_names(world_a: Any, server: FeedServer, settings: Any) -> None:

@@ -338,3 +338,30 @@ def test_the_source_column_in_chinese(client: Client, world_a: TenantWorld) -> N
     page = client.get(f"/owner/{world_a.agent.slug}/knowledge", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     [cell] = re.findall(r'<td data-label="来源">(.*?)</td>', page, re.S)
     assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日的店主对话", html.unescape(cell)), cell
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_no_part_of_a_topic_key_beyond_its_label_reaches_the_page(
+    client: Client, world_a: TenantWorld, language: str
+) -> None:
+    """Issue 28 §5: the page (text, tooltips, links, forms) and the draft its "Answer this" opens
+    name a topic by its label and its hash only: the key, and each of its terms the label leaves
+    out (a gate's number here), appear nowhere — raw or escaped."""
+    teach(world_a, "Opening hours", "Monday to Saturday, nine to six.")
+    miss_three_times(world_a, "Is there parking near the harbour gate 4471b?")
+    [topic] = unanswered_topics(world_a.agent).topics
+    beyond = [term for term in topic.key.split() if term not in topic.label.split()]
+    assert topic.label == "parking harbour gate" and beyond == ["4471b"]  # the case this test is about
+    client.force_login(world_a.owner)
+    client.cookies["django_language"] = language
+    response = client.get(page_url(world_a))
+    assert response.status_code == 200, response
+    raw = response.content.decode()
+    [link] = re.findall(r'href="([^"]*/knowledge/new\?topic=[^"]*)"', raw)
+    draft = client.get(html.unescape(link)).content.decode()
+    for page in (raw, draft):
+        shown = html.unescape(page).casefold()
+        assert topic.label in shown
+        assert topic.key not in shown
+        for term in beyond:
+            assert term not in shown and term not in page.casefold()

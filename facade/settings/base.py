@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -10,7 +11,11 @@ from .env import env_bool, env_int, env_list, env_str, secret_from_file
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(env_str("FACADE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+# var/ holds the secret key, the ledger's signing key, the embedded database and the demo outbox
+# (one-time codes): no other account on the machine may list or read it (issue 28 §5).
+if VAR_DIR.stat().st_uid == os.getuid():
+    VAR_DIR.chmod(0o700)
 
 SECRET_KEY = env_str("SECRET_KEY", "") or secret_from_file(VAR_DIR / "secret_key")
 DEBUG = env_bool("DEBUG", False)
@@ -67,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Turns a lock-out flagged during authenticate() into the sign-in page saying so.
     "axes.middleware.AxesMiddleware",
+    # A deadlock or serialization failure a view met: 503 with Retry-After, never a 500.
+    "facade.api.TransientConflictAnswer",
 ]
 
 ROOT_URLCONF = "facade.urls"

@@ -1,4 +1,5 @@
-"""Email: SMTP when EMAIL_HOST is set, otherwise every message is written to var/outbox/."""
+"""Email: SMTP when EMAIL_HOST is set, otherwise every message is written to var/outbox/ (0700,
+each file 0600: facade/outbox_mail.py)."""
 
 from .base import VAR_DIR
 from .env import env_bool, env_int, env_str
@@ -14,7 +15,7 @@ if EMAIL_HOST:
     EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
     EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 else:
-    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_BACKEND = "facade.outbox_mail.PrivateFileBackend"  # folder 0700, files 0600
     EMAIL_FILE_PATH = str(VAR_DIR / "outbox")
 
 # The demo's outbox page (/owner/<slug>/outbox): a signed-in owner reads the e-mails the file
