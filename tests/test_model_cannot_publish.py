@@ -187,7 +187,13 @@ def test_no_owner_face_tool_changes_what_customers_hear(world_a: TenantWorld) ->
 def test_inside_a_tool_call_nothing_is_approved_restored_or_decided(world_a: TenantWorld) -> None:
     """The fail-closed wall behind the tools: a future tool that called a deciding service inside
     a model's call would be refused (knowledge.services.model_writing), not obeyed."""
-    from approvals.services import ProposalError, proposal_authorize, proposal_decide, proposal_rollback
+    from approvals.services import (
+        ProposalError,
+        proposal_authorize,
+        proposal_create,
+        proposal_decide,
+        proposal_rollback,
+    )
     from knowledge.services import (
         KnowledgeError,
         entry_approve,
@@ -230,6 +236,19 @@ def test_inside_a_tool_call_nothing_is_approved_restored_or_decided(world_a: Ten
             with pytest.raises(ProposalError) as refused:
                 decide()
             assert refused.value.code == "owner_decides"
+        # A tool that filed a change as the owner's own (which applies at once) files it pending.
+        contract = live_content(world.agent)
+        own = proposal_create(
+            agent=world.agent,
+            kind="wording",
+            # a harmless greeting: one that touched a commitment would wait whoever proposed it
+            payload={"language": "en", "situation": "greeting", "text": "Welcome to the cake shop!"},
+            summary="a new greeting",
+            origin="owner_direct",
+            actor=owner,
+            owner=world.owner,
+        )
+        assert own.status == "pending" and live_content(world.agent) == contract
     version.refresh_from_db()
     change.refresh_from_db()
     assert (version.status, change.status) == ("pending", "pending")
