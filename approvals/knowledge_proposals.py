@@ -90,8 +90,13 @@ def draft_of(version: EntryVersion) -> tuple[Kind, dict[str, Any]]:
 
 def _summary(version: EntryVersion, payload: dict[str, Any]) -> str:
     title = " ".join(str(payload["title"]).split())
-    # "lesson" says no more than the card's kind does: every lesson waits.
-    reasons = ", ".join(r for r in version.decision_reasons if not r.startswith("quarantined_from_") and r != "lesson")
+    # "lesson" says no more than the card's kind does: every lesson waits; nor does
+    # "written_by_model" for what the owner chat wrote down: all of it waits (issue 28 §1).
+    reasons = ", ".join(
+        r
+        for r in version.decision_reasons
+        if not r.startswith("quarantined_from_") and r not in ("lesson", "written_by_model")
+    )
     text = f"{title} (version {version.number}) waits for your decision"
     if reasons:
         text += f": {reasons}"

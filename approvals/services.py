@@ -33,7 +33,13 @@ from guard.engine import guard_check
 from knowledge.models import EntryVersion, KnowledgeEntry, SourceType, Status
 from knowledge.models import Kind as KnowledgeKind
 from knowledge.schemas import SourceIn
-from knowledge.services import entry_approve, entry_propose, entry_reject, topics_resolve_published
+from knowledge.services import (
+    entry_approve,
+    entry_propose,
+    entry_reject,
+    topics_resolve_published,
+    written_by_model,
+)
 
 from . import events, rules, targets
 from .authority import Challenge, IssuedToken, challenge_start, token_consume, token_issue
@@ -49,6 +55,13 @@ logger = logging.getLogger(__name__)
 
 class ProposalError(ApplicationError):
     pass
+
+
+def _not_by_model(what: str) -> None:
+    """Inside a model's tool call (knowledge.services.model_writing) nothing is decided: a
+    tool that tried would be a model authorising itself (issue 28 §1).  Fails closed."""
+    if written_by_model():
+        raise ProposalError("owner_decides", f"a model cannot {what}: only the owner does", HTTPStatus.FORBIDDEN)
 
 
 DIRECT = "owner_session"  # the assurance of the owner's own L2 change: their signed-in session
@@ -213,6 +226,8 @@ def _create(
         raise ProposalError("invalid_summary", "summary is one line of 1 to 300 characters")
     pointers = evidence_check(agent, evidence)
     effective = targets.KIND_OF[target["field"]] if target else kind
+    if written_by_model():
+        owner = None  # a model's proposal is never the owner's own change, whatever the caller passed
     requires = rules.who_decides(origin, effective, level, touches)
     with transaction.atomic():
         proposal = ChangeProposal.objects.create(
@@ -385,6 +400,7 @@ def proposal_authorize(
     answer (challenge_verify) earns an `email_otp` token.  The owner's message `approve <id>` /
     `reject <id>` is in their owner-face session afterwards (`owner_decision_message`).  The
     caller has checked ownership."""
+    _not_by_model("ask to decide a change")
     decision = _decision(decision)
     proposal = _pending(agent=agent, proposal_id=proposal_id)
     if (
@@ -443,6 +459,7 @@ def proposal_decide(
     (`applied` or `failed`); reject moves it to `rejected`.  The version goes up by one.  The
     owner's optional `reason` (400 `invalid_reason` when too long) is kept with the decision, and
     a proposal a model made records a preference signal in the same transaction."""
+    _not_by_model("decide a change")
     decision = _decision(decision)
     reason = decision_reason(reason)
     actor = Actor.human(owner.pk)
@@ -624,6 +641,7 @@ def proposal_rollback(*, agent: AgentProfile, proposal_id: str, actor: Actor, ow
     Decided like the change itself (the owner's own L2 wording is rolled back at once; boundary
     wording and L3 wait for the token flow).  Refused when a later change already replaced
     what it set (roll that one back first) or a rollback of it is waiting."""
+    _not_by_model("roll a change back")
     original = ChangeProposal.objects.filter(pk=proposal_id, agent=agent).first()
     if original is None:
         raise ProposalError("not_found", "no such proposal", HTTPStatus.NOT_FOUND)

@@ -39,6 +39,9 @@ class EntryFacts:
     # A lesson (preference, wording, taboo) changes how the agent behaves, not what it knows:
     # it takes effect only when the owner decides its L1 proposal (issue 13, "Learn").
     lesson: bool = False
+    # A model wrote it (a tool the owner-face model called, issue 28 §1): whatever its source
+    # says, only the owner's own act — their decision on its proposal — lets customers be told.
+    model_written: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,14 @@ def l1_decide(facts: EntryFacts) -> L1Decision:
     """Approve automatically only owner material that has a source and a version, is confident
     enough, is not regulated and does not contradict what is already approved.  Everything
     else waits for the owner — customer material always, whatever its confidence, and a lesson
-    always, whoever wrote it and whatever the agent's threshold."""
+    always, whoever wrote it and whatever the agent's threshold.  What a model wrote always
+    waits too, even in the owner's chat: L1 approves only what the owner did themselves (an
+    upload, a form, the API)."""
     reasons: list[str] = []
     if facts.lesson:
         reasons.append("lesson")
+    if facts.model_written:
+        reasons.append("written_by_model")
     if facts.origin is not Origin.OWNER:
         reasons.append("customer_candidate" if facts.origin is Origin.CUSTOMER else f"from_{facts.origin.value}")
     if not facts.has_source:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +36,33 @@ from .text import EMPTY_TOPIC, search_text, subject_key, topic_key, topic_label,
 
 class KnowledgeError(ApplicationError):
     """A refusal of the knowledge services (400 unless the raiser says otherwise)."""
+
+
+# Set while a model's tool call runs (facade/dialogue/runtime/tools.py wraps every tool in
+# `model_writing`): what is written then was written by a model, whoever's chat it came from.
+_MODEL_WRITING: ContextVar[bool] = ContextVar("knowledge_model_writing", default=False)
+
+
+@contextmanager
+def model_writing() -> Iterator[None]:
+    """Knowledge written inside this block was written by a model (issue 28 §1): every version
+    waits for the owner's decision on its proposal, and nothing inside may approve, restore or
+    release a version — the services refuse (fail closed), whatever the tool meant to do."""
+    token = _MODEL_WRITING.set(True)
+    try:
+        yield
+    finally:
+        _MODEL_WRITING.reset(token)
+
+
+def written_by_model() -> bool:
+    """Whether the current write runs inside a model's tool call (`model_writing`)."""
+    return _MODEL_WRITING.get()
+
+
+def _not_by_model(what: str) -> None:
+    if _MODEL_WRITING.get():
+        raise KnowledgeError("owner_decides", f"a model cannot {what}: only the owner's decision does", 403)
 
 
 ORIGIN_OF_SOURCE = {
@@ -208,6 +237,7 @@ def entry_propose(
             contradicts_approved=_contradicts(agent, subject, body, entry),
             # the entry's own kind: a new version of a lesson is a lesson, whatever `kind` says
             lesson=entry.kind in LESSON_KINDS,
+            model_written=_MODEL_WRITING.get(),
         )
     )
     entry.latest_number += 1
@@ -260,6 +290,7 @@ def entry_approve(*, version: EntryVersion, actor: Actor) -> EntryVersion:
     """An owner approves a pending version; it takes effect at once.  Called only by the
     decision on the version's L1 change proposal (approvals/services.py): no page, endpoint or
     tool approves knowledge any other way (tests/test_knowledge_approval_paths.py walks them)."""
+    _not_by_model("approve knowledge")
     version = _locked(version)
     if version.status != Status.PENDING:
         raise KnowledgeError("not_pending", f"version {version.number} is {version.status}, not pending", 409)
@@ -287,6 +318,7 @@ def entry_reject(*, version: EntryVersion, actor: Actor, reason: str = "") -> En
 def entry_restore(*, entry: KnowledgeEntry, number: int, actor: Actor) -> EntryVersion:
     """Restore an earlier version as a new one.  Only content that was approved once can come
     back this way; the versions after it are marked rolled back."""
+    _not_by_model("restore knowledge")
     entry = KnowledgeEntry.objects.select_for_update(of=("self",)).select_related("agent").get(pk=entry.pk)
     target = entry.versions.filter(number=number).first()
     if target is None:
@@ -420,6 +452,7 @@ def knowledge_unquarantine(
     until: dt.datetime | None = None,
 ) -> int:
     """Put quarantined versions back into the status they had."""
+    _not_by_model("release knowledge from quarantine")
     query = _batch_filter(agent, source_type, source_ref, source_version, since, until)
     versions = EntryVersion.objects.filter(query, status=Status.QUARANTINED)
     released = _transition(versions, actor, events.knowledge_version_released, _release)

@@ -100,6 +100,7 @@ REASON_LABELS: dict[str, Promise] = {
     "no_source_version": _("No source version given"),
     "l1_auto_approved": _("Approved automatically: your own material"),
     "lesson": _("A lesson: it takes effect once you approve it"),
+    "written_by_model": _("Written by the agent: it takes effect once you approve it"),
     "released_from_quarantine": _("Released from quarantine"),
 }
 _RESTORED = re.compile(r"restored_from_v(\d+)")

@@ -36,9 +36,11 @@ DRAFT = {
     "Shall I add this?",
     "zh-hans": "这是一条知识库草稿：\n“无麸质布朗尼”：我们现在也卖无麸质布朗尼。\n要我添加吗？",
 }
+# What a model wrote waits for the owner's decision on its card (issue 28 §1).
 ADDED = {
-    "en": "Added “Gluten-free brownies” to the knowledge base; customers can be told it now.",
-    "zh-hans": "已把“无麸质布朗尼”加入知识库，现在可以告诉客户了。",
+    "en": "Saved “Gluten-free brownies”. It waits for your approval on its card (change {id}); customers are told "
+    "it once you approve it there.",
+    "zh-hans": "已保存“无麸质布朗尼”。它在卡片上等您批准（变更 {id}）；您在那里批准后才会告诉客户。",
 }
 YES = {"en": "yes", "zh-hans": "好的"}
 NO = {"en": "no, don't", "zh-hans": "不用了"}
@@ -231,18 +233,39 @@ def test_a_stated_fact_is_added_only_after_the_owners_yes(world_a: Any, language
     session = owner_session(world_a)
     assert say(session, FACT[language]) == DRAFT[language]
     assert not EntryVersion.objects.exists()  # nothing before the owner's yes
-    assert say(session, YES[language]) == ADDED[language]
+    reply = turn_handle(session=session, text=YES[language], provider=OfflineProvider(session.agent)).reply
+    assert reply is not None
     version = EntryVersion.objects.get()
+    [change] = ChangeProposal.objects.filter(payload__version_id=version.pk, status="pending")
+    assert reply.text == ADDED[language].format(id=change.pk)
+    # The card to decide it is shown with the reply.
+    assert [card["id"] for card in reply.metadata["cards"]] == [change.pk]
     assert (version.title, version.body, version.status, version.source_type) == (
         TITLE[language],
         FACT[language],
-        "approved",
+        "pending",
         "owner_dialogue",
     )
     assert version.entry.kind == "fact" and version.source_ref == f"session:{session.pk}"
-    # A customer is now answered from it.
-    answer = say(customer_session(world_a), {"en": "gluten-free brownies?", "zh-hans": "无麸质布朗尼"}[language])
-    assert FACT[language] in answer
+    assert "written_by_model" in version.decision_reasons
+    question = {"en": "gluten-free brownies?", "zh-hans": "无麸质布朗尼"}[language]
+    assert FACT[language] not in say(customer_session(world_a), question)
+    # The owner's click on the card (the one-time token) is what tells customers.
+    approve_on_card(world_a, change)
+    assert FACT[language] in say(customer_session(world_a), question)
+
+
+def approve_on_card(world: Any, change: ChangeProposal) -> None:
+    from rest_framework.test import APIClient
+
+    owner = APIClient()
+    owner.force_login(world.owner)
+    base = f"/api/agents/{world.agent.slug}/changes/{change.pk}"
+    token = owner.post(f"{base}/authorize", {"decision": "approve"}, format="json")
+    assert token.status_code == 200, token.content
+    body = {"token": token.json()["token"], "decision": "approve", "expected_version": change.version}
+    decided = owner.post(f"{base}/decide", body, format="json")
+    assert decided.status_code == 200, decided.content
 
 
 @pytest.mark.django_db
@@ -259,12 +282,15 @@ def test_a_no_to_the_draft_adds_nothing(world_a: Any, language: str) -> None:
 
 @pytest.mark.django_db
 def test_a_regulated_fact_stays_pending_after_the_yes(world_a: Any) -> None:
-    """The yes is the owner's; the L1 rule still decides as for any owner-dialogue material."""
+    """The yes files it; it waits for the owner's card like everything a model wrote, with the L1
+    rule's own reasons too."""
     session = owner_session(world_a)
     say(session, "We now offer tax advice on VAT returns.")
     reply = say(session, "yes")
-    assert reply.startswith("Saved “Tax advice on VAT returns”, but it waits for your review")
-    assert EntryVersion.objects.get().status == "pending"
+    assert reply.startswith("Saved “Tax advice on VAT returns”. It waits for your approval on its card")
+    version = EntryVersion.objects.get()
+    assert version.status == "pending"
+    assert {"regulated", "written_by_model"} <= set(version.decision_reasons)
 
 
 @pytest.mark.django_db
@@ -284,11 +310,13 @@ def test_replies_are_plain_words_in_the_owners_language(world_a: Any, language: 
         "zh-hans": "知识：营业时间 / 周一至周六 9 点到 18 点",
     }
     reply = say(session, teach[language])
+    [taught] = ChangeProposal.objects.filter(agent=world_a.agent, kind="knowledge_draft", status="pending")
     assert (
         reply
         == {
-            "en": "Added “Opening hours” to the knowledge base; customers can be told it now.",
-            "zh-hans": "已把“营业时间”加入知识库，现在可以告诉客户了。",
+            "en": f"Saved “Opening hours”. It waits for your approval on its card (change {taught.pk}); customers "
+            "are told it once you approve it there.",
+            "zh-hans": f"已保存“营业时间”。它在卡片上等您批准（变更 {taught.pk}）；您在那里批准后才会告诉客户。",
         }[language]
     )
     again = say(session, teach[language])

@@ -27,7 +27,10 @@ ENGLISH: dict[str, Any] = {
     "draft": "Here is a draft for the knowledge base:\n“Gluten-free brownies”: We now also sell gluten-free brownies.\n"
     "Shall I add this?",
     "yes": "yes",
-    "added": "Added “Gluten-free brownies” to the knowledge base; customers can be told it now.",
+    "added": "Saved “Gluten-free brownies”. It waits for your approval on its card (change {id}); customers are "
+    "told it once you approve it there.",
+    "approve": "Approve",
+    "approved": r"^Approved",
     "title": "Gluten-free brownies",
     "malformed": "teach: missing slash no title",
     "form": "To teach an entry, write: teach: title / text",
@@ -41,7 +44,9 @@ CHINESE: dict[str, Any] = {
     "fact": "我们现在也卖无麸质布朗尼。",
     "draft": "这是一条知识库草稿：\n“无麸质布朗尼”：我们现在也卖无麸质布朗尼。\n要我添加吗？",
     "yes": "好的",
-    "added": "已把“无麸质布朗尼”加入知识库，现在可以告诉客户了。",
+    "added": "已保存“无麸质布朗尼”。它在卡片上等您批准（变更 {id}）；您在那里批准后才会告诉客户。",
+    "approve": "批准",
+    "approved": r"^已批准",
     "title": "无麸质布朗尼",
     "malformed": "知识：没有斜杠也没有标题",
     "form": "要添加一条知识，请这样写：知识：标题 / 内容",
@@ -85,6 +90,7 @@ def open_for(agent: Any) -> Any:
 def test_the_owner_talks_to_the_owner_chat_in_plain_words_on_a_phone(
     browser: Any, demo: dict[str, str], words: dict[str, Any], tmp_path: Path
 ) -> None:
+    from approvals.models import ChangeProposal
     from knowledge.models import EntryVersion
 
     customers_left_something()
@@ -115,11 +121,19 @@ def test_the_owner_talks_to_the_owner_chat_in_plain_words_on_a_phone(
         draft = ask(page, textbox, words["fact"]).locator(".text")
         expect(draft).to_have_text(words["draft"])
         assert EntryVersion.objects.count() == seeded  # nothing before the owner's yes
-        expect(ask(page, textbox, words["yes"]).locator(".text")).to_have_text(words["added"])
+        reply = ask(page, textbox, words["yes"])
         added = EntryVersion.objects.exclude(title__in=["Opening hours", "Custom cakes", "营业时间", "定制蛋糕"])
+        # What the agent wrote down waits for the owner's own click on its card (issue 28 §1).
+        [change] = ChangeProposal.objects.filter(payload__version_id=added.get().pk)
+        expect(reply.locator(".text")).to_have_text(words["added"].format(id=change.pk))
         assert list(added.values_list("title", "status", "source_type")) == [
-            (words["title"], "approved", "owner_dialogue")
+            (words["title"], "pending", "owner_dialogue")
         ]
+        card = reply.locator(f'.chat-card article.change-card[id="{change.pk}"]')
+        card.get_by_role("button", name=words["approve"]).click()
+        card = page.locator(f'article.change-card[id="{change.pk}"]')
+        expect(card.locator(".card-status")).to_have_text(re.compile(words["approved"]))
+        assert list(added.values_list("status", flat=True)) == ["approved"]
 
         expect(ask(page, textbox, words["malformed"]).locator(".text")).to_have_text(words["form"])
         assert EntryVersion.objects.count() == seeded + 1

@@ -69,6 +69,16 @@ def test_l1_rule(
     assert decision.result is expected and decision.reasons == reasons
 
 
+@pytest.mark.parametrize("lesson", [False, True])
+@pytest.mark.parametrize("origin", list(rules.Origin))
+def test_what_a_model_wrote_always_waits(origin: rules.Origin, lesson: bool) -> None:
+    """Issue 28 §1: L1 approves only what the owner did themselves; owner material a model wrote
+    (the owner chat's tools) waits, however confident, sourced and harmless it is."""
+    facts = rules.EntryFacts(origin, True, True, Decimal("1"), T, False, False, lesson=lesson, model_written=True)
+    decision = rules.l1_decide(facts)
+    assert decision.result is rules.L1Result.PENDING and "written_by_model" in decision.reasons
+
+
 @pytest.mark.parametrize(
     "text, categories",
     [

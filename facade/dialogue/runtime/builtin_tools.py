@@ -287,7 +287,9 @@ def _malformed(problem: rules.TeachProblem) -> ToolResult:
 
 def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     """Checked here and not only by the model that called it: a title that is the command line
-    itself, or the text again, names nothing, and the entry it made would be served as is."""
+    itself, or the text again, names nothing.  Whatever the text, each version it makes waits for
+    the owner's decision on its proposal (a model wrote it: knowledge.rules.l1_decide), and the
+    reply shows their cards — a model's call never tells customers anything by itself."""
     problem = rules.teach_problem(args.title, args.text)
     if problem is not None:
         return _malformed(problem)
@@ -307,14 +309,36 @@ def ingest_material(ctx: ToolContext, args: IngestArgs) -> ToolResult:
     return ToolResult(
         Outcome.OK,
         {
-            "created": [
-                {"entry_id": v.entry_id, "version": v.number, "status": v.status, "title": v.title}
-                for v in outcome.created
-            ],
+            "created": [_waiting(ctx, v) for v in outcome.created],
             "unchanged": outcome.unchanged,
             "title": args.title,
         },
     )
+
+
+WAITS = "it waits for the owner's approval on its card; customers are not told it until then"
+
+
+def _waiting(ctx: ToolContext, version: EntryVersion) -> dict[str, Any]:
+    """A version a tool wrote, as the model is told of it: it waits (a model's writing always
+    does, knowledge.rules.l1_decide), with the card of the proposal that decides it, shown to the
+    owner with the reply."""
+    from approvals.models import ChangeProposal, ProposalStatus
+
+    shown: dict[str, Any] = {
+        "entry_id": version.entry_id,
+        "version": version.number,
+        "status": version.status,
+        "title": version.title,
+    }
+    proposal = ChangeProposal.objects.filter(
+        agent=ctx.agent, status=ProposalStatus.PENDING, payload__version_id=version.pk
+    ).first()
+    if proposal is not None:
+        shown["change_id"] = proposal.pk
+        shown["card"] = show_card(ctx, proposal)
+        shown["detail"] = WAITS
+    return shown
 
 
 def _owner_version(ctx: ToolContext, *, title: str, text: str, kind: str, phrase: str = "") -> EntryVersion:
@@ -336,15 +360,13 @@ def _owner_version(ctx: ToolContext, *, title: str, text: str, kind: str, phrase
 
 
 def _owner_entry(ctx: ToolContext, *, title: str, text: str, kind: str) -> ToolResult:
-    """A fact from the owner face; the L1 rule decides whether it takes effect now or waits."""
+    """A fact from the owner face: a model wrote it down, so it waits for the owner's decision on
+    its proposal, whose card the reply shows (issue 28 §1)."""
     try:
         version = _owner_version(ctx, title=title, text=text, kind=kind)
     except KnowledgeError as exc:
         return ToolResult(Outcome.FAILED, {"error": exc.code, "detail": str(exc)[:200]})
-    return ToolResult(
-        Outcome.OK,
-        {"entry_id": version.entry_id, "version": version.number, "status": version.status, "title": version.title},
-    )
+    return ToolResult(Outcome.OK, _waiting(ctx, version))
 
 
 def remember_lesson(ctx: ToolContext, args: LessonArgs) -> ToolResult:
@@ -379,8 +401,9 @@ def add_confirmed_knowledge(ctx: ToolContext, args: DraftArgs) -> ToolResult:
     """Add a fact the owner stated, once they have said yes to its draft.  The model proposes;
     the evidence is the owner's: the agent's previous message in this conversation showed this
     title and text, and the owner's message of this turn is a yes.  Anything else is refused and
-    nothing is written.  What is created is an owner-dialogue version like any other, and the
-    L1 rule decides whether it takes effect now or waits for review."""
+    nothing is written.  What is created is an owner-dialogue version that waits, like anything a
+    model wrote, for the owner's decision on its card: the yes says "file it", the card's button
+    says "tell customers" (issue 28 §1)."""
     problem = rules.teach_problem(args.title, args.text)
     if problem is not None:
         return _malformed(problem)
@@ -602,7 +625,8 @@ registry.register(
 registry.register(
     Tool(
         "ingest_material",
-        "Add the owner's material (a title and text) to the knowledge base.",
+        "Add the owner's material (a title and text) to the knowledge base. It waits for the owner's approval on "
+        "its card.",
         OWNER_ONLY,
         IngestArgs,
         Risk.RSI,
@@ -680,7 +704,8 @@ registry.register(
 registry.register(
     Tool(
         "add_confirmed_knowledge",
-        "Add a fact the owner stated, after showing them the draft (title and text) and getting their yes.",
+        "Add a fact the owner stated, after showing them the draft (title and text) and getting their yes. It "
+        "waits for the owner's approval on its card.",
         OWNER_ONLY,
         DraftArgs,
         Risk.RSI,

@@ -4,7 +4,9 @@ Each tool declares the audiences it serves, a pydantic schema of its arguments a
 The list sent to the model is filtered by the session's stored audience, and `execute` checks
 everything again — audience, the session's tenant and agent, a removed owner, the arguments —
 because what the model asks for is never trusted: a refused call is answered to the model as
-refused and recorded in the ledger.
+refused and recorded in the ledger.  Every tool runs inside `knowledge.services.model_writing`:
+knowledge a tool writes waits for the owner's decision on its proposal, and nothing a tool does
+can approve, restore or decide (issue 28 §1).
 
 A tool is a `Tool` whose `run(ctx, args)` returns a `ToolResult`; tools of later steps register
 themselves with `registry.register(...)`.
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
+from knowledge.services import model_writing
 
 from .. import events, rules
 from ..models import DialogueSession, Run
@@ -191,10 +194,13 @@ class ToolRegistry:
             return ToolResult(Outcome.INVALID, {"error": "invalid_arguments", "detail": _brief(exc)})
         if tool.progress:
             ctx.progress(tool.progress)
-        if tool.risk == Risk.READ:
-            return tool.run(ctx, args)
-        with transaction.atomic():  # a write tool's changes and their events land together
-            return tool.run(ctx, args)
+        # Whatever the tool does, a model asked for it: knowledge it writes waits for the owner,
+        # and nothing in it may approve, restore or decide (issue 28 §1; knowledge.services).
+        with model_writing():
+            if tool.risk == Risk.READ:
+                return tool.run(ctx, args)
+            with transaction.atomic():  # a write tool's changes and their events land together
+                return tool.run(ctx, args)
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")

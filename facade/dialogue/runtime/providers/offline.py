@@ -27,7 +27,8 @@ model would, so the product is useful (and testable) without one:
   `read_customer_requests`; "unanswered" → `read_unanswered_questions`; "inbox" or "what's
   new" → `read_owner_inbox`; a statement of fact ("We now also sell …") → a draft and "Shall I
   add this?", and a yes on the next turn → `add_confirmed_knowledge`; anything else →
-  `search_knowledge`.  In English or Chinese.
+  `search_knowledge`.  In English or Chinese.  What the teaching tools write waits for the
+  owner's approval on its card, like every change (issue 28 §1).
 
 Its own questions are fixed sentences, which is how it finds its place in a conversation again
 from the history alone.
@@ -785,9 +786,9 @@ class OfflineProvider(Provider):
                 created = [result]
             if not created:
                 return words["unchanged"].format(title=result.get("title", ""))
+            # A model's writing always waits for the owner's decision on its card (issue 28 §1).
             return "\n".join(
-                words["added" if c.get("status") == "approved" else "added_pending"].format(title=c.get("title", ""))
-                for c in created
+                words["added_waiting"].format(title=c.get("title", ""), id=c.get("change_id") or "?") for c in created
             )
         if name == "remember_lesson":
             # Always pending (the knowledge services never approve a lesson by themselves).
@@ -814,7 +815,8 @@ class OfflineProvider(Provider):
 OWNER = Phrasebook(
     help=_(
         "I help you look after your agent. You can write to me in plain words, for example:\n"
-        "• Tell me a fact: “We now also sell gluten-free brownies.” — I show you a draft and add it once you say yes.\n"
+        "• Tell me a fact: “We now also sell gluten-free brownies.” — I show you a draft, save it once you say yes, "
+        "and customers are told it once you approve its card.\n"
         "• Teach an entry — teach: title / text, e.g. “teach: Opening hours / Monday to Saturday, 9 to 18”\n"
         "• Record a lesson: “remember: never promise same-day delivery”\n"
         "• “requests” — customers' open requests and who acts next\n"
@@ -830,10 +832,9 @@ OWNER = Phrasebook(
     not_added=_("All right, I haven't added it."),
     not_confirmed=_("I only add a draft after you have seen it and said yes. Tell me the fact again."),
     teach_form=_("To teach an entry, write: teach: title / text"),
-    added=_("Added “{title}” to the knowledge base; customers can be told it now."),
-    added_pending=_(
-        "Saved “{title}”, but it waits for your review on the knowledge page before customers are told "
-        "(it touches a sensitive topic or differs from an entry customers already see)."
+    added_waiting=_(
+        "Saved “{title}”. It waits for your approval on its card (change {id}); customers are told it once you "
+        "approve it there."
     ),
     unchanged=_("“{title}” is already in the knowledge base as written; nothing changed."),
     lesson_pending=_(
