@@ -525,3 +525,46 @@ def test_every_route_answers_every_role_as_declared(settings: Any) -> None:
     for chain_id in chains:
         assert ledger_verify(chain_id=chain_id).ok, chain_id
     assert problems == [], "\n" + "\n".join(problems)
+
+
+# --- the decision routes of an L3 change, walked by those who may not decide it (issue 28 §2) -----
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+@pytest.mark.parametrize("who", ["operator", "removed_owner"])
+def test_the_l3_decision_routes_refuse_an_operator_and_a_removed_owner(
+    world_a: TenantWorld, who: str, decision: str
+) -> None:
+    """A platform operator (staff, in no tenant) is no owner of a tenant's commitments, and an owner
+    removed from the tenant is no longer one: each step of an L3 decision — the token, the e-mailed
+    code's check, the decision — refuses them, and the change stays pending with nothing issued."""
+    from test_approvals_decide import post, strict_client
+    from test_authority_membership import operator
+    from test_authority_step_up import PLATFORM, change, second_owner
+
+    from approvals.authority_models import DecisionChallenge
+    from facade.tenancy.services import membership_revoke
+
+    proposal = change(world_a)
+    if who == "operator":
+        user = operator()
+    else:
+        user = second_owner(world_a)
+        membership_revoke(tenant=world_a.tenant, user=user, actor=PLATFORM)
+    client = strict_client(user)
+    answers = {
+        tail: post(client, world_a, proposal.pk, tail, body)
+        for tail, body in (
+            ("/authorize", {"decision": decision}),
+            ("/authorize/verify", {"decision": decision, "code": "123456"}),
+            ("/decide", {"decision": decision, "token": "x" * 43, "expected_version": 1}),
+        )
+    }
+    for tail, answer in answers.items():
+        assert answer.status_code in (403, 404), (tail, answer.status_code, answer.content)
+        assert answer.headers["content-type"].startswith("application/json"), tail
+    if who == "operator":
+        assert answers["/authorize"].json()["error"] == "not_a_tenant_owner"
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+    assert not DecisionChallenge.objects.filter(change_id=proposal.pk).exists()
