@@ -6,6 +6,7 @@ e-mail's local part."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -15,6 +16,18 @@ from knowledge.text import terms, topic_key, topic_words
 
 ISSUE = "reply to someone@example.com or call 0171 2345 678"
 PERSONAL = ("someone", "example", "0171", "2345", "678")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+NONCE = re.compile(r'nonce="[^"]*"')
+
+
+def leaked(text: str) -> list[str]:
+    """The issue's personal words that stand as words of `text`.  Not substrings: a report or a
+    page also carries random ids, tokens and nonces, and one of those held "678" in a fresh clone's
+    run — a failure by chance.  Session ids and CSP nonces (base64, cut into words by + and /) are
+    taken out first; every other random value is one long word that no personal word equals."""
+    text = NONCE.sub(" ", UUID.sub(" ", text.lower()))
+    words = set(re.findall(r"[0-9a-z]+", text))
+    return [word for word in PERSONAL if word in words]
 
 
 @pytest.mark.parametrize(("rule", "sentence"), [(r, s) for r in RULES for s in r.matches], ids=str)
@@ -85,11 +98,11 @@ def test_the_review_report_of_the_issue_sentence_carries_no_part_of_it(world_a: 
     report = review_run(agent_id=world_a.agent.pk, day=local_today(world_a.tenant))
     dumped = json.dumps(report_view(report), ensure_ascii=False).lower()
     assert "call" in dumped  # the topic is there …
-    assert not any(word in dumped for word in PERSONAL)  # … without its personal data
+    assert not leaked(dumped), leaked(dumped)  # … without its personal data
     client = Client()
     client.force_login(world_a.owner)
     page = client.get(f"/owner/{world_a.agent.slug}/knowledge/unanswered").content.decode().lower()
-    assert "reply call" in page and not any(word in page for word in PERSONAL)
+    assert "reply call" in page and not leaked(page), leaked(page)
 
 
 @pytest.mark.django_db
