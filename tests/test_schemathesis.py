@@ -58,11 +58,14 @@ def schemathesis_cli() -> Path:
     if st.exists() and stamp.exists() and stamp.read_text().strip() == wanted:
         return st
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(ST_VENV)], check=True, timeout=300)
-    pip = [str(ST_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "--no-deps", "-r", str(REQUIREMENTS)], check=True, timeout=900)
-    checked = subprocess.run(
-        [str(ST_VENV / "bin" / "python"), "-m", "pip", "check"], capture_output=True, text=True, timeout=120
+    python = str(ST_VENV / "bin" / "python")
+    pinned_requirements = ["--no-deps", "-r", str(REQUIREMENTS)]
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pinned_requirements],
+        check=True,
+        timeout=900,
     )
+    checked = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0, f"{REQUIREMENTS.name} is not a whole set:\n{checked.stdout}"
     stamp.write_text(wanted + "\n")
     return st
