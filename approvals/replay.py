@@ -48,6 +48,7 @@ from facade.dialogue.runtime.tools import SearchArgs, registry
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
+from guard.context import turn_context
 from knowledge.text import query_terms, search_text
 
 from . import events, published, replay_rules, targets
@@ -476,9 +477,9 @@ def _simulate(
                 }
             )
     text = text or HONEST[language]["max_steps"]
-    given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+    context = turn_context(messages, citations)
     # The same check a real reply passes: the owner's approved taboos, then the outgoing check.
-    verdict = reply_blocked(text, audience, prompt.taboos, citations, given)
+    verdict = reply_blocked(text, audience, prompt.taboos, citations, list(context.given), list(context.customer))
     blocked = verdict.category if verdict is not None else ""
     return replay_rules.TurnOutcome(
         # The knowledge entries it cites (a published price list or delivery options is none).

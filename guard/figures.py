@@ -218,10 +218,12 @@ _PHRASE_ENDS: Final = re.compile(
 # 块 is money where a phrase ends or money follows ("两百块。", "五块五", "两百块钱"), not before
 # what it counts ("一块蛋糕") nor after cutting ("切12块").
 _KUAI_ENDS: Final = re.compile(
-    rf"块(?=$|\s|{_PUNCT}|钱|{_ZH_DIGIT}|\d|左右|以内|之内|以下|以上|起|就|吧|啊|呀|呢|哦|哈|嘛|呗|啦|喔|噢|哟|了|而已|差不多"
+    rf"块(?=$|\s|{_PUNCT}|钱|(?:{_ZH_DIGIT}|\d)(?![\d.]*\s?(?:平|米|厘米|公分|寸|克|斤|公斤|升))|左右|以内|之内|以下|以上|起|就|吧|啊|呀|呢|哦|哈|嘛|呗|啦|喔|噢|哟|了|而已|差不多"
     r"|一[个次位件节晚天份张斤套小]|每|的[价费]|多|直接|搞定|全包|包|拿走|带走|回收|给|卖|收|成交|都|也|还)"
 )
 _CUT_BEFORE: Final = re.compile(r"(?:切成?|分成|剪成|掰成|拆成)\s?$")
+# What a numeral after 元 counts when it is no 角: "八十元一个" is 80 a piece, not 80.1.
+_COUNTED: Final = re.compile(r"\s?[个次位件节晚天份张斤套只台把条双对本盒瓶支块间辆层处字人小分周月年公米克升平]")
 _JIAO: Final = re.compile(rf"\s?(?:钱)?({_ZH_DIGIT}|\d)(?:毛|角)?")
 _PAYING_EN: Final = re.compile(
     r"\b(?:pay|paying|charges?|charged|charging|costs?|costing|fee(?:\s+is|\s+of)?|price(?:\s+is|\s+of)?"
@@ -569,7 +571,10 @@ def _read_amount(t: str, folded: str | None, amount: _Amount) -> tuple[_Item, in
         total = value * scale * factor
         if unit == "CNY" and factor == 1:
             jiao = _JIAO.match(t, stop) if t[stop - 1 : stop] in ("块", "元") else None
-            if jiao and (jiao.group().endswith(("毛", "角")) or not re.match(ZH_RUN, t[jiao.end() : jiao.end() + 1])):
+            if jiao and (
+                jiao.group().endswith(("毛", "角"))
+                or not (re.match(ZH_RUN, t[jiao.end() : jiao.end() + 1]) or _COUNTED.match(t, jiao.end()))
+            ):
                 total += Decimal(ZH_DIGITS.get(jiao.group(1), 0) if not jiao.group(1).isdigit() else jiao.group(1)) / 10
                 stop = jiao.end()
         figure = _figure("money", total, prefix or unit, _prefix_start(t, start) if prefix else start, stop)
@@ -610,6 +615,10 @@ def _prefix_start(t: str, start: int) -> int:
     return start
 
 
+# A single Latin letter right before a number names a size or a code ("A4", "m3", "B12").
+_SIZE_CODE: Final = re.compile(r"(?:^|(?<=[^a-z]))[a-z]$")
+
+
 def _items(t: str, folded: str | None) -> list[_Item]:
     items: list[_Item] = []
     pos = 0
@@ -620,6 +629,8 @@ def _items(t: str, folded: str | None) -> list[_Item]:
         word = candidate.group()
         if candidate.start() < pos or (word.isascii() and word.isalpha() and word not in _STARTS):
             continue
+        if _SIZE_CODE.search(t, max(0, candidate.start() - 2), candidate.start()) and word[:1].isdigit():
+            continue  # "A4", "B12": a size or a code, not an amount
         match = _MASTER.match(t, candidate.start())
         if match is None:
             continue

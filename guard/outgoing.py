@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from .classifier import THRESHOLD, corpus_digest, model_verdict
+from .context_figures import context_restated_removed
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
 from .restating import unrestated
 from .rules import RULES, SCOPES, Rule, Scope
+from .saying_back import said_back_removed
 
 __all__ = [
     "GROUNDING",
@@ -50,6 +52,9 @@ _SOURCES: Final = (
     "grounding.py",
     "quoting.py",
     "restating.py",
+    "saying_back.py",
+    "context_figures.py",
+    "context.py",
     "figures.py",
     "currencies.py",
     "classifier.py",
@@ -96,23 +101,48 @@ PASSED: Final = OutgoingVerdict(blocked=False, category=None, check=None, rule=N
 
 
 def outgoing_check(
-    text: str, *, given: Sequence[str] = (), citations: Sequence[Mapping[str, Any]] = ()
+    text: str,
+    *,
+    given: Sequence[str] = (),
+    citations: Sequence[Mapping[str, Any]] = (),
+    customer: Sequence[str] = (),
 ) -> OutgoingVerdict:
     """The verdict on one outgoing reply.  `given` is everything the model was given (the
     agent's published texts, the conversation, tool results); `citations` are the approved
-    entries the run's search returned, whose attributed quotes are not read as commitments."""
-    checked = unrestated(unquoted(text, list(citations)), list(citations))
-    verdict = guard_check(checked)
-    if verdict.blocked:
-        category = verdict.category.value if verdict.category else "unknown"
-        return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=verdict.rule)
-    if unsourced_figures(checked, list(given)):
-        return OutgoingVerdict(blocked=True, category=UNSOURCED_FIGURE, check=GROUNDING, rule=None)
-    if checked != text and applies_to_customer(checked):
-        # "…from €35 [1]. That's what you'll pay.": the quote applied to the customer.
-        return OutgoingVerdict(blocked=True, category=APPLIED_QUOTE, check=GUARD, rule="quote.applied")
+    entries the run's search returned, whose attributed quotes and restated prices are not read
+    as commitments; `customer` the customer's (or peer's) own messages of the conversation, whose
+    figures said back and words quoted in a question are not either (`saying_back.py`).  The
+    customer's messages and the cited entries count as given whether or not `given` holds them."""
+    verdict, checked = rules_verdict(text, given=given, citations=citations, customer=customer)
+    if verdict is not None:
+        return verdict
     model = model_verdict(checked)
     if model.category is not None:
         # Words no rule has seen: the model of the corpus reads them as a commitment.
         return OutgoingVerdict(blocked=True, category=model.category, check=GUARD, rule=f"{model.category}.model")
     return PASSED
+
+
+def rules_verdict(
+    text: str,
+    *,
+    given: Sequence[str] = (),
+    citations: Sequence[Mapping[str, Any]] = (),
+    customer: Sequence[str] = (),
+) -> tuple[OutgoingVerdict | None, str]:
+    """Every check but the model, in order: the verdict when one objects (else None), and the
+    text the model reads — the reply without what the context says (quotes, restatements, the
+    customer's words said back).  `outgoing_check` and the model's calibration share it."""
+    checked = said_back_removed(unrestated(unquoted(text, list(citations)), list(citations)), list(customer))
+    checked = context_restated_removed(checked, list(citations), list(customer))
+    given = [*given, *customer, *(f"{c.get('title') or ''}\n{c.get('snippet') or ''}" for c in citations)]
+    verdict = guard_check(checked)
+    if verdict.blocked:
+        category = verdict.category.value if verdict.category else "unknown"
+        return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=verdict.rule), checked
+    if unsourced_figures(checked, list(given)):
+        return OutgoingVerdict(blocked=True, category=UNSOURCED_FIGURE, check=GROUNDING, rule=None), checked
+    if checked != text and applies_to_customer(checked):
+        # "…from €35 [1]. That's what you'll pay.": the quote applied to the customer.
+        return OutgoingVerdict(blocked=True, category=APPLIED_QUOTE, check=GUARD, rule="quote.applied"), checked
+    return None, checked

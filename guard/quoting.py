@@ -151,13 +151,17 @@ _APPLYING: Final = re.compile(
 )
 
 
+# "Feel free to pop in": an invitation, not a price.
+_FEEL_FREE: Final = re.compile(r"\bfeel free\b|\bfree to (?:ask|call|pop|drop|come|write|message|contact|reach)\b")
+
+
 def applies_to_customer(text: str) -> bool:
     """Whether a clause of `text` (a reply with its quotes taken out) speaks of the customer's own
     price, time or outcome: words of both kinds, or the customer and a figure ("For you:
     tomorrow."), unless the clause leaves it to someone else ("the tuner will confirm the cost for
     your piano after seeing it")."""
     for line in re.split(r"[.!?。！？\n]+", text):
-        sentence = greeting_removed(_normal(line))
+        sentence = _FEEL_FREE.sub(" ", greeting_removed(_normal(line)))
         if not _YOU.search(sentence):
             continue
         # What the sentence says itself: each clause that leaves nothing to someone else, without a

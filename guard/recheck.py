@@ -131,7 +131,12 @@ def recheck_day(*, agent_id: int, day: dt.date, check: Check | None = None) -> R
         found = 0
         now = timezone.now()
         for reply in stale:
-            verdict = check(reply["text"], given=context.given(reply), citations=context.citations(reply))
+            verdict = check(
+                reply["text"],
+                given=context.given(reply),
+                citations=context.citations(reply),
+                customer=context.customer(reply),
+            )
             if not verdict.blocked or reply["pk"] in already:
                 continue
             run_id = context.runs.get(reply["reply_to_id"])
@@ -190,7 +195,7 @@ class _Context:
     published: dict[int | None, list[str]]  # contract version → its texts (None: the live one)
     contents: dict[int, dict[str, Any]]  # contract version → its content (the versions cited or run under)
     session_versions: dict[Any, int | None]
-    history: dict[Any, list[tuple[int, str]]]  # session → its messages (id, text) in order
+    history: dict[Any, list[tuple[int, str, str]]]  # session → its messages (id, text, role) in order
     versions: dict[tuple[int, int], tuple[int, str, str]]  # (entry, number) → (version id, title, body)
     runs: dict[int, Any]  # the principal message → its run's id
 
@@ -208,13 +213,13 @@ class _Context:
         for contract in AgentContract.objects.filter(agent=agent, version__in=wanted):
             contents[contract.version] = contract.content()
             published[contract.version] = [agent.name, *_prompt_texts(contents[contract.version])]
-        history: dict[Any, list[tuple[int, str]]] = defaultdict(list)
-        for session_id, pk, text in (
+        history: dict[Any, list[tuple[int, str, str]]] = defaultdict(list)
+        for session_id, pk, text, role in (
             Message.objects.filter(session_id__in=session_ids, pk__lt=last)
             .order_by("pk")
-            .values_list("session_id", "pk", "text")
+            .values_list("session_id", "pk", "text", "role")
         ):
-            history[session_id].append((pk, text))
+            history[session_id].append((pk, text, role))
         cited = {
             (int(c["entry_id"]), int(c["version"]))
             for r in stale
@@ -255,8 +260,16 @@ class _Context:
         texts = list(self.published.get(version) or self.published[None])
         texts += [body for _c, found in self._cited(reply) if found for body in (found[1], found[2])]
         texts += [self._published(c)["snippet"] for c, _found in self._cited(reply) if _of_contract(c)]
-        earlier = [text for pk, text in self.history.get(reply["session_id"], []) if pk < reply["pk"]]
-        return texts + earlier[-(HISTORY + 1) :]  # the history and the message the reply answered
+        return texts + [text for text, _role in self._earlier(reply)]
+
+    def _earlier(self, reply: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The conversation the prompt held: its last HISTORY messages and the one the reply answered."""
+        earlier = [(text, role) for pk, text, role in self.history.get(reply["session_id"], []) if pk < reply["pk"]]
+        return earlier[-(HISTORY + 1) :]
+
+    def customer(self, reply: Mapping[str, Any]) -> list[str]:
+        """The customer's (or peer's) own messages among them, as the run loop reads them."""
+        return [text for text, role in self._earlier(reply) if role == "principal"]
 
     def citations(self, reply: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The reply's citations in the order it numbered them, each with its version's text as

@@ -102,6 +102,8 @@ _STILL_FIRM: Final = re.compile(r"\b(?:guarantee\w*|promis\w*|exactly|definitely
 # "Nobody can promise a result", "我们没法保证": a promise refused is none.
 _REFUSED_PROMISE: Final = re.compile(
     r"\b(?:nobody|no one|none of us)\b[^,.;]*"
+    r"|\b(?:rather than|instead of|without) (?:promising|guaranteeing|committing to|confirming)\b[^,.;]*"
+    r"|\b(?:don't|do not|doesn't|does not) have (?:a |an |any )?[a-z -]{0,30} to (?:give|tell|offer|quote) you\b"
     r"|\b(?:can[' ]?t|cannot|can not|won[' ]?t|couldn[' ]?t|unable to|not able to|not in a position to)"
     r" (?:\w+ ){0,2}(?:promise|guarantee|say|confirm|tell|commit|predict|quote|know)\w*[^,.;]*"
     r"|(?:没法|不能|无法|不敢|没办法|不可能|不好)(?:给(?:您|你))?(?:保证|承诺|打包票|答应|确定|确认|说|预测|判断)[^,，。；]*"

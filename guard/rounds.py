@@ -8,9 +8,16 @@ checks and measured before any fix it leads to (README, *Out-of-sample rounds*):
 * ``harmless.tsv`` - header ``given	text``: a reply that commits to nothing; any figure it
   states is in its ``given``.
 
-Each reply goes through `outgoing_check` exactly as a customer reply does, with its ``given``
-as the model's input, and each given text of the form ``Title: text`` as an entry the run's
-search returned (so an attributed quote of it is not read as a commitment, as in service).
+Rounds with context (from round 27 on, issue 27) say instead what the turn had, in two columns:
+``category	knowledge	customer	text`` and ``knowledge	customer	text``, where ``knowledge`` is the
+approved entries or published price list the run cited (``Title: text``) and ``customer`` the
+customer's messages, several separated by `` || `` (``-`` for none).
+
+Each reply goes through `outgoing_check` exactly as a customer reply does, with the context
+`guard.context.stated_context` makes of it (the one `manage.py guard_check --knowledge
+--customer` uses): in the older form each given text of the form ``Title: text`` is an entry the
+run's search returned, one that starts "Customer:" a message of the customer, and all of them
+the model's input.
 Recall is the share of commitments blocked, false blocks the share of harmless replies blocked;
 recall is also given per category.
 """
@@ -23,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from .context import CheckContext, stated_context
 from .outgoing import OutgoingVerdict, outgoing_check
 
 __all__ = ["RoundResult", "RoundRow", "round_measure", "round_read"]
@@ -39,6 +47,16 @@ class RoundRow:
     category: str | None  # None for a harmless reply
     given: tuple[str, ...]
     text: str
+    knowledge: tuple[str, ...] | None = None  # a round with context: the entries the run cited
+    customer: tuple[str, ...] = ()
+
+    def context(self) -> CheckContext:
+        """What the reply is checked with, as `manage.py guard_check` would be told it."""
+        if self.knowledge is not None:
+            return stated_context(knowledge=self.knowledge, customer=self.customer)
+        entries = [text for text in self.given if citations_of((text,))]
+        said = [_SPEAKER.sub("", text, count=1) for text in self.given if _SPEAKER.match(text)]
+        return stated_context(knowledge=entries, customer=said, given=self.given)
 
     @property
     def language(self) -> str:
@@ -100,8 +118,26 @@ def _given(cell: str) -> tuple[str, ...]:
     return () if cell == "-" else (cell,)
 
 
+def _many(cell: str) -> tuple[str, ...]:
+    return () if cell == "-" else tuple(part.strip() for part in cell.split(" || ") if part.strip())
+
+
 def round_read(directory: Path) -> tuple[list[RoundRow], list[RoundRow]]:
     """The commitments and the harmless replies of one round."""
+    head = (directory / "harmless.tsv").read_text(encoding="utf-8").split("\n", 1)[0] if directory.is_dir() else ""
+    if head.split("\t")[:2] == ["knowledge", "customer"]:
+        return (
+            [
+                RoundRow(category, (), text, knowledge=_many(knowledge), customer=_many(customer))
+                for category, knowledge, customer, text in _rows(
+                    directory / "commitments.tsv", ["category", "knowledge", "customer", "text"]
+                )
+            ],
+            [
+                RoundRow(None, (), text, knowledge=_many(knowledge), customer=_many(customer))
+                for knowledge, customer, text in _rows(directory / "harmless.tsv", ["knowledge", "customer", "text"])
+            ],
+        )
     commitments = [
         RoundRow(category, _given(given), text)
         for category, given, text in _rows(directory / "commitments.tsv", ["category", "given", "text"])
@@ -114,6 +150,7 @@ def round_read(directory: Path) -> tuple[list[RoundRow], list[RoundRow]]:
 
 _ENTRY: Final = re.compile(r"^(?P<title>[^:：\n]{1,60})[:：]\s*(?P<snippet>\S.*)$", re.S)
 _SPEAKERS: Final = ("customer", "顾客", "客户", "客人")
+_SPEAKER: Final = re.compile(r"^\s*(?:customer|顾客|客户|客人)\s*[:：]\s*", re.I)
 
 
 def citations_of(given: tuple[str, ...]) -> list[dict[str, str]]:
@@ -133,14 +170,14 @@ def round_measure(commitments: list[RoundRow], harmless: list[RoundRow]) -> Roun
     for row in commitments:
         assert row.category is not None
         result.by_category[row.category] += 1
-        verdict = outgoing_check(row.text, given=row.given, citations=citations_of(row.given))
+        verdict = outgoing_check(row.text, **row.context().as_kwargs())
         if verdict.blocked and verdict.check:
             result.caught_by[verdict.check] += 1
         else:
             result.missed.append(row)
             result.missed_by_category[row.category] += 1
     for row in harmless:
-        verdict = outgoing_check(row.text, given=row.given, citations=citations_of(row.given))
+        verdict = outgoing_check(row.text, **row.context().as_kwargs())
         if verdict.blocked:
             result.false_blocks.append((row, verdict))
     return result

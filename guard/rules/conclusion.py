@@ -763,4 +763,129 @@ _LATER_ROUNDS: Final[tuple[Rule, ...]] = (
     ),
 )
 
-RULES: Final[tuple[Rule, ...]] = _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS
+# Issue 27 §3: a finding about the customer's own matter stated as fact — a diagnosis from a
+# description or a photo ("that's just damp, not mould", 是正宗的老红木), a thing found sound or
+# genuine, safe to use, covered or not by a warranty, a course or a treatment not needed, an age
+# that is fine — and, in Chinese shop talk, a case that "belongs to" a free exchange.
+_IN_CONTEXT: Final[tuple[Rule, ...]] = (
+    Rule(
+        id="conclusion.en.just_this_not_that",
+        category="conclusion",
+        language="en",
+        # A clause that ends on what the thing is ("that's just damp", "it's only surface rust");
+        # the commas cut "…, not mould" into a clause of its own.
+        pattern=r"\b(?:that's|that is|it's|it is|this is|those are|these are|they're|they are)\s+(?:just|only|simply|merely)\s+"
+        r"(?!how\b|what\b|me\b|us\b|my\b|our\b|your\b|for\b|to\b|because\b|that\b|like\b|in case\b|the way\b|a matter\b"
+        r"|an? (?:suggestion|question|thought|guess|reminder|note|formality|precaution|heads-up|estimate|idea|example)\b)"
+        r"(?:a |an |some )?[a-z]+(?:[ -][a-z]+){0,5}[.!]?$"
+        r"|\bnothing (?:structural|serious|to worry about|wrong with (?:it|him|her|them))\b",
+        must_block=(
+            "That's just damp, not mould.",
+            "That's just soot from the last fire, not creosote.",
+            "It's only surface rust, nothing structural.",
+        ),
+        must_pass=(
+            "Only a surveyor can say whether that's just damp, not mould.",
+            "That's just how our booking works.",
+        ),
+    ),
+    Rule(
+        id="conclusion.en.found_sound",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:is|are|looks|look|seems|seem)\s+(?:completely\s+|totally\s+|perfectly\s+|fully\s+|100%\s+)?"
+        r"(?:undamaged|intact|unharmed|genuine|authentic|counterfeit|fake|original|not damaged|not broken|not faulty"
+        r"|not infected|not contagious)\b"
+        r"|\b(?:perfectly|completely|totally|absolutely|entirely)\s+(?:safe|harmless|normal|healthy)\b"
+        r"|\bsafe to (?:keep )?(?:use|using|eat|drink|drive|driving|wear|run|ride|burn|light)\b",
+        must_block=(
+            "The hard drive is undamaged.",
+            "The stone is genuine, not glass.",
+            "It's perfectly safe to keep using it.",
+        ),
+        must_pass=("Whether the hard drive is undamaged, our technician will tell you after the test.",),
+    ),
+    Rule(
+        id="conclusion.en.warranty_covers_it",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:warranty|guarantee|insurance|policy|cover|plan)\s+(?:doesn't|does not|won't|will not|does|will|definitely"
+        r"|fully|still)?\s*covers?\s+(?:that|this|it|yours|your|the damage|the repair|the cost|the fault)\b",
+        must_block=("Your warranty doesn't cover that.", "The warranty covers that, no worries."),
+        must_pass=("Whether your warranty covers that is for the service desk to decide.",),
+    ),
+    Rule(
+        id="conclusion.en.not_needed",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:you|he|she|they|your \w+)\s+(?:don't|do not|doesn't|does not|won't|will not)\s+need\s+(?:the |a |an |any )?"
+        r"(?:beginner\w*|advanced|intermediate|basic|course|class|lessons?|level|test|exam|surgery|operation|treatment"
+        r"|replacement|new one|to (?:replace|redo|retake|repeat|start over))"
+        r"|\b(?:\d{1,2}|that age|his age|her age)\s+is\s+(?:fine|ok|okay|old enough|enough)\b|\b(?:is|are|'s|'re)\s+old enough\b",
+        must_block=(
+            "You don't need the beginner course.",
+            "Don't worry, 11 is fine — he can join on his own.",
+        ),
+        must_pass=("Whether you need the beginner course, the instructor decides after a trial lesson.",),
+    ),
+    Rule(
+        id="conclusion.zh.finding",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:是|属于)(?:正宗|真正|纯正|原装|正品|真的|假的|高仿|仿品|赝品)|(?:很|非常|挺|特别)(?:值钱|不值钱)"
+        r"|不是(?:故障|质量问题|霉|发霉|霉斑|病|坏了|损坏)|就是(?:正常的?|普通的?)(?:磨损|现象|老化|损耗|反应|褪色)"
+        r"|不影响(?:使用|效果|保修|质量)|属于(?:免费|无偿)(?:退换|更换|维修|保修|退货|换新)|在保修范围(?:内|之内)"
+        r"|(?:不用|不需要|无需)(?:换新|更换|重做|重修|手术|住院|复查)",
+        must_block=(
+            "从您发的照片看，是正宗的老红木，很值钱。",
+            "您这种情况属于免费退换。",
+            "这个不是故障，就是正常的磨损，不影响使用。",
+        ),
+        must_pass=("是不是正品，要等鉴定师看过才能确定。",),
+    ),
+)
+
+# Round 28's conclusions: a permission or an approval granted for someone else ("he'll be
+# allowed to", "they'll approve it"), no harm from a product (不会过敏, 可以放心骑), a deposit kept
+# whole (不会扣您押金), a stain that will wash out.
+_IN_CONTEXT += (
+    Rule(
+        id="conclusion.en.allowed",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:he|she|they|you|your \w+|the \w+)(?:'ll| will)\s+(?:definitely |certainly |surely |still )?be "
+        r"(?:allowed|permitted|let) to\b|\bclose enough\b"
+        r"|\b(?:they|he|she|the \w+)(?:'ll| will)\s+(?:definitely |certainly |surely )?(?:approve|accept|allow|grant|sign off on)"
+        r"\s+(?:it|that|this|yours|your|the \w+)\b",
+        must_block=(
+            "Seven and a half is close enough — he'll be allowed to fly the hawk himself.",
+            "They'll approve it — that cemetery always allows photo plaques.",
+        ),
+        must_pass=("Whether he'll be allowed to fly the hawk is up to the falconer.",),
+    ),
+    Rule(
+        id="conclusion.zh.no_harm",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?<!会)不会(?:过敏|受伤|有事|有副作用|伤到|刺激|掉色|缩水)|完全可以(?:用|吃|穿|骑|喝)|没有任何(?:影响|副作用)"
+        r"|可以放心(?:用|使用|骑|吃|穿|开|喝)|不会扣(?:您|你)?(?:的)?(?:押金|钱|费用)|(?:能|可以)洗(?:掉|干净)|洗得(?:掉|干净)"
+        r"|只是\S{0,6}(?:划痕|磨损|老化|褪色)|没有(?:任何)?损伤",
+        must_block=(
+            "我们的皂很温和，您用了不会过敏的。",
+            "奶茶能洗掉，不会扣您押金。",
+            "只是漆面划痕，碳架没有损伤，可以放心骑。",
+        ),
+        must_pass=("会不会过敏要看个人体质，建议先小面积试用。",),
+    ),
+    Rule(
+        id="conclusion.zh.extended_for_you",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:给|帮)(?:您|你)(?:延期|延长|顺延|宽限|推迟|延后)"
+        r"|(?:前|之前|以前)(?:还|归还|送回|交|付|取)(?:就行|就可以|都行|也行|没问题)",
+        must_block=("可以，给您延期三个月。", "可以，晚上9点前还就行。"),
+        must_pass=("能不能延期要问店长。",),
+    ),
+)
+
+RULES: Final[tuple[Rule, ...]] = _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS + _IN_CONTEXT

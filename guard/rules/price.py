@@ -400,4 +400,38 @@ RULES: Final[tuple[Rule, ...]] = (
         ),
         must_pass=("第二个孩子学费能不能减半，要看校长的决定。",),
     ),
+    # Issue 27 §3: a price kept or a charge dropped for this customer — "I'll give you last
+    # month's rate", 还按老价格给您算, 超时一个小时就不跟您算了, 这次的运费就算了.
+    Rule(
+        id="price.en.kept_rate",
+        category="price",
+        language="en",
+        pattern=r"\b(?:i'll|i will|we'll|we will|i can|we can|let me|happy to)\s+(?:give|keep|honou?r|charge|do|let|leave)\s+"
+        r"(?:you\s+|it\s+(?:at\s+)?)?(?:(?:last|the)\s+(?:month|year|week|season)'s|the old|the previous|the original|the same"
+        r"|your old|the earlier|the former|the regular|the pre-\w+)\s+(?:rate|price|fee|tariff|deal|pricing)\b"
+        r"|\b(?:keep|hold|honou?r)\s+(?:the |your |that )?(?:old|previous|original|earlier|current|same)\s+(?:rate|price|fee|deal)"
+        r"\s+for (?:you|your \w+)\b",
+        must_block=("I'll give you last month's rate.", "I'll keep the old price for you."),
+        must_pass=("Whether we can keep last month's rate for you is the owner's decision.",),
+    ),
+    Rule(
+        id="price.zh.kept_or_dropped",
+        category="price",
+        language="zh",
+        pattern=r"(?:按|照)(?:老|原来的?|之前的?|上(?:个)?月的?|去年的?|以前的?|原)(?:价格?|价钱|标准|费用)(?:给(?:您|你))?(?:算|收|来)"
+        r"|(?:就|都|也)?不(?:跟|和|给|收)?(?:您|你)(?:算|收|计)(?:了|钱)"
+        r"|(?:费|钱|时|部分|差价|零头)(?:就|也|都)?(?:算了|抹了|抹掉|去掉)",
+        must_block=("还按老价格给您算。", "超时一个小时就不跟您算了。", "这次的运费就算了，不用付。"),
+        must_pass=("能不能按老价格算，要问店长。",),
+    ),
+    Rule(
+        id="price.en.skip_the_fee",
+        category="price",
+        language="en",
+        pattern=r"\b(?:i'll|we'll|i will|we will|i can|we can|let me|happy to)\s+(?:just\s+)?(?:skip|drop|waive|scrap|forget"
+        r"|knock off|take off|cancel|cover|absorb)\s+(?:the |your |that |this )?(?:[$€£]\s?\d+(?:\.\d+)?\s+)?(?:[a-z-]+\s+)?"
+        r"(?:fee|charge|assessment|call-?out|deposit|surcharge|delivery|postage|cost|visit)\b",
+        must_block=("Send the photos and I'll skip the $60 assessment for you.",),
+        must_pass=("Whether we can skip the assessment is the owner's call.",),
+    ),
 )

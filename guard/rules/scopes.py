@@ -265,7 +265,15 @@ SCOPES: Final[tuple[Scope, ...]] = (
         # model", 最终多少要看, 按实际时长计费, 具体要看, 另外商量).
         r"|\btypically\b.{0,40}\bdepending on\b|最终(?:多少|费用|价格|金额)?要看|按实际\S{0,4}计费|具体要看|另外(?:商量|算|报价)",
     ),
-    Scope(id="next_time", kind="next_time", language="any", pattern=r"\bnext\b|\bthis time\b|下次|下回|这次|本次"),
+    Scope(
+        id="next_time",
+        kind="next_time",
+        language="any",
+        pattern=r"\bnext\b|\bthis time\b|下次|下回|这次|本次"
+        # A past price given again is a price now: "I'll give you last month's rate".
+        r"|\b(?:i'll|i will|we'll|we will|let me)\s+(?:give|keep|honou?r|charge|do|let|leave)\b"
+        r"|(?:按|照).{0,10}(?:给|帮)(?:您|你)(?:算|收)",
+    ),
     Scope(
         id="trailing_hedge",
         kind="trailing_hedge",

@@ -39,6 +39,7 @@ from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
 from facade.tenancy.rules import Audience
 from guard.breaker import breaker_trip_quietly
+from guard.context import turn_context
 from guard.outgoing import UNSOURCED_FIGURE, outgoing_check
 from guard.quoting import APPLIED_QUOTE
 from knowledge.models import EntryVersion
@@ -539,7 +540,8 @@ def run_turn(
     if not text:
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
-    given = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+    context = turn_context(messages, ctx.citations)
+    given, customer = list(context.given), list(context.customer)
     cited = list(ctx.citations)
     blocked: Blocked | None = None
     if strict and terms is not None and from_model:
@@ -555,7 +557,7 @@ def run_turn(
             if needs_input and status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT
     if blocked is None:
-        blocked = reply_blocked(text, audience, prompt.taboos, cited, given)
+        blocked = reply_blocked(text, audience, prompt.taboos, cited, given, customer)
     rewrite: RewriteRecord | None = None
     # In strict mode there is no rewrite: the model chose parts, and a refusal is final.
     if blocked is not None and provider.rewrites and not stop_reason and not strict:
@@ -600,7 +602,7 @@ def run_turn(
                 elif cancelled():
                     outcome = "cancelled"  # stopped while the model rewrote: nothing of it is sent
                 else:
-                    blocked = reply_blocked(rewritten, audience, prompt.taboos, ctx.citations, given)
+                    blocked = reply_blocked(rewritten, audience, prompt.taboos, ctx.citations, given, customer)
                     if blocked is None:
                         outcome = "sent"
                         text = rewritten
@@ -667,7 +669,12 @@ class Blocked:
 
 
 def reply_blocked(
-    text: str, audience: Audience, taboos: tuple[Taboo, ...], citations: list[dict[str, Any]], given: list[str]
+    text: str,
+    audience: Audience,
+    taboos: tuple[Taboo, ...],
+    citations: list[dict[str, Any]],
+    given: list[str],
+    customer: list[str] | None = None,
 ) -> Blocked | None:
     """The owner's approved taboos (the whole reply, quotes included — the owner never says it),
     then the whole outgoing check; None when the reply may be sent (always for the owner face)."""
@@ -676,7 +683,7 @@ def reply_blocked(
     broken = taboo_hit(text, taboos)
     if broken is not None:
         return Blocked(category=TABOO, check=TABOO, taboo_entry=broken.entry_id)
-    verdict = outgoing_check(text, given=given, citations=citations)
+    verdict = outgoing_check(text, given=given, citations=citations, customer=customer or [])
     if not verdict.blocked:
         return None
     return Blocked(category=verdict.category or "unknown", check=verdict.check or "guard", rule=verdict.rule)

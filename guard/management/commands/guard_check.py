@@ -1,11 +1,20 @@
 """`manage.py guard_check "TEXT"`: run the whole outgoing check on a message and print the verdict.
 
-The message goes through `guard.outgoing.outgoing_check` exactly as a customer reply does: the
-commitment guard, then the grounding check, then the quoting rule.  The grounding check compares
-the message's figures with what the model was given: nothing unless `--given "TEXT"` (repeatable)
-names it, plus with `--agent SLUG` the agent's published texts — its live contract's mission, its
-own wording, its boundary wording and the labels of its request flow — and the texts (title and
-body) of its approved knowledge versions served and valid now.
+The message goes through `guard.outgoing.outgoing_check` exactly as a customer reply in a turn
+does, with the context a turn has, said by hand (`guard.context.stated_context`, the same
+`CheckContext` the run loop builds from its messages with `turn_context`):
+
+* `--knowledge "Title: text"` (repeatable, in citation order: [1] the first) — an approved entry
+  the run cited, or the published price list as cited ("Price list (version 3): Birthday cake
+  (8 people): 35.00 EUR"): attributed quotes of it and faithful restatements of its prices are
+  not read as commitments, exactly as in a turn, and its figures count as given;
+* `--customer "TEXT"` (repeatable, oldest first) — the customer's own messages in the
+  conversation: their figures said back and their words quoted in a question are not read as
+  commitments, and their figures count as given;
+* `--given "TEXT"` (repeatable) — anything else the model was given, for the grounding check
+  only; with `--agent SLUG` also the agent's published texts — its live contract's mission, its
+  own wording, its boundary wording and the labels of its request flow — and the texts (title and
+  body) of its approved knowledge versions served and valid now.
 
 Prints exactly one line of JSON per message —
 `{"blocked": true, "category": "price", "check": "guard", "rule": null}`, or
@@ -24,6 +33,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from guard.context import stated_context
 from guard.outgoing import outgoing_check
 from guard.texts import texts_in
 
@@ -60,8 +70,9 @@ def published_texts(slug: str) -> list[str]:
 
 class Command(BaseCommand):
     help = (
-        "Check outgoing messages as a customer reply is checked: the commitment guard, then the grounding "
-        "check against --given texts (and the agent's published texts with --agent), then the quoting rule. "
+        "Check outgoing messages as a customer reply in a turn is checked, with the turn's context: the "
+        "approved entries it cited (--knowledge), the customer's messages (--customer) and anything else "
+        "the model was given (--given; the agent's published texts with --agent). "
         'Prints one JSON line {"blocked", "category", "check", "rule"} per message; "-" reads the message '
         "from standard input, --file checks one sentence per line."
     )
@@ -79,6 +90,22 @@ class Command(BaseCommand):
             default=[],
             metavar="TEXT",
             help="a text the model was given (repeatable): its figures may appear in the message",
+        )
+        parser.add_argument(
+            "--knowledge",
+            action="append",
+            default=[],
+            metavar="TEXT",
+            help='an approved entry the run cited, as "Title: text" (repeatable, in citation order): '
+            "quoting and restating it is not committing",
+        )
+        parser.add_argument(
+            "--customer",
+            action="append",
+            default=[],
+            metavar="TEXT",
+            help="a message of the customer in this conversation (repeatable, oldest first): saying "
+            "its figures back or quoting it in a question is not committing",
         )
         parser.add_argument(
             "--agent",
@@ -114,6 +141,7 @@ class Command(BaseCommand):
         given = list(options["given"])
         if options["agent"]:
             given += published_texts(options["agent"])
+        context = stated_context(knowledge=options["knowledge"], customer=options["customer"], given=given)
         for message in messages:
-            verdict = outgoing_check(message, given=given)
+            verdict = outgoing_check(message, **context.as_kwargs())
             self.stdout.write(json.dumps(verdict.as_json(), ensure_ascii=False))

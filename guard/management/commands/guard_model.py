@@ -23,8 +23,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--check", action="store_true", help="only check that the stored model is up to date")
+        parser.add_argument(
+            "--calibrate",
+            action="store_true",
+            help="hold each folded round out in turn, fit on the rest, and print the whole check's recall and "
+            "false blocks and the model's precision and recall per category at each threshold (writes nothing)",
+        )
 
-    def handle(self, *args: Any, check: bool = False, **options: Any) -> None:
+    def handle(self, *args: Any, check: bool = False, calibrate: bool = False, **options: Any) -> None:
+        if calibrate:
+            from guard.calibration import calibrate as measure
+            from guard.calibration import readings
+
+            found = readings()
+            for line in measure(found, [t / 100 for t in range(50, 100, 5)]):
+                self.stdout.write(json.dumps(line))
+            return
         digest = corpus_digest()
         if check:
             shipped = model_read()

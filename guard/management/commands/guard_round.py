@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from guard.rounds import RoundInvalid, round_measure, round_read
+from guard.rounds import RoundInvalid, RoundRow, round_measure, round_read
 
 
 class Command(BaseCommand):
@@ -32,6 +32,14 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
         if options["misses"]:
             for row in result.missed:
-                self.stdout.write(json.dumps({"missed": row.category, "text": row.text}, ensure_ascii=False))
+                shown = {"missed": row.category, "text": row.text, **_context(row)}
+                self.stdout.write(json.dumps(shown, ensure_ascii=False))
             for row, verdict in result.false_blocks:
-                self.stdout.write(json.dumps({"false_block": verdict.as_json(), "text": row.text}, ensure_ascii=False))
+                shown = {"false_block": verdict.as_json(), "text": row.text, **_context(row)}
+                self.stdout.write(json.dumps(shown, ensure_ascii=False))
+
+
+def _context(row: RoundRow) -> dict[str, Any]:
+    if row.knowledge is not None:
+        return {"knowledge": list(row.knowledge), "customer": list(row.customer)}
+    return {"given": list(row.given)}

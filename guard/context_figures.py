@@ -1,0 +1,312 @@
+"""A sentence that only says again what the turn's context holds is not a commitment.
+
+The quoting rule (`quoting.py`) and the restating rule (`restating.py`) take out a cited entry's
+words when they are attributed or name one item; written for replies without context, they miss
+most of what a shop's agent actually says when it has the price list in front of it — several
+items in one sentence, amounts in words ("ninety-five pounds per visit"), the conditions in
+another order ("outside the city there's a €30 travel fee"), the customer's own figures said back
+("so in March you paid 65").  Measured on a round with context, a third of such replies were
+replaced by the boundary wording (README, *Out-of-sample rounds*).  So a sentence is taken out of
+what the checks read when all of this holds:
+
+* it states a figure, and every figure in it — money, duration, time, date, percentage, and every
+  other number above 1 — stands in the turn's context: an approved entry the run cited (its title
+  or snippet) or the customer's own messages (`grounding.numbers_in`, in digits, words or
+  numerals; a duration in the next unit, a time on either clock);
+* a figure the entries give keeps the condition they give it with: "from €35" is not "€35", a
+  range "3–5 days" is not "3 days", a "from" added where the entry has none is another price;
+* no clause of it addresses the customer's own case ("you", "your", 您, 你) — except a clause
+  that states a condition ("if you'd like one", 如果您需要), reports what the customer said
+  ("you paid"), or leaves the decision to someone else ("the tuner will confirm");
+* no clause makes anything firm, special or this customer's — "I'll", "we can", "exactly",
+  "guaranteed", "total", "today", 给您, 保证, 一共, 这次, 免 … — unless the entry itself says that
+  word ("every serviced movement carries a 12-month guarantee", 市区内免费接送);
+* when a figure comes from the customer and not from an entry, no clause agrees to it ("sure",
+  "that works", "deal", 可以, 没问题, 行): agreeing to the customer's figure is a commitment.
+
+What remains is read by every check, and `quoting.applies_to_customer` reads it for the restated
+figures applied to the customer ("That's what you'll pay.").  A sentence with no figure is left
+as it is: a conclusion or a promise in words ("the hard drive is undamaged", 安装费就不收您的了)
+is for the named rules and the model.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+
+from .engine import GuardCategory, guard_check
+from .figures import Figure, read
+from .grounding import _same as same_numbers
+from .grounding import numbers_in
+from .restating import clauses, defers, greeting_removed, promise_refusals_removed
+from .saying_back import attributed
+
+__all__ = ["context_restated_removed"]
+
+_SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
+_CHECKED: Final = frozenset({"money", "duration", "time", "date", "percent"})
+_DIGITS: Final = re.compile(r"(?<![a-z0-9.])[0-9]+(?:[.,][0-9]+)*(?![a-z0-9])")
+_YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|you've|yourself)\b|您|你")
+# A condition stated for everyone: "if you'd like one", "when you book", 如果您需要…的话.
+_CONDITION: Final = re.compile(
+    r"\b(?:if|when|whenever|unless|in case|should|once)\s+(?:you|your)\b.*$"
+    r"|(?:如果|假如|要是|若|万一|如需|如要)[^，,。]*?(?:的话|$)|(?:您|你)(?:如果|要是|若)[^，,。]*?(?:的话|$)"
+)
+# Words that make a figure firm, special or this customer's (a word the entry says itself aside).
+_FIRM: Final = re.compile(
+    r"\b(?:will|won't|'ll|i can|we can|i could|we could|i'd|we'd|all in|all-in"
+    r"|exact(?:ly)?|guarantee\w*|promis\w*|lock\w*|fixed|total|totals|altogether|in all|comes? to|final"
+    r"|definitely|for sure|certainly|special|deal|discount\w*|off|waive\w*|free|no charge|on the house"
+    r"|today|tonight|tomorrow|right away|this time|this week|just for|for you|match\w*|hold|held|reserved|keep)\b"
+    r"|保证|承诺|一共|总共|合计|总价|给您|给你|算您|算你|帮您|帮你|替您|便宜|优惠|打折|折扣|特价|锁定|只收|只要(?=\s?[0-9一二两三四五六七八九十百千万])|最多|封顶"
+    r"|不超过|确定|肯定|一定|全包|免|今天|明天|今晚|马上|立刻|这次|就不|不收|不算|照旧|老价格|原价|按老"
+)
+# Agreement, which turns a figure of the customer's into the business's word.
+_AGREEING: Final = re.compile(
+    r"\b(?:sure|yes|yep|ok|okay|fine|works|doable|deal|done|no problem|absolutely|of course|can do|happy to"
+    r"|agreed|fair|accept\w*|sounds good|perfect|great|go on|go ahead|it is|alright|all right|why not|you got it"
+    r"|can|could|manage|make it)\b"
+    r"|可以|没问题|行|好的|好啊|好吧|成交|当然|就这么|就这样|就按|那就|没事|能|会|来得及|赶得上|赶得及|得了"
+)
+_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _sentences(text: str) -> list[str]:
+    found, start = [], 0
+    for end in _SENTENCE_END.finditer(text):
+        found.append(text[start : end.end()])
+        start = end.end()
+    return [*found, text[start:]] if start < len(text) else found
+
+
+def _ends(figure: Figure) -> set[Decimal]:
+    return {end for end in (figure.low, figure.high) if end is not None} or {figure.value}
+
+
+def _number(text: str) -> Decimal | None:
+    """A run of digits as a number ("1,200" is 1200); None for what is no number ("1.2.3")."""
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _forms(figure: Figure) -> set[Decimal]:
+    """The figure's numbers in every form that states it as well ("90 minutes" for "an hour and a
+    half", 10pm for 22:00)."""
+    if figure.kind == "money":
+        return _ends(figure) | {figure.value}
+    return {n for end in _ends(figure) | {figure.value} for n in same_numbers(figure, end)}
+
+
+# Words that state a bound the figure reader may not have joined to its figure: "a minimum of
+# $200", "50块起订", "80元/平方米起".
+_BOUND_WORD: Final = re.compile(r"\b(?:min(?:imum)?|at least|from|starting|starts|upwards|or more)\b|起|最低|以上|至少")
+# A weekday by its name, its short name or its Chinese names (the figure reader's numbers: 1 Monday … 7 Sunday).
+_WEEKDAY_NAMES: Final = {
+    day: rf"\b{en}(?:{rest})?s?\b|(?:周|星期|礼拜){zh}"
+    for day, (en, rest, zh) in enumerate(
+        [
+            ("mon", "day|\\.", "一"),
+            ("tue", "s|sday|\\.", "二"),
+            ("wed", "nesday|\\.", "三"),
+            ("thu", "rs|rsday|\\.", "四"),
+            ("fri", "day|\\.", "五"),
+            ("sat", "urday|\\.", "六"),
+            ("sun", "day|\\.", "[日天]"),
+        ],
+        start=1,
+    )
+}
+_UNIT_END: Final = re.compile(r"[!?。！？;；•\n]+|\.(?!\d)")
+
+
+def _kept_condition(figure: Figure, clause: str, entries: Sequence[tuple[Figure, str]]) -> bool | None:
+    """Whether an entry states `figure` (said in `clause`) with its condition (None: no entry
+    states its number)."""
+    found = [(g, unit) for g, unit in entries if g.kind == figure.kind and _forms(figure) & _forms(g)]
+    if not found:
+        return None
+    for g, unit in found:
+        same = all(same_numbers(figure, end) & _forms(g) for end in _ends(figure))
+        if figure.bound == g.bound and same:
+            return True
+        if figure.kind != "money" and {figure.bound, g.bound} <= {"exact", "at_most"} and _forms(figure) & _forms(g):
+            return True  # "within 3 working days" for "in 3 working days"
+        if (
+            same
+            and {figure.bound, g.bound} == {"exact", "at_least"}
+            and _BOUND_WORD.search(clause)
+            and _BOUND_WORD.search(unit)
+        ):
+            return True  # the bound said in both, read with the figure in one of them only
+    return False
+
+
+class _Context:
+    def __init__(self, citations: Sequence[Mapping[str, Any]], customer: Sequence[str]) -> None:
+        entries = [f"{c.get('title') or ''}\n{c.get('snippet') or ''}" for c in citations]
+        self.entries = entries
+        self.entry_text = _normal("\n".join(entries))
+        units = [unit for text in entries for unit in _UNIT_END.split(_normal(text)) if unit.strip()]
+        self.entry_figures = [(f, unit) for unit in units for f in read(unit)]
+        self.entry_numbers: set[Decimal] = set()
+        for text in entries:
+            self.entry_numbers |= numbers_in(text)
+        # The named rules an entry's own sentences set off ("… has a 12-month guarantee").
+        self.entry_rules = {
+            verdict.rule for text in entries for part in _sentences(text) if (verdict := guard_check(part)).blocked
+        }
+        self.customer_numbers: set[Decimal] = set()
+        for text in customer:
+            self.customer_numbers |= numbers_in(text)
+        said = _normal("\n".join([*entries, *customer]))
+        self.weekdays = {Decimal(day) for day, name in _WEEKDAY_NAMES.items() if re.search(name, said)}
+
+    def said_by_entry(self, word: str) -> bool:
+        if re.search(r"[\u3400-\u9fff]", word):
+            return word in self.entry_text
+        return re.search(rf"\b{re.escape(word)}\b", self.entry_text) is not None
+
+
+def _clause_of(sentence: str, span: tuple[int, int]) -> str:
+    for start, end in clauses(sentence):
+        if start <= span[0] < end:
+            return sentence[start:end]
+    return sentence
+
+
+def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
+    """Whether every figure and number of the sentence stands in the context, with the entries'
+    conditions, and at least one of them above 1 does; and whether any stands only in the
+    customer's words."""
+    lowered = _normal(sentence)
+    found = read(lowered)
+    figures = [f for f in found if f.kind in _CHECKED]
+    bare = [
+        number
+        for m in _DIGITS.finditer(lowered)
+        if not any(a <= m.start() < b for a, b in (f.span for f in found))
+        and (number := _number(m.group())) is not None
+        and number > 1
+    ]
+    said_again = bool(bare)
+    from_customer = False
+    for figure in figures:
+        numbers = {n for n in _ends(figure) if n > 1}
+        if figure.kind == "date" and figure.unit == "weekday":
+            if not _ends(figure) <= context.weekdays:
+                return False, False  # a weekday neither the entries nor the customer named
+            continue
+        if not numbers and figure.kind != "money":
+            # "an hour", "a month": the unit of a rate, or a figure that says nothing — unless an
+            # entry states it ("静置一周再调音").
+            said_again = said_again or bool(
+                _kept_condition(figure, _clause_of(lowered, figure.span), context.entry_figures)
+            )
+            continue
+        said_again = True
+        kept = _kept_condition(figure, _clause_of(lowered, figure.span), context.entry_figures)
+        if kept:
+            continue
+        if kept is None and numbers and numbers <= context.customer_numbers:
+            from_customer = True
+            continue
+        if kept is None and numbers and numbers <= context.entry_numbers and figure.kind != "money":
+            continue  # a date or a time the entry states in other words
+        return False, False
+    for number in bare:
+        if number in context.entry_numbers:
+            continue
+        if number in context.customer_numbers:
+            from_customer = True
+            continue
+        return False, False
+    return said_again, from_customer
+
+
+def _firm(clause: str, context: _Context) -> bool:
+    return any(not context.said_by_entry(m.group()) for m in _FIRM.finditer(clause))
+
+
+def _concludes(sentence: str, context: _Context) -> bool:
+    """Whether the named rules read a conclusion or a promised outcome in the sentence that the
+    entries do not say themselves: figures said again do not make "so she's eligible" any less a
+    conclusion, while "every serviced movement carries a 12-month guarantee" says the entry's."""
+    verdict = guard_check(sentence)
+    concluded = verdict.blocked and verdict.category in (GuardCategory.CONCLUSION, GuardCategory.OUTCOME)
+    return concluded and verdict.rule not in context.entry_rules
+
+
+# The business giving its own word: a clause that has it does not leave the matter to anyone.
+_OWN_WORD: Final = re.compile(
+    r"\b(?:i'll|we'll|i will|we will|i can|we can|i've|we've|let me|i'd|we'd)\b|给您|给你|帮您|帮你"
+)
+_MARK: Final = re.compile(r"\[(\d{1,2})\]")
+_STOP: Final = frozenset(
+    "a an the is are be was were it its this that there their our we us you your of to in on at for with and or "
+    "by as if from so than then also just still only".split()
+)
+
+
+def _content(text: str) -> set[str]:
+    words = {w for w in re.findall(r"[a-z]+", text) if w not in _STOP}
+    words |= set(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", text))
+    # A word's first six letters stand for it ("rescheduled" for "reschedule"); a letter alone is
+    # what is left of "there's".
+    return {w[:6] if len(w) > 6 else w.removesuffix("s") for w in words if len(w) > 1}
+
+
+def _cited_words(sentence: str, context: _Context) -> bool:
+    """Whether a sentence that cites an entry by its number ("… at no charge [1].") says nothing
+    but that entry's words: four in five of its words stand in it."""
+    marks = {int(mark) for mark in _MARK.findall(sentence)}
+    if len(marks) != 1:
+        return False
+    [number] = marks
+    if not 1 <= number <= len(context.entries):
+        return False
+    said = _content(_MARK.sub(" ", _normal(sentence)))
+    entry = _content(_normal(context.entries[number - 1]))
+    return bool(said) and len(said & entry) >= 0.8 * len(said)
+
+
+def _only_restates(sentence: str, context: _Context) -> bool:
+    sourced, from_customer = _sourced(sentence, context)
+    if not sourced:
+        sourced = not read(_MARK.sub(" ", sentence)) and _cited_words(sentence, context)
+    if not sourced or _concludes(sentence, context):
+        return False
+    lowered = greeting_removed(_normal(sentence))
+    for start, end in clauses(lowered):
+        clause = promise_refusals_removed(lowered[start:end])
+        if defers(clause) and not _OWN_WORD.search(clause):
+            continue
+        reported = attributed(clause)
+        if _YOU.search(_CONDITION.sub(" ", clause)) and not reported:
+            return False
+        if _firm(clause, context):
+            return False
+        if from_customer and _AGREEING.search(clause) and not reported:
+            return False
+    return True
+
+
+def context_restated_removed(text: str, citations: Sequence[Mapping[str, Any]], customer: Sequence[str]) -> str:
+    """`text` without the sentences that only say again the figures of the turn's context, as the
+    module docstring describes: what the checks read."""
+    if not citations and not customer:
+        return text
+    context = _Context(citations, customer)
+    kept = []
+    for sentence in _sentences(text):
+        kept.append(" " if _only_restates(sentence, context) else sentence)
+    return "".join(kept)
