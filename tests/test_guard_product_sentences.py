@@ -11,7 +11,9 @@ The sentences are found in the code, not copied here: every module-level `Phrase
 project (read from the source, so a new book is checked without touching this file), the functions
 that compose replies (`status_line`, `request_summary`, the strict composer's `compose` and
 `templates`) and real turns of the offline model.  Only the owner face's books are left out, each
-named below with why.
+named below with why.  A session a publish ended (`session_continue`) says nothing of its own:
+the page sends the refused message again in the session that continues it, so the continuation
+has no sentence to check beyond the turn's reply, which is checked like any other.
 
 One fix came out of it: the request summary the customer confirms ("- What you need: a birthday
 cake for 8 people, under 80 euros") said the customer's own words back, and the rules read them as
@@ -437,8 +439,9 @@ def _published(world: TenantWorld) -> None:
 
 # A conversation that meets most of what the offline model says to a customer: small talk, the
 # published price list and delivery options, a question nobody answered, a price not on the list,
-# a discount asked for, the request flow with figures of the customer's (summary, registered), its
-# status, a handoff and a withdrawal.  "{id}" is the request the conversation registered.
+# a discount asked for, the request flow with figures of the customer's (a price asked in the middle
+# of it, a contact that is no contact, the summary, registered), its status, a handoff and a
+# withdrawal.  "{id}" is the request the conversation registered.
 CONVERSATION = {
     "en": [
         "Hello",
@@ -450,7 +453,9 @@ CONVERSATION = {
         "Give me 20% off",
         "no",
         "I'd like to order a birthday cake for 8 people, under 80 euros",
+        "How much is the Birthday cake (8 people)?",
         "Saturday 14 June at 3pm",
+        "tomorrow",
         "anna@example.com",
         "yes",
         "Is my request #{id} confirmed?",
@@ -469,7 +474,9 @@ CONVERSATION = {
         "给我打八折",
         "不用了",
         "我想订一个8人份的生日蛋糕，不超过80欧元",
+        "生日蛋糕多少钱？",
         "6月14日周六下午3点",
+        "明天",
         "13812345678",
         "是的",
         "我的请求#{id}确认了吗？",
