@@ -51,9 +51,10 @@ from facade.dialogue.runtime.strict import STATUS_LINE, compose, templates
 from facade.dialogue.runtime.summary import SUMMARY, request_summary
 from facade.dialogue.services import session_open
 from facade.i18n import Phrasebook
-from facade.tenancy.models import AgentProfile, Customer, default_request_flow
+from facade.tenancy.models import AgentProfile, Customer, PeerCredential, default_request_flow
 from facade.tenancy.rules import Audience
 from facade.tenancy.schemas import Actor
+from facade.tenancy.services import peer_key_create
 from guard.engine import normalised
 from guard.outgoing import outgoing_check
 from guard.rules import SCOPES
@@ -428,11 +429,12 @@ def _customer(world: TenantWorld) -> DialogueSession:
     )
 
 
-def _published(world: TenantWorld) -> None:
-    """Version 3 of the contract: the price list, the delivery options and the status skill."""
+def _published(world: TenantWorld, mode: str = "guarded") -> None:
+    """Version 3 of the contract: the price list, the delivery options, the status skill and the
+    composition `mode`."""
     actor = Actor.platform("tests")
     skills = [*live_terms(world.agent).skill_ids, "request_status"]
-    contract_compile(agent=world.agent, changes={"skill_ids": skills}, actor=actor)
+    contract_compile(agent=world.agent, changes={"skill_ids": skills, "composition_mode": mode}, actor=actor)
     contract_compile(agent=world.agent, changes={"pricing": PRICES, "delivery": DELIVERY}, actor=actor)
     assert live_terms(world.agent).version == 3
 
@@ -488,13 +490,29 @@ CONVERSATION = {
 }
 
 
+def _session(world: TenantWorld, audience: Audience) -> DialogueSession:
+    if audience == Audience.PEER:
+        issued = peer_key_create(agent=world.agent, name="partner", actor=Actor.human(world.owner.pk))
+        return session_open(
+            agent=world.agent, audience=audience, peer=PeerCredential.objects.get(pk=issued.credential_id)
+        )
+    return _customer(world)
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize(
+    "audience, mode",
+    [(Audience.CUSTOMER, "guarded"), (Audience.CUSTOMER, "strict"), (Audience.PEER, "guarded")],
+    ids=["customer", "customer-strict", "peer"],
+)
 def test_a_whole_conversation_with_the_offline_model_is_delivered_as_written(
-    world_a: TenantWorld, language: str
+    world_a: TenantWorld, language: str, audience: Audience, mode: str
 ) -> None:
-    _published(world_a)
-    session = _customer(world_a)
+    """The offline model's answers as a real turn sends them — guarded, and in strict composition
+    (the server composes each reply from the model's choice) — to a customer and to a peer."""
+    _published(world_a, mode)
+    session = _session(world_a, audience)
     boundary = f"{live_terms(world_a.agent).boundary(language)} {HONEST[language]['offer']}"
     said: list[tuple[str, str]] = []
     for text in CONVERSATION[language]:
@@ -503,18 +521,20 @@ def test_a_whole_conversation_with_the_offline_model_is_delivered_as_written(
         assert result.reply is not None
         said.append((text, str(result.reply.text)))
     blocked = [
-        f"{asked!r} -> {run.guard_category}/{run.guard_rule}: {reply!r}"
+        f"{asked!r} -> {run.guard_category}/{run.guard_rule}{run.guard_reason}: {reply!r}"
         for (asked, reply), run in zip(said, Run.objects.filter(session=session).order_by("pk"), strict=True)
         if run.guard_category
     ]
     assert blocked == []
     replies = [reply for _asked, reply in said]
     assert boundary not in replies  # the boundary is said only with the quote or mid-flow, never as a replacement
-    request = CustomerRequest.objects.filter(session=session).order_by("pk").first()
-    assert request is not None and CustomerRequest.objects.filter(session=session).count() == 2  # and the handoff
     joined = "\n".join(replies)
     # The product's sentences with figures were said, not replaced.
     assert f"[1] {title(language)}{colon(language)}" in joined and "35.00 EUR" in joined, joined
+    request = CustomerRequest.objects.filter(session=session).order_by("pk").first()
+    # and the handoff's, where the face has the tool (a peer's narrow subset has not)
+    handoff = audience == Audience.CUSTOMER
+    assert request is not None and CustomerRequest.objects.filter(session=session).count() == 1 + handoff
     assert SUMMARY[language]["closing"] in joined and f"#{request.pk}" in joined, joined
     assert TEXT[language]["registered"].split("{id}")[0] in joined, joined
 
