@@ -197,6 +197,8 @@ def test_the_owner_only_books_are_books_of_the_product() -> None:
 
 
 def test_every_sentence_of_every_customer_phrasebook_passes_in_both_languages() -> None:
+    """Checked with nothing given and nothing cited — harder than any turn, where the prompt, the
+    conversation and the tools' results are given: a sentence of the product needs none of them."""
     sentences = phrasebook_sentences()
     found = sources_per_language(sentences)
     for language in LANGUAGES:
