@@ -58,6 +58,10 @@ at commas and at "and/so/then" + a new subject into clauses.  Chinese numerals (
   later in the sentence ("..., but I can't guarantee that"), the customer's wish or task ("do you
   need it by Friday?", "please complete the form within 7 days", 您希望三天内收到吗,
   请在七天内完成付款), past ("already shipped", 已经发货) or a routine (每周三发货) - deadline;
+* it is a row of the request summary the customer confirms ("- What you need: a cake for 8
+  people, under 80 euros", "- 时间：周五之前"): the customer's own words said back, read so only
+  within a whole summary, from its first line to its yes/no question - every category (its
+  figures still go through the grounding check);
 * it is the agent promising to relay the message ("I promise I'll forward this to the owner",
   我肯定会转告老板, "I'll make sure your question reaches them") - deadline, conclusion and outcome;
 * it restates the business's rule in a clause that does not apply it to the customer
@@ -219,6 +223,9 @@ _NEGATION_AFTER: Final = _scope("negation_after")
 _MENTION: Final = _scope("mention")
 _ECHOED_QUESTION: Final = _scope("echoed_question")
 _WORD_MENTION: Final = _scope("word_mention")
+_SAID_BACK: Final = _scope("said_back")
+# A row of the request summary, up to its label's colon: what follows is the customer's.
+_SUMMARY_ROW: Final = re.compile(r"(?<=\n)(- [^\n:]{1,40}:)[^\n]*")
 # Verb and time further apart than this are not read as one promise.
 _MAX_DEADLINE_GAP_TOKENS: Final = 8
 # A future and its time may stand further apart: "we'll get the reviewed statement back to your son
@@ -440,6 +447,9 @@ def _normalise(text: str) -> str:
 def _unquote_mentions(text: str) -> str:
     """Drop the quoted words of a mention, keeping who said them: a mention is not our promise.
     Quotation marks alone are not enough - an agent could put its own promise in quotes."""
+    if "\n- " in text:
+        # The request summary: its rows are the customer's words said back for a yes or a no.
+        text = _SAID_BACK.sub(lambda m: _SUMMARY_ROW.sub(r"\1 ", m.group()), text)
     if "?" in text or "？" in text:
         text = _ECHOED_QUESTION.sub(" ", text)
     if '"' not in text:

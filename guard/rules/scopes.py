@@ -350,6 +350,20 @@ SCOPES: Final[tuple[Scope, ...]] = (
         language="any",
         pattern=r"(?:^|(?<=[.!?。！？]))\s*(?:guaranteed|a guarantee|guarantee|promise|保证|承诺|包过|包退包换|包退|包换|退款保证)(?: \w+){0,2}\s*[?？]",
     ),
+    # The summary of a request the customer confirms before anything is registered
+    # (facade/dialogue/runtime/summary.py, as the rules read it): each row after its label is the
+    # customer's own words said back ("- What you need: a cake for 8 people, under 80 euros",
+    # "- 时间：周五之前"), not the business's.  Only a whole summary, from its first line to its
+    # yes/no question, is read so; its figures still go through the grounding check (they must be
+    # the customer's).  tests/test_guard_product_sentences.py holds it to the summary's wording.
+    Scope(
+        id="said_back",
+        kind="said_back",
+        language="any",
+        pattern=r"(?:^|(?<=\n))(?:please check your request before i register it:|登记之前,请核对您的请求:)"
+        r"(?:\n- [^\n:]{1,40}:[^\n]*){1,12}"
+        r"\n(?:shall i register it for the owner\? \(yes / no\)|要我为店主登记吗\?\(是 / 否\))(?=\n|$)",
+    ),
     Scope(
         id="word_mention",
         kind="word_mention",
