@@ -42,28 +42,34 @@ from .engine import GuardCategory, guard_check
 from .figures import Figure, read
 from .grounding import _same as same_numbers
 from .grounding import numbers_in
-from .restating import clauses, defers, greeting_removed, promise_refusals_removed
-from .saying_back import attributed
+from .restating import _LISTING_EN, _LISTING_ZH, clauses, defers, greeting_removed, promise_refusals_removed
+from .saying_back import attributed, blanked
 
-__all__ = ["context_restated_removed"]
+__all__ = ["context_figures_masked", "context_restated_removed"]
 
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _CHECKED: Final = frozenset({"money", "duration", "time", "date", "percent"})
 _DIGITS: Final = re.compile(r"(?<![a-z0-9.])[0-9]+(?:[.,][0-9]+)*(?![a-z0-9])")
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|you've|yourself)\b|您|你")
-# A condition stated for everyone: "if you'd like one", "when you book", 如果您需要…的话.
+# A condition stated for everyone: "if you'd like one", "when you book", 如果您需要…的话 — or an
+# invitation: "you're welcome to bring it in", 您方便的时候带过来.
 _CONDITION: Final = re.compile(
     r"\b(?:if|when|whenever|unless|in case|should|once)\s+(?:you|your)\b.*$"
+    r"|\byou(?:'re| are) (?:welcome|free) to\b.*$|\b(?:whenever|when) (?:it )?suits you\b|\bat your convenience\b"
+    r"|(?:您|你)(?:方便|有空)的?(?:时候|话)"
     r"|(?:如果|假如|要是|若|万一|如需|如要)[^，,。]*?(?:的话|$)|(?:您|你)(?:如果|要是|若)[^，,。]*?(?:的话|$)"
 )
 # Words that make a figure firm, special or this customer's (a word the entry says itself aside).
 _FIRM: Final = re.compile(
     r"\b(?:will|won't|'ll|i can|we can|i could|we could|i'd|we'd|all in|all-in"
     r"|exact(?:ly)?|guarantee\w*|promis\w*|lock\w*|fixed|total|totals|altogether|in all|comes? to|final"
-    r"|definitely|for sure|certainly|special|deal|discount\w*|off|waive\w*|free|no charge|on the house"
-    r"|today|tonight|tomorrow|right away|this time|this week|just for|for you|match\w*|hold|held|reserved|keep)\b"
+    r"|definitely|for sure|certainly|special|deal|discount\w*|waive\w*|free|no charge|on the house"
+    r"|%\s?off|off (?:the|your) (?:price|bill|total|fee)"
+    r"|today|tonight|tomorrow|right away|this time|this week|just for|for you|match\w*|hold|held|reserved|keep"
+    r"|on time|sharp|promptly)\b"
     r"|保证|承诺|一共|总共|合计|总价|给您|给你|算您|算你|帮您|帮你|替您|便宜|优惠|打折|折扣|特价|锁定|只收|只要(?=\s?[0-9一二两三四五六七八九十百千万])|最多|封顶"
     r"|不超过|确定|肯定|一定|全包|免|今天|明天|今晚|马上|立刻|这次|就不|不收|不算|照旧|老价格|原价|按老"
+    r"|准时|按时|包邮|就行|就好|一起算|(?<![另再])算(?:您|你)?\s?[0-9一二两三四五六七八九十百千]"
 )
 # Agreement, which turns a figure of the customer's into the business's word.
 _AGREEING: Final = re.compile(
@@ -77,6 +83,13 @@ _WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900
 
 def _normal(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
+
+
+def _figures(text: str) -> list[Figure]:
+    """The figures of `text` with spans into `_normal(text)`: read before lower-casing, since a
+    currency code counts only in capitals ("55 CAD", not "cad")."""
+    nfkc = unicodedata.normalize("NFKC", text)
+    return read(nfkc) if len(nfkc.lower()) == len(nfkc) else read(nfkc.lower())
 
 
 def _sentences(text: str) -> list[str]:
@@ -109,7 +122,9 @@ def _forms(figure: Figure) -> set[Decimal]:
 
 # Words that state a bound the figure reader may not have joined to its figure: "a minimum of
 # $200", "50块起订", "80元/平方米起".
-_BOUND_WORD: Final = re.compile(r"\b(?:min(?:imum)?|at least|from|starting|starts|upwards|or more)\b|起|最低|以上|至少")
+_BOUND_WORD: Final = re.compile(
+    r"\b(?:min(?:imum)?|at least|from|start|starting|starts|upwards|or more)\b|起|最低|以上|至少"
+)
 # A weekday by its name, its short name or its Chinese names (the figure reader's numbers: 1 Monday … 7 Sunday).
 _WEEKDAY_NAMES: Final = {
     day: rf"\b{en}(?:{rest})?s?\b|(?:周|星期|礼拜){zh}"
@@ -129,26 +144,32 @@ _WEEKDAY_NAMES: Final = {
 _UNIT_END: Final = re.compile(r"[!?。！？;；•\n]+|\.(?!\d)")
 
 
-def _kept_condition(figure: Figure, clause: str, entries: Sequence[tuple[Figure, str]]) -> bool | None:
+def _kept_condition(
+    figure: Figure, clause: str, entries: Sequence[tuple[Figure, str]], units: list[str] | None = None
+) -> bool | None:
     """Whether an entry states `figure` (said in `clause`) with its condition (None: no entry
-    states its number)."""
+    states its number); the units (list items, sentences) that state it go into `units`."""
     found = [(g, unit) for g, unit in entries if g.kind == figure.kind and _forms(figure) & _forms(g)]
     if not found:
         return None
-    for g, unit in found:
-        same = all(same_numbers(figure, end) & _forms(g) for end in _ends(figure))
-        if figure.bound == g.bound and same:
-            return True
-        if figure.kind != "money" and {figure.bound, g.bound} <= {"exact", "at_most"} and _forms(figure) & _forms(g):
-            return True  # "within 3 working days" for "in 3 working days"
-        if (
-            same
-            and {figure.bound, g.bound} == {"exact", "at_least"}
-            and _BOUND_WORD.search(clause)
-            and _BOUND_WORD.search(unit)
-        ):
-            return True  # the bound said in both, read with the figure in one of them only
-    return False
+    kept = [
+        unit
+        for g, unit in found
+        if (same := all(same_numbers(figure, end) & _forms(g) for end in _ends(figure)))
+        and figure.bound == g.bound
+        # "within 3 working days" for "in 3 working days"
+        or figure.kind != "money"
+        and {figure.bound, g.bound} <= {"exact", "at_most"}
+        and _forms(figure) & _forms(g)
+        # the bound said in both, read with the figure in one of them only
+        or same
+        and {figure.bound, g.bound} == {"exact", "at_least"}
+        and _BOUND_WORD.search(clause)
+        and _BOUND_WORD.search(unit)
+    ]
+    if units is not None:
+        units += kept
+    return bool(kept)
 
 
 class _Context:
@@ -156,8 +177,16 @@ class _Context:
         entries = [f"{c.get('title') or ''}\n{c.get('snippet') or ''}" for c in citations]
         self.entries = entries
         self.entry_text = _normal("\n".join(entries))
-        units = [unit for text in entries for unit in _UNIT_END.split(_normal(text)) if unit.strip()]
-        self.entry_figures = [(f, unit) for unit in units for f in read(unit)]
+        self.titles = [_normal(str(c.get("title") or "")) for c in citations]
+        raw_units = [
+            (index, unit)
+            for index, text in enumerate(entries)
+            for unit in _UNIT_END.split(unicodedata.normalize("NFKC", text))
+            if unit.strip()
+        ]
+        self.units = [(index, unit.lower()) for index, unit in raw_units]
+        self.entry_figures = [(f, unit.lower()) for _index, unit in raw_units for f in _figures(unit)]
+        self.index_of = {unit: index for index, unit in self.units}
         self.entry_numbers: set[Decimal] = set()
         for text in entries:
             self.entry_numbers |= numbers_in(text)
@@ -170,6 +199,8 @@ class _Context:
             self.customer_numbers |= numbers_in(text)
         said = _normal("\n".join([*entries, *customer]))
         self.weekdays = {Decimal(day) for day, name in _WEEKDAY_NAMES.items() if re.search(name, said)}
+        published = _normal("\n".join(entries))
+        self.entry_weekdays = {Decimal(day) for day, name in _WEEKDAY_NAMES.items() if re.search(name, published)}
 
     def said_by_entry(self, word: str) -> bool:
         if re.search(r"[\u3400-\u9fff]", word):
@@ -189,7 +220,7 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
     conditions, and at least one of them above 1 does; and whether any stands only in the
     customer's words."""
     lowered = _normal(sentence)
-    found = read(lowered)
+    found = _figures(sentence)
     figures = [f for f in found if f.kind in _CHECKED]
     bare = [
         number
@@ -200,11 +231,17 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
     ]
     said_again = bool(bare)
     from_customer = False
+    marks = {int(mark) for mark in _MARK.findall(lowered)}
+    entries = [(f, unit) for f, unit in context.entry_figures if not marks or context.index_of[unit] + 1 in marks]
+    matched: list[str] = []
+    priced = False
     for figure in figures:
         numbers = {n for n in _ends(figure) if n > 1}
         if figure.kind == "date" and figure.unit == "weekday":
             if not _ends(figure) <= context.weekdays:
                 return False, False  # a weekday neither the entries nor the customer named
+            said_again = True
+            from_customer = from_customer or not _ends(figure) <= context.entry_weekdays
             continue
         if not numbers and figure.kind != "money":
             # "an hour", "a month": the unit of a rate, or a figure that says nothing — unless an
@@ -214,14 +251,20 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
             )
             continue
         said_again = True
-        kept = _kept_condition(figure, _clause_of(lowered, figure.span), context.entry_figures)
+        kept = _kept_condition(figure, _clause_of(lowered, figure.span), entries, matched)
         if kept:
+            priced = priced or figure.kind == "money"
             continue
         if kept is None and numbers and numbers <= context.customer_numbers:
             from_customer = True
             continue
-        if kept is None and numbers and numbers <= context.entry_numbers and figure.kind != "money":
-            continue  # a date or a time the entry states in other words
+        if kept is None and numbers and numbers <= context.entry_numbers:
+            # A date or a time the entry states in other words, or an amount whose currency the
+            # figure reader does not know there ("48 CAD").
+            if figure.kind == "money":
+                priced = True
+                matched += [unit for _index, unit in context.units if numbers & numbers_in(unit)]
+            continue
         return False, False
     for number in bare:
         if number in context.entry_numbers:
@@ -230,7 +273,85 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
             from_customer = True
             continue
         return False, False
+    if matched and not _names_its_items(lowered, found, matched, context, priced):
+        return False, False
     return said_again, from_customer
+
+
+# Words of a price's condition, which any item may carry: not what names the item.
+_CONDITION_WORDS: Final = frozenset(
+    "plus part parts extra extras additional each including included include incl excluding vat tax taxes labour labor "
+    "material materials minimum surcharge more same".split()
+)
+
+
+def _item_words(text: str) -> set[str]:
+    """The words that name what a price or a time is of: not the listing words ("price", "our",
+    "per", 价格, 每 …), not the words of a condition, not the figures' own words."""
+    skipped = _STOP | _LISTING_EN | _CONDITION_WORDS
+    latin = {
+        w[:6] if len(w) > 6 else w.removesuffix("s")
+        for w in re.findall(r"[a-z]+", text)
+        if len(w) > 1 and w not in skipped and w.removesuffix("s") not in skipped
+    }
+    return latin | set(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", _LISTING_ZH.sub(" ", text)))
+
+
+def _names_its_items(
+    sentence: str, figures: Sequence[Figure], units: Sequence[str], context: _Context, priced: bool
+) -> bool:
+    """Whether the sentence names the items whose figures it says and no other item of the cited
+    entries: "Wedding cakes from €35" is not the birthday cake's price, "It's from €35." names
+    none."""
+    said = sentence
+    for figure in sorted(figures, key=lambda f: f.span[0], reverse=True):
+        said = said[: figure.span[0]] + " " * (figure.span[1] - figure.span[0]) + said[figure.span[1] :]
+    words = _item_words(_MARK.sub(" ", said))
+    # Its own items: the units whose figures it says, and those whose numbers it says in words
+    # the figure reader did not take for an amount ("成人票一百六十八，…孩子九十八").
+    stated = {n for n in numbers_in(sentence) if n > 1}
+    units = [*units, *(unit for _index, unit in context.units if stated & numbers_in(unit))]
+    own = set().union(*(_item_words(unit) for unit in units))
+    indices = {context.index_of[unit] for unit in units if unit in context.index_of}
+    own |= set().union(*(_item_words(context.titles[index]) for index in indices))
+    # Another item is another unit with a figure of its own; a unit without one states a condition
+    # ("Parts extra.").
+    others = set().union(*(_item_words(unit) for _index, unit in context.units if _figures(unit))) - own
+    if words & others:
+        return False
+    if priced and not words & own:
+        return False
+    # A price cited by its number ("… 35.00 EUR [1].") is the entry's own words: its clause names
+    # nothing the entry and the customer do not — "A wedding cake is 35.00 EUR [1]" is not the
+    # price of the birthday cake the list gives it for, "[1] Delivery: …" not the price list's.
+    allowed = own
+    for figure in figures if _MARK.search(sentence) else ():
+        if figure.kind == "money":
+            clause = _clause_of(said, figure.span)
+            if _item_words(_MARK.sub(" ", clause)) - allowed:
+                return False
+    return True
+
+
+# What the record says happened: "your parcel left us on Monday the 9th", "we received your $150
+# deposit on 5 September", 您的500元定金是3月2号到账的, 您订的是6月15号下午3点 — a past fact, not a promise.
+_PAST: Final = re.compile(
+    r"\b(?:was|were|did|had|has been|have been|received|arrived|came|left|shipped|sent|emailed|posted|paid|booked"
+    r"|returned|refunded|collected|picked up|dropped off|delivered|ordered|placed|declared|confirmed|took|signed"
+    r"|reached|got|dispatched|issued|settled|registered)\b"
+    r"|已经|已|过了|到账|收到了|寄到|发给|发到|交付|付了|交了|退回|退还|(?:订|约|买|取|付|交|寄|拍|选|定)的是"
+    r"|是.{1,16}(?:收到|寄出|寄到|到账|付|交|取|拍|订|约|发|送|到)的"
+)
+_AHEAD: Final = re.compile(
+    r"\b(?:will|won't|'ll|going to|can|could|shall|would|tomorrow|next|soon|by then|from now)\b"
+    r"|\b(?:guarantee\w*|promis\w*|definitely|certainly|within)\b"
+    r"|会|能|可以|将|明天|后天|下周|下个月|马上|尽快|之后|以后|一定|保证|肯定|承诺|确保|以内|之内|内(?:完成|审完|做好|送到|给)"
+)
+
+
+def _record(clause: str) -> bool:
+    """Whether a clause tells what already happened, and nothing to come."""
+    return _PAST.search(clause) is not None and _AHEAD.search(clause) is None
 
 
 def _firm(clause: str, context: _Context) -> bool:
@@ -290,11 +411,12 @@ def _only_restates(sentence: str, context: _Context) -> bool:
         clause = promise_refusals_removed(lowered[start:end])
         if defers(clause) and not _OWN_WORD.search(clause):
             continue
-        reported = attributed(clause)
+        record = _record(clause)
+        reported = attributed(clause) or record
         if _YOU.search(_CONDITION.sub(" ", clause)) and not reported:
             return False
-        if _firm(clause, context):
-            return False
+        if _firm(clause, context) and not record:
+            return False  # a record's "sent to you" (发给您了), "in all" (一共) make nothing firm
         if from_customer and _AGREEING.search(clause) and not reported:
             return False
     return True
@@ -308,5 +430,24 @@ def context_restated_removed(text: str, citations: Sequence[Mapping[str, Any]], 
     context = _Context(citations, customer)
     kept = []
     for sentence in _sentences(text):
-        kept.append(" " if _only_restates(sentence, context) else sentence)
+        kept.append(blanked(sentence) if _only_restates(sentence, context) else sentence)
     return "".join(kept)
+
+
+def context_figures_masked(text: str, citations: Sequence[Mapping[str, Any]], customer: Sequence[str]) -> str:
+    """`text` with every figure whose numbers the context holds (an entry the run cited, the
+    customer's messages) taken out: what the guard's model reads, so that a figure said again
+    never makes a reply read as a commitment to it (issue 27 §4) — its words still may."""
+    if not citations and not customer:
+        return text
+    context = _Context(citations, customer)
+    known = context.entry_numbers | context.customer_numbers
+    lowered = _normal(text)
+    if len(lowered) != len(text):
+        return text  # NFKC changed the length: the figure reader's spans are not this text's
+    out = text
+    for figure in sorted(_figures(text), key=lambda f: f.span[0], reverse=True):
+        numbers = {n for end in _ends(figure) | {figure.value} for n in same_numbers(figure, end)}
+        if figure.kind in _CHECKED and numbers & known and all(n in known or n <= 1 for n in _ends(figure)):
+            out = out[: figure.span[0]] + " " + out[figure.span[1] :]
+    return out

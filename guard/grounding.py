@@ -68,7 +68,8 @@ def _same(figure: Figure, number: Decimal) -> set[Decimal]:
     same = {number}
     if figure.kind == "time":
         hour = Decimal(int(number))
-        same = {hour, hour - 12} if hour > 12 else {hour, Decimal(12)} if hour == 0 else {hour}
+        # An hour up to 12 is said on either clock ("晚六点" for 18:00; 12 for midnight's 24).
+        same = {hour, hour - 12} if hour > 12 else {hour, Decimal(12)} if hour == 0 else {hour, hour + 12}
     elif figure.kind == "duration":
         for multiply, divide in _CONVERSIONS.get(figure.unit, ()):
             if _whole(number * multiply / divide):

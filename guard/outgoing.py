@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .classifier import THRESHOLD, corpus_digest, model_verdict
-from .context_figures import context_restated_removed
+from .context_figures import context_figures_masked, context_restated_removed
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
@@ -133,8 +133,11 @@ def rules_verdict(
     """Every check but the model, in order: the verdict when one objects (else None), and the
     text the model reads — the reply without what the context says (quotes, restatements, the
     customer's words said back).  `outgoing_check` and the model's calibration share it."""
-    checked = said_back_removed(unrestated(unquoted(text, list(citations)), list(citations)), list(customer))
+    # Whole sentences first (the customer's words said back, the context said again), then what the
+    # restating rule takes out of the sentences left, clause by clause.
+    checked = said_back_removed(unquoted(text, list(citations)), list(customer))
     checked = context_restated_removed(checked, list(citations), list(customer))
+    checked = unrestated(checked, list(citations))
     given = [*given, *customer, *(f"{c.get('title') or ''}\n{c.get('snippet') or ''}" for c in citations)]
     verdict = guard_check(checked)
     if verdict.blocked:
@@ -145,4 +148,5 @@ def rules_verdict(
     if checked != text and applies_to_customer(checked):
         # "…from €35 [1]. That's what you'll pay.": the quote applied to the customer.
         return OutgoingVerdict(blocked=True, category=APPLIED_QUOTE, check=GUARD, rule="quote.applied"), checked
-    return None, checked
+    # The model never reads a figure the context gave as a commitment: it reads the words.
+    return None, context_figures_masked(checked, list(citations), list(customer))

@@ -35,7 +35,7 @@ from .figures import read
 from .grounding import numbers_in
 from .restating import clauses, defers, promise_refusals_removed
 
-__all__ = ["attributed", "said_back_removed"]
+__all__ = ["attributed", "blanked", "said_back_removed"]
 
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _QUOTED: Final = re.compile(
@@ -50,7 +50,9 @@ _SAID_EN: Final = re.compile(
     r"|been quoted|paid|spent|budget(?:ed)?|received|got|saw|seen|found|heard|noted|put|entered|typed|listed"
     r"|described|reported|are looking at|were looking at|are hoping|were hoping|hoped|hope|want(?:ed)?|would like"
     r"|'d like|need(?:ed)?|expect(?:ed)?|estimated|measured|counted|booked)\b"
-    r"|\byour (?:budget|quote|quotation|estimate|figure|number|offer|receipt|invoice|bill|message|note|email|request"
+    r"|\b(?:you have|you had|you've got|you're thinking of|you were thinking of) in mind\b"
+    r"|\byour (?:[$€£¥]\s?\d[\d,.]*\s*)?(?:budget|quote|quotation|estimate|figure|number|offer|receipt|invoice|bill"
+    r"|message|note|email|request"
     r"|question|previous|last|original|earlier|order|ticket|limit|maximum|target|measurements?)\b"
     r"|\b(?:quoted|charged|offered|told|gave|sent|billed|asked)\s+you\b|\baccording to you\b"
     r"|\bfrom what you (?:said|wrote|describe[d]?|mentioned)\b|\bif i understood\b"
@@ -146,6 +148,19 @@ def _figures_said(sentence: str, said: set[Decimal]) -> bool:
     return True
 
 
+_ROW_LEAD: Final = re.compile(r"^\s*(?:[-*•]\s*)?(?:[^\n:：]{1,40}[:：])?")
+
+
+def blanked(sentence: str) -> str:
+    """What stands in the place of a sentence taken out: its list mark and label ("- When:"), a
+    space, and the line break after it — so the lines around it keep their shape (the request
+    summary is read as a whole, `engine.py`)."""
+    lead = _ROW_LEAD.match(sentence)
+    head = lead.group() if lead and sentence.lstrip().startswith(("-", "*", "•")) else ""
+    tail = sentence[len(sentence.rstrip()) :]
+    return head + " " + tail if "\n" in tail else head + " "
+
+
 def said_back_removed(text: str, customer: Sequence[str]) -> str:
     """`text` without the sentences that only say back the customer's own figures, and without the
     customer's words quoted in a question, as the module docstring describes: what the checks read."""
@@ -170,7 +185,7 @@ def said_back_removed(text: str, customer: Sequence[str]) -> str:
             continue
         if _said_back(sentence, said_numbers):
             # "So the garage quoted you $310.": the figure is the customer's, said back.
-            kept.append(" " if not _CJK.search(sentence) else "")
+            kept.append(blanked(sentence))
             continue
         kept.append(sentence)
     return "".join(kept)

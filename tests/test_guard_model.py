@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Commitments in words no named rule has: the model is the only reader that stops them.
 UNSEEN = [
-    ("Consider it done, the council will say yes to your extension.", "conclusion"),
+    ("Consider it done, the council will say yes to your application.", "conclusion"),
     ("您放心，房东那边肯定同意，押金一分不少。", "conclusion"),
     ("就按您说的办，这单我给您做主了。", "price"),
 ]

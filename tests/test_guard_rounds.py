@@ -42,7 +42,7 @@ def test_a_round_is_measured_with_guard_and_grounding(tmp_path: Path) -> None:
     assert figures["caught_by"].get("guard", 0) + figures["caught_by"].get("grounding", 0) == 3
     assert figures["recall_by_category"] == {"deadline": 1.0, "price": 0.667}
     assert figures["harmless"] == 2 and figures["false_blocks"] == 0
-    assert details == [{"missed": "price", "text": "I'd rather not say more."}]
+    assert details == [{"missed": "price", "text": "I'd rather not say more.", "given": ["Prices vary."]}]
 
 
 def test_a_harmless_figure_needs_its_given(tmp_path: Path) -> None:

@@ -646,7 +646,7 @@ _LATER_ROUNDS: Final[tuple[Rule, ...]] = (
         kind="general",
         pattern=r"\b(?:he|she|they|your (?:son|daughter|child|kid|boy|girl|dog|cat|pet|company|business|husband|wife|partner|mum|mom|dad))"
         r"(?:'re|'s| are| is|'ll| will|'s going to| is going to| are going to)? (?:definitely |certainly |surely |officially |absolutely )?"
-        r"(?:get in|get into|get a (?:place|spot|seat)|get accepted|get approved|get through|be accepted|be admitted|be approved"
+        r"(?:get in(?! touch)|get into|get a (?:place|spot|seat)|get accepted|get approved|get through|be accepted|be admitted|be approved"
         r"|be fine|pass(?: the \w+)?|qualif(?:y|ies))\b(?! (?:if|once|when|after|whether|unless))"
         r"|(?<!when )(?<!once )(?<!soon as )(?<!until )(?<!after )(?<!if )"
         r"\b(?:you|he|she|they)(?:'re|'s| are| is) (?:definitely |officially )?in(?=\s*(?:[!.]|$))"
@@ -881,10 +881,52 @@ _IN_CONTEXT += (
         id="conclusion.zh.extended_for_you",
         category="conclusion",
         language="zh",
-        pattern=r"(?:给|帮)(?:您|你)(?:延期|延长|顺延|宽限|推迟|延后)"
+        pattern=r"(?:给|帮)(?:您|你)(?:延期|延长|顺延|宽限|推迟|延后|留着|留好|预留|保留|留下|锁定|占着)"
         r"|(?:前|之前|以前)(?:还|归还|送回|交|付|取)(?:就行|就可以|都行|也行|没问题)",
-        must_block=("可以，给您延期三个月。", "可以，晚上9点前还就行。"),
+        must_block=("可以，给您延期三个月。", "可以，晚上9点前还就行。", "能订，十月三号的车我给您留着。"),
         must_pass=("能不能延期要问店长。",),
+    ),
+)
+
+# Rounds 29–30's findings: a thing found sound, a fault that is "only" something, a place that
+# qualifies, a check not needed (不用做检查), a crack that is none (不是裂纹, 可以正常使用).
+_IN_CONTEXT += (
+    Rule(
+        id="conclusion.en.only_an_issue",
+        category="conclusion",
+        language="en",
+        pattern=r"\bis (?:just|only|simply|merely) (?:a |an )?(?:[a-z-]+ ){0,2}(?:issue|problem|fault|sign|case|matter)\b"
+        r"|\bnothing(?:'s| is) (?:broken|damaged|wrong|cracked|leaking)\b|\b(?:is|are) (?:structurally )?sound\b"
+        r"|\b(?:isn't|is not|aren't|are not) at (?:any )?risk\b"
+        r"|\b(?:yours|it|he|she|they|this|that|your \w+) (?:definitely |certainly )?qualif(?:y|ies)\b",
+        must_block=(
+            "That doubling is only a collimation issue, nothing's broken in the optics.",
+            "The glass itself is sound and it isn't at risk of falling out.",
+            "Zirconia isn't one of the ceramics we exclude, so yours qualifies for our regular service.",
+        ),
+        must_pass=("Whether it is only a collimation issue, the workshop will tell you.",),
+    ),
+    Rule(
+        id="conclusion.en.intro_not_needed",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:you|he|she|they)\s+(?:don't|do not|doesn't|does not|won't|will not)\s+need\s+(?:the |an? |any )?"
+        r"(?:intro\w*|foundation|starter|entry-level|first-level|taster)\b",
+        must_block=("With that much experience you won't need the intro class.",),
+        must_pass=("Whether you need the intro class is for the teacher to say.",),
+    ),
+    Rule(
+        id="conclusion.zh.not_a_fault",
+        category="conclusion",
+        language="zh",
+        pattern=r"只是\S{0,6}(?:印子|污渍|痕迹|锈迹|水渍|灰尘|积灰|霉点|问题)|(?<!是)不是(?:裂纹|裂缝|破损|漏水|漏了|故障)"
+        r"|(?:没有|没)(?:漏|裂|坏|变形)(?:的|了)?(?=[，。,.!！]|$)|不用(?:做|去|再)?\S{0,6}(?:检查|检测|维修|返厂)"
+        r"|可以正常(?:使用|穿线|用|骑|开|穿|吃|喝)",
+        must_block=(
+            "看照片这只是烟熏的印子，烟囱没有漏，擦干净就行，不用做摄像头检查。",
+            "这个是漆面划痕，不是裂纹，可以正常穿线。",
+        ),
+        must_pass=("是不是裂纹要师傅看过才能确定。",),
     ),
 )
 

@@ -419,9 +419,11 @@ RULES: Final[tuple[Rule, ...]] = (
         category="price",
         language="zh",
         pattern=r"(?:按|照)(?:老|原来的?|之前的?|上(?:个)?月的?|去年的?|以前的?|原)(?:价格?|价钱|标准|费用)(?:给(?:您|你))?(?:算|收|来)"
+        r"|给(?:您|你)按.{0,12}?(?:价|标准|费)\S{0,8}算|按\s?\d+\S{0,3}给(?:您|你)(?:做|算|收|办)"
+        r"|给(?:您|你)\s?\d{2,}(?![\d.]*\s?(?:号|点|天|个|人|位|小时|分钟|月|年|周|件|张|次))"
         r"|(?:就|都|也)?不(?:跟|和|给|收)?(?:您|你)(?:算|收|计)(?:了|钱)"
         r"|(?:费|钱|时|部分|差价|零头)(?:就|也|都)?(?:算了|抹了|抹掉|去掉)",
-        must_block=("还按老价格给您算。", "超时一个小时就不跟您算了。", "这次的运费就算了，不用付。"),
+        must_block=("还按老价格给您算。", "国庆7天给您按平日价880一天算。", "三群给您1500，包邮。"),
         must_pass=("能不能按老价格算，要问店长。",),
     ),
     Rule(
@@ -430,8 +432,12 @@ RULES: Final[tuple[Rule, ...]] = (
         language="en",
         pattern=r"\b(?:i'll|we'll|i will|we will|i can|we can|let me|happy to)\s+(?:just\s+)?(?:skip|drop|waive|scrap|forget"
         r"|knock off|take off|cancel|cover|absorb)\s+(?:the |your |that |this )?(?:[$€£]\s?\d+(?:\.\d+)?\s+)?(?:[a-z-]+\s+)?"
-        r"(?:fee|charge|assessment|call-?out|deposit|surcharge|delivery|postage|cost|visit)\b",
-        must_block=("Send the photos and I'll skip the $60 assessment for you.",),
+        r"(?:fee|charge|assessment|call-?out|deposit|surcharge|delivery|postage|cost|visit)\b"
+        r"|\b(?:i|we)\s+(?:won't|will not|don't|do not|shan't)\s+charge\s+you\b",
+        must_block=(
+            "Send the photos and I'll skip the $60 assessment for you.",
+            "No worries, then I won't charge you the €20 assessment fee.",
+        ),
         must_pass=("Whether we can skip the assessment is the owner's call.",),
     ),
 )
