@@ -233,7 +233,10 @@ def jsonrpc_view(request: HttpRequest, slug: str) -> HttpResponse:
     request_id: Any = None
     try:
         if request.method != "POST":
-            raise InvalidRequestError("JSON-RPC requests are POSTed")
+            refused = InvalidRequestError("JSON-RPC requests are POSTed")
+            refused.http_status = 405
+            refused.headers["Allow"] = "POST"
+            raise refused
         agent = _agent(slug)
         if agent is None:
             raise UnauthenticatedError("no such agent")
