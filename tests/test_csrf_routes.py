@@ -4,9 +4,10 @@ walked too — and sends POST, PUT, PATCH and DELETE as a signed-in owner with C
 no CSRF token.  Each must be refused by the CSRF check itself (403, with Django's CSRF failure
 page or DRF's `CSRF Failed`), not by something that happens to answer 403 later.
 
-Exceptions: the A2A JSON-RPC endpoint, which never reads a session (EXCEPTIONS).  The peer API authenticates with an API key, not a session, and so needs no
-CSRF token — but a request that carries a session is checked whatever else it carries, which is
-what this walks; the customer endpoints, for a signed-in user, are checked the same way."""
+Exceptions: the A2A JSON-RPC endpoint, which never reads a session (EXCEPTIONS).  The peer API
+authenticates with an API key, not a session, and so needs no CSRF token — but a request that
+carries a session is checked whatever else it carries, which is what this walks; the customer
+endpoints, for a signed-in user, are checked the same way."""
 
 from __future__ import annotations
 
