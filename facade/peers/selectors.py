@@ -96,7 +96,8 @@ def tasks_list(*, credential: PeerCredential, request: ListTasksRequest) -> dict
     """The key's own tasks, most recently updated first, a page at a time (section 3.1.4)."""
     tasks = PeerTask.objects.filter(peer=credential)
     if request.context_id:
-        tasks = tasks.filter(session_id=request.context_id) if _is_uuid(request.context_id) else tasks.none()
+        context = _uuid(request.context_id)
+        tasks = tasks.filter(session_id=context) if context is not None else tasks.none()
     if request.status != "TASK_STATE_UNSPECIFIED":
         tasks = tasks.filter(state=request.status)
     if request.status_timestamp_after:
@@ -124,9 +125,8 @@ def tasks_list(*, credential: PeerCredential, request: ListTasksRequest) -> dict
     }
 
 
-def _is_uuid(value: str) -> bool:
+def _uuid(value: str) -> uuid.UUID | None:
     try:
-        uuid.UUID(value)
+        return uuid.UUID(value)
     except ValueError:
-        return False
-    return True
+        return None
