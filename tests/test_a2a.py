@@ -32,6 +32,7 @@ from a2a.types.a2a_pb2 import (
     Part,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
@@ -94,13 +95,13 @@ def _message(text: str, *, task_id: str = "", context_id: str = "") -> SendMessa
 class Peer:
     """A peer agent driving the SDK's client, as any A2A implementation would."""
 
-    def __init__(self, site: str, key: str) -> None:
-        self.site, self.key = site, key
+    def __init__(self, site: str, key: str, *, streaming: bool = False) -> None:
+        self.site, self.key, self.streaming = site, key, streaming
 
     async def __aenter__(self) -> Peer:
         self.http = httpx.AsyncClient(timeout=60)
         card = await A2ACardResolver(self.http, base_url=f"{self.site}/a2a/{SLUG}").get_agent_card()
-        factory = ClientFactory(ClientConfig(httpx_client=self.http, streaming=False))
+        factory = ClientFactory(ClientConfig(httpx_client=self.http, streaming=self.streaming))
         self.client = factory.create(card, interceptors=[AuthInterceptor(OwnerIssuedKey(self.key))])
         return self
 
@@ -157,7 +158,7 @@ def test_each_agent_has_its_card_built_from_the_live_contract(shop: dict[str, An
     scheme = card.security_schemes["peerKey"].api_key_security_scheme
     assert (scheme.location, scheme.name) == ("header", "X-API-Key")
     assert [list(r.schemes) for r in card.security_requirements] == [["peerKey"]]
-    assert card.capabilities.streaming is False and card.capabilities.push_notifications is False
+    assert card.capabilities.streaming is True and card.capabilities.push_notifications is False
 
 
 def test_the_card_is_cacheable_and_an_unknown_agent_has_none(shop: dict[str, Any]) -> None:
@@ -288,6 +289,50 @@ def test_cancel_get_and_the_spec_errors_through_the_sdk(shop: dict[str, Any]) ->
     assert out["other_list"] == []
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_streaming_sends_the_chats_progress_the_reply_and_the_request(shop: dict[str, Any], language: str) -> None:
+    words = FLOW[language]
+
+    async def talk() -> tuple[list[Any], list[Any], Task, list[Any]]:
+        async with Peer(shop["site"], shop["keys"]["supplier"].key, streaming=True) as peer:
+            asked = [e async for e in peer.client.send_message(_message(words["question"]))]
+            task_id = asked[0].task.id
+            flow = [e async for e in peer.client.send_message(_message(words["price"]))]
+            flow_task = flow[0].task
+            for text in (words["yes"], words["when"], words["contact"], words["confirm"]):
+                flow = [
+                    e
+                    async for e in peer.client.send_message(
+                        _message(text, task_id=flow_task.id, context_id=flow_task.context_id)
+                    )
+                ]
+            fetched = await peer.get(task_id)
+            # A task that waits for input: SubscribeToTask answers the task as it stands.
+            waiting = [e async for e in peer.client.send_message(_message(words["price"]))]
+            resumed = [e async for e in peer.client.subscribe(SubscribeToTaskRequest(id=waiting[0].task.id))]
+            with pytest.raises(UnsupportedOperationError):  # an ended task has nothing to stream
+                [e async for e in peer.client.subscribe(SubscribeToTaskRequest(id=task_id))]
+        return asked, flow, fetched, resumed
+
+    asked, flow, fetched, resumed = _run(talk())
+    kinds = [e.WhichOneof("payload") for e in asked]
+    assert kinds[0] == "task" and kinds[-1] == "status_update" and set(kinds[1:]) == {"status_update"}
+    progress = [e.status_update for e in asked[1:-1]]
+    assert progress and {p.status.state for p in progress} == {TaskState.TASK_STATE_WORKING}
+    searching = "Searching knowledge…" if language == "en" else "正在查找知识…"
+    assert searching in [p.status.message.parts[0].text for p in progress]
+    final = asked[-1].status_update.status
+    assert words["answer"] in final.message.parts[0].text
+    # The stream's reply is the task's: GetTask returns it (a dropped stream loses nothing).
+    assert fetched.status.state == final.state and fetched.status.message.parts[0].text == final.message.parts[0].text
+    # The request the last turn registered comes as an artifact, then the closing status.
+    assert [e.WhichOneof("payload") for e in flow[-2:]] == ["artifact_update", "status_update"]
+    data = MessageToDict(flow[-2].artifact_update.artifact.parts[0].data)
+    assert data["state"] == "submitted" and flow[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert [e.WhichOneof("payload") for e in resumed] == ["task"]
+    assert resumed[0].task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+
 # --- 2b. Raw JSON-RPC: every error case, always JSON, never a 500 ------------------------------
 
 
@@ -336,8 +381,13 @@ def test_every_error_case_is_a_jsonrpc_error_with_the_specs_code(shop: dict[str,
         "bad_params": (_post(shop, _rpc("GetTask", {"historyLength": -1})), -32602, 7),
         "no_parts": (_post(shop, _rpc("SendMessage", {"message": {"messageId": "m", "parts": []}})), -32602, 7),
         "task_not_found": (_post(shop, _rpc("GetTask", {"id": str(uuid.uuid4())})), -32001, 7),
-        "streaming": (_post(shop, _rpc("SendStreamingMessage", _send_params())), -32004, 7),
-        "subscribe": (_post(shop, _rpc("SubscribeToTask", {"id": str(uuid.uuid4())})), -32004, 7),
+        "subscribe_unknown": (_post(shop, _rpc("SubscribeToTask", {"id": str(uuid.uuid4())})), -32001, 7),
+        "stream_file_part": (
+            _post(shop, _rpc("SendStreamingMessage", _send_params({"url": "https://x.test/a"}))),
+            -32005,
+            7,
+        ),
+        "extended_card": (_post(shop, _rpc("GetExtendedAgentCard", {})), -32004, 7),
         "push": (_post(shop, _rpc("CreateTaskPushNotificationConfig", {})), -32003, 7),
         "file_part": (
             _post(

@@ -105,7 +105,7 @@ def agent_card(agent: AgentProfile) -> dict[str, Any]:
         ],
         "provider": {"organization": agent.tenant.name, "url": settings.FACADE_PUBLIC_URL.rstrip("/")},
         "version": str(terms.version or 1),
-        "capabilities": {"streaming": False, "pushNotifications": False, "extendedAgentCard": False},
+        "capabilities": {"streaming": True, "pushNotifications": False, "extendedAgentCard": False},
         "securitySchemes": {
             SCHEME: {
                 "apiKeySecurityScheme": {

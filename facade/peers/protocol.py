@@ -119,18 +119,18 @@ class RateLimitedError(A2AError):
     http_status = 429
 
 
-# Streaming and push notifications are not served yet (the card says so): the specification's
-# capability validation answers these methods with its errors, not "method not found".
+# Push notifications and the extended card are not served (the card says so): the
+# specification's capability validation answers their methods with its errors, not "method not
+# found".
 UNSUPPORTED_METHODS: dict[str, type[A2AError]] = {
-    "SendStreamingMessage": UnsupportedOperationError,
-    "SubscribeToTask": UnsupportedOperationError,
     "GetExtendedAgentCard": UnsupportedOperationError,
     "CreateTaskPushNotificationConfig": PushNotificationNotSupportedError,
     "GetTaskPushNotificationConfig": PushNotificationNotSupportedError,
     "ListTaskPushNotificationConfigs": PushNotificationNotSupportedError,
     "DeleteTaskPushNotificationConfig": PushNotificationNotSupportedError,
 }
-SERVED_METHODS = frozenset({"SendMessage", "GetTask", "ListTasks", "CancelTask"})
+STREAMING_METHODS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+SERVED_METHODS = frozenset({"SendMessage", "GetTask", "ListTasks", "CancelTask"}) | STREAMING_METHODS
 
 
 def version_supported(header: str | None) -> bool:
@@ -199,6 +199,11 @@ class GetTaskRequest(Wire):
     history_length: int | None = Field(default=None, ge=0)
 
 
+class SubscribeToTaskRequest(Wire):
+    tenant: str = ""
+    id: str = Field(min_length=1, max_length=MAX_ID)
+
+
 class CancelTaskRequest(Wire):
     tenant: str = ""
     id: str = Field(min_length=1, max_length=MAX_ID)
@@ -242,6 +247,8 @@ class ListTasksRequest(Wire):
 
 PARAMS: dict[str, type[Wire]] = {
     "SendMessage": SendMessageRequest,
+    "SendStreamingMessage": SendMessageRequest,
+    "SubscribeToTask": SubscribeToTaskRequest,
     "GetTask": GetTaskRequest,
     "ListTasks": ListTasksRequest,
     "CancelTask": CancelTaskRequest,

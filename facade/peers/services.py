@@ -10,6 +10,8 @@ carries is asked."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 
 from django.db import transaction
@@ -100,12 +102,36 @@ def _state_of(run: Run | None, *, canceled: bool) -> TaskState:
     )
 
 
+@dataclass(frozen=True)
+class Begun:
+    """A peer's message admitted to a task, before its turn: the task (created working, or taken
+    from input-required to working), its session, and the state it goes back to if the turn
+    gives no answer.  `seen`: the message was answered before; the task is as it stands."""
+
+    task: PeerTask
+    session: DialogueSession
+    resume: TaskState
+    seen: bool = False
+
+
 def task_send(
     *, agent: AgentProfile, credential: PeerCredential, request: SendMessageRequest, text: str, ip: str | None
 ) -> PeerTask:
-    """Answer a peer's message in a task: a new one (a new conversation, or a new task in one of
+    """Answer a peer's message in a task (`task_begin`, then `task_answer`)."""
+    begun = task_begin(agent=agent, credential=credential, request=request, text=text, ip=ip)
+    if begun.seen:
+        return begun.task
+    return task_answer(begun=begun, credential=credential, text=text, message_id=request.message.message_id)
+
+
+def task_begin(
+    *, agent: AgentProfile, credential: PeerCredential, request: SendMessageRequest, text: str, ip: str | None
+) -> Begun:
+    """Admit a peer's message to a task: a new one (a new conversation, or a new task in one of
     the peer's conversations, `contextId`), or the task named by `taskId`, which must be waiting
-    for input.  A message id sent again in the same conversation returns the task it went to."""
+    for input.  A message id sent again in the same conversation names the task it went to.
+    Every refusal is raised here, before the turn (and, for a new conversation, before its
+    session is opened)."""
     message = request.message
     principal = Principal(peer_id=credential.pk)
     actor = Actor.peer(credential.pk)
@@ -128,12 +154,12 @@ def task_send(
         session = None
     if session is not None:
         seen = (
-            PeerTaskTurn.objects.select_related("task")
+            PeerTaskTurn.objects.select_related("task__session")
             .filter(message__session=session, message__client_message_id=message.message_id)
             .first()
         )
         if seen is not None:  # the same message again: its task, not a second run
-            return seen.task
+            return Begun(task=seen.task, session=session, resume=TaskState(seen.task.state), seen=True)
     if task is not None and is_terminal(TaskState(task.state)):
         raise UnsupportedOperationError(
             f"the task is {task.state} and takes no more messages", metadata={"taskId": str(task.pk)}
@@ -158,26 +184,39 @@ def task_send(
                 updated_at=timezone.now(),
             )
             events.a2a_task_opened(task=task, agent_slug=agent.slug, actor=actor)
-        resume = TaskState.FAILED
-    else:
-        # One answer at a time: only a task that asks for input takes the message (compare and set).
-        taken = PeerTask.objects.filter(pk=task.pk, state=TaskState.INPUT_REQUIRED.value).update(
-            state=TaskState.WORKING.value, updated_at=timezone.now()
+        return Begun(task=task, session=session, resume=TaskState.FAILED)
+    # One answer at a time: only a task that asks for input takes the message (compare and set).
+    taken = PeerTask.objects.filter(pk=task.pk, state=TaskState.INPUT_REQUIRED.value).update(
+        state=TaskState.WORKING.value, updated_at=timezone.now()
+    )
+    if not taken:
+        raise UnsupportedOperationError(
+            "the task is being answered; send again when it asks for input", metadata={"taskId": str(task.pk)}
         )
-        if not taken:
-            raise UnsupportedOperationError(
-                "the task is being answered; send again when it asks for input", metadata={"taskId": str(task.pk)}
-            )
-        resume = TaskState.INPUT_REQUIRED
+    task.refresh_from_db()
+    return Begun(task=task, session=session, resume=TaskState.INPUT_REQUIRED)
+
+
+def task_answer(
+    *,
+    begun: Begun,
+    credential: PeerCredential,
+    text: str,
+    message_id: str,
+    progress: Callable[[str], None] | None = None,
+) -> PeerTask:
+    """Run the turn that answers the message (`progress` hears what the run is doing, as the
+    chat's status line does) and give the task the state its run ended in."""
+    task = begun.task
     try:
-        result = turn_handle(session=session, text=text, client_message_id=message.message_id)
+        result = turn_handle(session=begun.session, text=text, client_message_id=message_id, progress=progress)
     except BaseException as broke:
         # No answer: the task is as it was before this message (a new one has failed).
-        PeerTask.objects.filter(pk=task.pk, state=TaskState.WORKING.value).update(state=resume.value)
+        PeerTask.objects.filter(pk=task.pk, state=TaskState.WORKING.value).update(state=begun.resume.value)
         if isinstance(broke, ApplicationError):
             raise as_a2a(broke) from None
         raise
-    return _turn_link(task=task, message=result.message, run=result.run, actor=actor)
+    return _turn_link(task=task, message=result.message, run=result.run, actor=Actor.peer(credential.pk))
 
 
 @transaction.atomic

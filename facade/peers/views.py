@@ -13,7 +13,8 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
@@ -23,7 +24,7 @@ from facade.tenancy.identity import PeerKeyInvalid, peer_from_authorization
 from facade.tenancy.models import AgentProfile, PeerCredential
 from facade.tenancy.rules import find_audience_key, first_audience_name
 
-from . import protocol, selectors, services
+from . import protocol, selectors, services, streaming
 from .card import KEY_HEADER, agent_card, card_etag
 from .protocol import (
     A2AError,
@@ -194,7 +195,9 @@ def _text(request: protocol.SendMessageRequest) -> str:
     return "\n".join(words)
 
 
-def _dispatch(request: HttpRequest, agent: AgentProfile, credential: PeerCredential, method: str, params: Any) -> Any:
+def _dispatch(
+    request: HttpRequest, agent: AgentProfile, credential: PeerCredential, request_id: Any, method: str, params: Any
+) -> Any:
     if method in protocol.UNSUPPORTED_METHODS:
         raise protocol.UNSUPPORTED_METHODS[method](f"{method} is not supported by this agent")
     if method not in protocol.SERVED_METHODS:
@@ -212,6 +215,21 @@ def _dispatch(request: HttpRequest, agent: AgentProfile, credential: PeerCredent
             "tenant is not this agent's", violations=[("tenant", f"this endpoint is {agent.slug}")]
         )
     _refuse_claimed_audience(request, params)
+    if isinstance(parsed, protocol.SendMessageRequest) and method == "SendStreamingMessage":
+        text = _text(parsed)
+        begun = services.task_begin(
+            agent=agent, credential=credential, request=parsed, text=text, ip=request_client_ip(request.META)
+        )
+        return streaming.response(
+            streaming.send_stream(
+                request_id=request_id,
+                begun=begun,
+                credential=credential,
+                text=text,
+                message_id=parsed.message.message_id,
+                history_length=parsed.configuration.history_length if parsed.configuration else None,
+            )
+        )
     if isinstance(parsed, protocol.SendMessageRequest):
         text = _text(parsed)
         task = services.task_send(
@@ -219,6 +237,10 @@ def _dispatch(request: HttpRequest, agent: AgentProfile, credential: PeerCredent
         )
         history = parsed.configuration.history_length if parsed.configuration else None
         return {"task": selectors.task_view(task, history_length=history)}
+    if isinstance(parsed, protocol.SubscribeToTaskRequest):
+        task = services.peer_task(credential=credential, task_id=parsed.id)
+        streaming.refuse_ended(task)
+        return streaming.response(streaming.subscribe_stream(request_id=request_id, task=task))
     if isinstance(parsed, protocol.GetTaskRequest):
         task = services.peer_task(credential=credential, task_id=parsed.id)
         return selectors.task_view(task, history_length=parsed.history_length)
@@ -229,7 +251,7 @@ def _dispatch(request: HttpRequest, agent: AgentProfile, credential: PeerCredent
 
 
 @csrf_exempt  # no cookie is read here: a peer is its key, sent in a header no other site can set
-def jsonrpc_view(request: HttpRequest, slug: str) -> HttpResponse:
+def jsonrpc_view(request: HttpRequest, slug: str) -> HttpResponseBase:
     request_id: Any = None
     try:
         if request.method != "POST":
@@ -243,7 +265,10 @@ def jsonrpc_view(request: HttpRequest, slug: str) -> HttpResponse:
         body = _read_body(request)
         credential = _credential(request, agent)
         request_id, method, params = _envelope(body)
-        return _answer(request_id, _dispatch(request, agent, credential, method, params))
+        result = _dispatch(request, agent, credential, request_id, method, params)
+        if isinstance(result, StreamingHttpResponse):
+            return result
+        return _answer(request_id, result)
     except _Identified as identified:
         return _refusal(identified.request_id, identified.error)
     except A2AError as error:
