@@ -217,3 +217,48 @@ def test_a_decision_only_the_business_makes_is_rejected_with_the_reason(shop: di
     SCRIPT.append(text_reply("We are open Monday to Saturday."))
     follow = _send(shop, "When are you open?", message={"contextId": task["contextId"]})["result"]["task"]
     assert follow["contextId"] == task["contextId"] and follow["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_the_keys_trust_narrows_the_peer_face_and_paused_stops_the_key(shop: dict[str, Any]) -> None:
+    from facade.tenancy.models import PeerCredential
+    from facade.tenancy.services import peer_key_trust_set
+    from knowledge.models import EntryVersion
+
+    credential = PeerCredential.objects.get(pk=shop["credential"])
+    owner = Actor.human(shop["agent"].owners.first().pk)
+    peer_key_trust_set(credential=credential, trust="ask", actor=owner)
+    # Ask only: the contract's peer skills intersected with the trust — no request intake.
+    SCRIPT.extend(
+        [
+            tool_call_reply(tool_call("call_r", "submit_request", {"summary": "Ten cakes", "details": {}})),
+            text_reply("I can answer questions; the owner takes requests directly."),
+        ]
+    )
+    requests_before = shop["agent"].requests.count()
+    task = _send(shop, "Register an order of ten cakes for Friday.")["result"]["task"]
+    offered = {tool["function"]["name"] for tool in shop["model"].requests[0].json["tools"]}
+    assert offered == {"search_knowledge"}
+    [refused] = [json.loads(m["content"]) for m in shop["model"].requests[1].json["messages"] if m["role"] == "tool"]
+    assert refused["outcome"] == "refused" and "not_in_contract" in json.dumps(refused)
+    assert shop["agent"].requests.count() == requests_before and task["artifacts"] == []
+    # Requests: offered again from the next turn.
+    peer_key_trust_set(credential=credential, trust="requests", actor=owner)
+    SCRIPT.append(text_reply("Tell me what you need."))
+    _send(shop, "I want to order cakes.", message={"contextId": task["contextId"]})
+    offered = {tool["function"]["name"] for tool in shop["model"].requests[-1].json["tools"]}
+    assert offered == {"search_knowledge", "submit_request"}
+    # Paused: the key does not work at all, over A2A and over the peer HTTP API alike.
+    peer_key_trust_set(credential=credential, trust="paused", actor=owner)
+    versions = EntryVersion.objects.count()
+    paused = httpx.post(
+        f"{shop['site']}/a2a/{SLUG}/jsonrpc",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}},
+        headers={"A2A-Version": "1.0", "X-API-Key": shop["key"]},
+        timeout=30,
+    )
+    assert paused.status_code == 401 and paused.json()["error"]["code"] == -32000
+    over_http = httpx.post(
+        f"{shop['site']}/api/agents/{SLUG}/sessions", headers={"Authorization": f"Bearer {shop['key']}"}, timeout=30
+    )
+    assert over_http.status_code == 401 and over_http.json()["error"] == "invalid_peer_key"
+    assert EntryVersion.objects.count() == versions
