@@ -9,6 +9,7 @@ from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
 from facade.peers import views as a2a
+from facade.peers import web as peers_web
 from facade.tenancy.api import views as tenancy
 from guard import web as guard_web
 from guard.api import views as guard
@@ -141,6 +142,10 @@ urlpatterns = [
     path("owner/<slug:slug>/guard-breaker/close", guard_web.owner_breaker_close, name="owner-guard-breaker-close"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),
+    path("owner/<slug:slug>/peers", peers_web.peers_page, name="owner-peers"),
+    path("owner/<slug:slug>/peers/issue", peers_web.peer_issue, name="owner-peers-issue"),
+    path("owner/<slug:slug>/peers/<uuid:key_id>/trust", peers_web.peer_trust, name="owner-peer-trust"),
+    path("owner/<slug:slug>/peers/<uuid:key_id>/revoke", peers_web.peer_revoke, name="owner-peer-revoke"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
     path("audit/", include("audit.urls")),
