@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections, connections
 from django.http import StreamingHttpResponse
 from django.utils import translation
 from django.utils.translation import gettext
@@ -121,8 +122,10 @@ async def send_stream(
     def progress(state: str) -> None:  # runs in the turn's thread
         loop.call_soon_threadsafe(heard.put_nowait, state)
 
+    # The turn runs in a thread of its own, not the request's: if the peer goes away, the request
+    # ends without waiting for it (the request's thread would hold the event loop until it did).
     answer = asyncio.ensure_future(
-        sync_to_async(services.task_answer)(
+        sync_to_async(_answer_detached, thread_sensitive=False)(
             begun=begun, credential=credential, text=text, message_id=message_id, progress=progress
         )
     )
@@ -148,6 +151,16 @@ async def send_stream(
     view = await sync_to_async(selectors.task_view)(task)
     for closing in _closing(view):
         yield event(request_id, closing)
+
+
+def _answer_detached(**kwargs: Any) -> PeerTask:
+    """`task_answer` in a worker thread, with the database connections that thread opens closed
+    when it is done (no request ends for it, so nothing else would close them)."""
+    close_old_connections()
+    try:
+        return services.task_answer(**kwargs)
+    finally:
+        connections.close_all()
 
 
 def _fresh(task: PeerTask) -> PeerTask:
