@@ -182,7 +182,7 @@ def test_no_owner_tool_is_offered_or_run_and_every_refusal_is_recorded(shop: dic
     # The peer's writes name its key as their actor; nothing was written as a person's.
     peer = f"peer:{shop['credential']}"
     by_peer = {e["event_type"] for e in new if e["actor_id"] == peer}
-    assert {"session.opened", "message.posted", "a2a_task.opened", "a2a_task.message_received"} <= by_peer
+    assert {"session.opened", "message.posted", "a2a_task.opened"} <= by_peer
     assert all(e["actor_type"] != "human" for e in new)
 
 

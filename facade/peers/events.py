@@ -22,6 +22,10 @@ APP = "peers"
 class A2ATaskOpened(EventPayload):
     agent: str
     session: str
+    # The first message, when the task is written with its answer (SendMessage); None when it is
+    # written before (a stream shows it first): its answer is `a2a_task.message_received`.
+    message_id: int | None
+    state: str
 
 
 class A2ATaskMessageReceived(EventPayload):
@@ -38,7 +42,8 @@ A2A_TASK_OPENED = register(
     app=APP,
     entity_type="a2a_task",
     payload=A2ATaskOpened,
-    description="A peer agent's message over A2A started a task in one of its sessions with the agent.",
+    description="A peer agent's message over A2A started a task in one of its sessions with the agent (with the "
+    "first message and the state its answer gave, unless the task was shown before the answer).",
 )
 A2A_TASK_MESSAGE_RECEIVED = register(
     "a2a_task.message_received",
@@ -70,8 +75,8 @@ def _append(event_type: EventType, task: PeerTask, actor: Actor, payload: EventP
     )
 
 
-def a2a_task_opened(*, task: PeerTask, agent_slug: str, actor: Actor) -> AppendedEvent:
-    payload = A2ATaskOpened(agent=agent_slug, session=str(task.session_id))
+def a2a_task_opened(*, task: PeerTask, agent_slug: str, message_id: int | None, actor: Actor) -> AppendedEvent:
+    payload = A2ATaskOpened(agent=agent_slug, session=str(task.session_id), message_id=message_id, state=task.state)
     return _append(A2A_TASK_OPENED, task, actor, payload)
 
 

@@ -57,8 +57,9 @@ def task_view(task: PeerTask, *, history_length: int | None = None, include_arti
     """The task as the specification's `Task`: its status (state, the agent's latest reply,
     when), the requests its turns registered as artifacts, and its messages as history
     (`history_length`: the latest that many; 0 leaves the history out, section 3.2.4)."""
-    asked = list(Message.objects.filter(a2a_turn__task=task).order_by("pk"))
-    replies = {m.reply_to_id: m for m in Message.objects.filter(reply_to__in=asked)}
+    said = list(Message.objects.filter(Q(a2a_turn__task=task) | Q(reply_to__a2a_turn__task=task)).order_by("pk"))
+    asked = [m for m in said if m.reply_to_id is None]
+    replies = {m.reply_to_id: m for m in said if m.reply_to_id is not None}
     history: list[dict[str, Any]] = []
     for message in asked:
         history.append(_message(message, task=task, agent=False))

@@ -104,34 +104,45 @@ def _state_of(run: Run | None, *, canceled: bool) -> TaskState:
 
 @dataclass(frozen=True)
 class Begun:
-    """A peer's message admitted to a task, before its turn: the task (created working, or taken
-    from input-required to working), its session, and the state it goes back to if the turn
-    gives no answer.  `seen`: the message was answered before; the task is as it stands."""
+    """A peer's message admitted to a task, before its turn: the task (created working, taken
+    from input-required to working, or — `task` None — a new one that `task_answer` makes in
+    the answer's transaction), its session, and the state it goes back to if the turn gives no
+    answer.  `seen`: the message was answered before; the task is as it stands."""
 
-    task: PeerTask
+    task: PeerTask | None  # None: a new task, made with the answer to its first message
     session: DialogueSession
     resume: TaskState
+    agent: AgentProfile
     seen: bool = False
 
 
 def task_send(
     *, agent: AgentProfile, credential: PeerCredential, request: SendMessageRequest, text: str, ip: str | None
 ) -> PeerTask:
-    """Answer a peer's message in a task (`task_begin`, then `task_answer`)."""
-    begun = task_begin(agent=agent, credential=credential, request=request, text=text, ip=ip)
-    if begun.seen:
+    """Answer a peer's message in a task (`task_begin`, then `task_answer`).  A new task is
+    written with its first answer (one transaction, one ledger event): nobody can ask for it
+    before this call returns its id."""
+    begun = task_begin(agent=agent, credential=credential, request=request, text=text, ip=ip, persist=False)
+    if begun.seen and begun.task is not None:
         return begun.task
     return task_answer(begun=begun, credential=credential, text=text, message_id=request.message.message_id)
 
 
 def task_begin(
-    *, agent: AgentProfile, credential: PeerCredential, request: SendMessageRequest, text: str, ip: str | None
+    *,
+    agent: AgentProfile,
+    credential: PeerCredential,
+    request: SendMessageRequest,
+    text: str,
+    ip: str | None,
+    persist: bool = True,
 ) -> Begun:
     """Admit a peer's message to a task: a new one (a new conversation, or a new task in one of
     the peer's conversations, `contextId`), or the task named by `taskId`, which must be waiting
     for input.  A message id sent again in the same conversation names the task it went to.
     Every refusal is raised here, before the turn (and, for a new conversation, before its
-    session is opened)."""
+    session is opened).  A new task is written now (`persist`: a stream shows it before the
+    answer) or with its answer."""
     message = request.message
     principal = Principal(peer_id=credential.pk)
     actor = Actor.peer(credential.pk)
@@ -159,7 +170,7 @@ def task_begin(
             .first()
         )
         if seen is not None:  # the same message again: its task, not a second run
-            return Begun(task=seen.task, session=session, resume=TaskState(seen.task.state), seen=True)
+            return Begun(task=seen.task, session=session, resume=TaskState(seen.task.state), agent=agent, seen=True)
     if task is not None and is_terminal(TaskState(task.state)):
         raise UnsupportedOperationError(
             f"the task is {task.state} and takes no more messages", metadata={"taskId": str(task.pk)}
@@ -168,12 +179,20 @@ def task_begin(
         if session is None:
             message_check(text=text, client_message_id=message.message_id)  # before a session is opened
             session = _peer_session(agent, credential)
+        # The session was just read (or opened) as this key's: admitted as held, its status read again.
         session = message_admit(
-            principal=principal, session_id=session.pk, text=text, client_message_id=message.message_id, ip=ip
+            principal=principal,
+            session_id=session.pk,
+            text=text,
+            client_message_id=message.message_id,
+            ip=ip,
+            held=session,
         )
     except ApplicationError as refused:
         raise as_a2a(refused) from None
     if task is None:
+        if not persist:
+            return Begun(task=None, session=session, resume=TaskState.FAILED, agent=agent)
         with transaction.atomic():
             task = PeerTask.objects.create(
                 tenant_id=session.tenant_id,
@@ -183,8 +202,8 @@ def task_begin(
                 state=TaskState.WORKING.value,
                 updated_at=timezone.now(),
             )
-            events.a2a_task_opened(task=task, agent_slug=agent.slug, actor=actor)
-        return Begun(task=task, session=session, resume=TaskState.FAILED)
+            events.a2a_task_opened(task=task, agent_slug=agent.slug, message_id=None, actor=actor)
+        return Begun(task=task, session=session, resume=TaskState.FAILED, agent=agent)
     # One answer at a time: only a task that asks for input takes the message (compare and set).
     taken = PeerTask.objects.filter(pk=task.pk, state=TaskState.INPUT_REQUIRED.value).update(
         state=TaskState.WORKING.value, updated_at=timezone.now()
@@ -194,7 +213,7 @@ def task_begin(
             "the task is being answered; send again when it asks for input", metadata={"taskId": str(task.pk)}
         )
     task.refresh_from_db()
-    return Begun(task=task, session=session, resume=TaskState.INPUT_REQUIRED)
+    return Begun(task=task, session=session, resume=TaskState.INPUT_REQUIRED, agent=agent)
 
 
 def task_answer(
@@ -212,11 +231,38 @@ def task_answer(
         result = turn_handle(session=begun.session, text=text, client_message_id=message_id, progress=progress)
     except BaseException as broke:
         # No answer: the task is as it was before this message (a new one has failed).
-        PeerTask.objects.filter(pk=task.pk, state=TaskState.WORKING.value).update(state=begun.resume.value)
+        if task is not None:
+            PeerTask.objects.filter(pk=task.pk, state=TaskState.WORKING.value).update(state=begun.resume.value)
         if isinstance(broke, ApplicationError):
             raise as_a2a(broke) from None
         raise
-    return _turn_link(task=task, message=result.message, run=result.run, actor=Actor.peer(credential.pk))
+    actor = Actor.peer(credential.pk)
+    if task is None:
+        return _task_open(begun=begun, credential=credential, message=result.message, run=result.run, actor=actor)
+    return _turn_link(task=task, message=result.message, run=result.run, actor=actor)
+
+
+@transaction.atomic
+def _task_open(
+    *, begun: Begun, credential: PeerCredential, message: Message, run: Run | None, actor: Actor
+) -> PeerTask:
+    """A new task with its first message answered: the task, its turn and one event."""
+    turn = PeerTaskTurn.objects.filter(message=message).select_related("task").first()
+    if turn is not None:  # the message went to a task already (a re-send raced this one)
+        return turn.task
+    if run is None:
+        run = Run.objects.filter(message=message).first()
+    task = PeerTask.objects.create(
+        tenant_id=begun.session.tenant_id,
+        agent=begun.agent,
+        peer=credential,
+        session=begun.session,
+        state=_state_of(run, canceled=False).value,
+        updated_at=timezone.now(),
+    )
+    PeerTaskTurn.objects.create(task=task, message=message)
+    events.a2a_task_opened(task=task, agent_slug=begun.agent.slug, message_id=message.pk, actor=actor)
+    return task
 
 
 @transaction.atomic

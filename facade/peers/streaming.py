@@ -111,7 +111,11 @@ async def send_stream(
     message_id: str,
     history_length: int | None,
 ) -> AsyncIterator[bytes]:
-    first = await sync_to_async(selectors.task_view)(begun.task, history_length=history_length)
+    shown = begun.task
+    if shown is None:  # task_begin writes a streamed task before its answer; never None here
+        yield error_event(request_id, InternalError())
+        return
+    first = await sync_to_async(selectors.task_view)(shown, history_length=history_length)
     yield event(request_id, {"task": first})
     if begun.seen:  # answered before: the task as it stands is all there is to say
         return
@@ -131,12 +135,12 @@ async def send_stream(
     )
     while not answer.done() or not heard.empty():
         if not heard.empty():
-            yield event(request_id, _progress_update(begun.task, heard.get_nowait(), language))
+            yield event(request_id, _progress_update(shown, heard.get_nowait(), language))
             continue
         listening = asyncio.ensure_future(heard.get())
         done, _ = await asyncio.wait({answer, listening}, return_when=asyncio.FIRST_COMPLETED)
         if listening in done:
-            yield event(request_id, _progress_update(begun.task, listening.result(), language))
+            yield event(request_id, _progress_update(shown, listening.result(), language))
         else:
             listening.cancel()
     try:
@@ -145,7 +149,7 @@ async def send_stream(
         yield error_event(request_id, refused)
         return
     except Exception:
-        log.exception("a2a: a streamed turn failed", extra={"task": str(begun.task.pk)})
+        log.exception("a2a: a streamed turn failed", extra={"task": str(shown.pk)})
         yield error_event(request_id, InternalError())
         return
     view = await sync_to_async(selectors.task_view)(task)
