@@ -453,3 +453,22 @@ def test_without_a_key_of_this_agent_the_answer_is_401_with_a_challenge(shop: di
     )
     assert bearer.status_code == 200 and bearer.json()["result"]["tasks"] == []
     assert AgentProfile.objects.filter(slug="other-shop").exists()
+
+
+def test_a_message_sent_again_returns_its_task_without_a_second_run(shop: dict[str, Any]) -> None:
+    from facade.dialogue.models import Run
+
+    first = _post(shop, _rpc("SendMessage", _send_params({"text": "When is the shop open?"}))).json()["result"]["task"]
+    again = {"messageId": "resent-1", "contextId": first["contextId"]}
+    params = _send_params({"text": "And on Sundays?"}, message=again)
+    one = _post(shop, _rpc("SendMessage", params)).json()["result"]["task"]
+    runs = Run.objects.filter(session_id=first["contextId"]).count()
+    two = _post(shop, _rpc("SendMessage", params)).json()["result"]["task"]
+    assert two["id"] == one["id"] != first["id"]
+    assert Run.objects.filter(session_id=first["contextId"]).count() == runs == 2
+    # A stream of the same message names the same task too.
+    streamed = _post(shop, _rpc("SendStreamingMessage", params))
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    first_event = json.loads(streamed.text.split("\n\n")[0].removeprefix("data: "))
+    assert first_event["result"]["task"]["id"] == one["id"]
+    assert Run.objects.filter(session_id=first["contextId"]).count() == 2

@@ -147,6 +147,8 @@ def task_begin(
     principal = Principal(peer_id=credential.pk)
     actor = Actor.peer(credential.pk)
     task: PeerTask | None = None
+    context: uuid.UUID | None = None
+    session: DialogueSession | None
     if message.task_id:
         task = peer_task(credential=credential, task_id=message.task_id)
         if message.context_id and message.context_id != str(task.session_id):
@@ -156,7 +158,10 @@ def task_begin(
         session = task.session
     elif message.context_id:
         try:
-            session = session_for_principal(principal=principal, session_id=uuid.UUID(message.context_id))
+            context = uuid.UUID(message.context_id)
+            # A stream shows its task first, so a message sent again is looked for now; otherwise
+            # `message_admit` reads the session, and the answer finds the task it went to.
+            session = session_for_principal(principal=principal, session_id=context) if persist else None
         except (ValueError, NotFound):
             raise InvalidParamsError(
                 "no such conversation of yours", violations=[("message.contextId", "not_found")]
@@ -176,13 +181,13 @@ def task_begin(
             f"the task is {task.state} and takes no more messages", metadata={"taskId": str(task.pk)}
         )
     try:
-        if session is None:
+        if session is None and context is None:
             message_check(text=text, client_message_id=message.message_id)  # before a session is opened
             session = _peer_session(agent, credential)
-        # The session was just read (or opened) as this key's: admitted as held, its status read again.
+        # A session just read (or opened) as this key's is admitted as held: its status read again.
         session = message_admit(
             principal=principal,
-            session_id=session.pk,
+            session_id=session.pk if session is not None else str(context),
             text=text,
             client_message_id=message.message_id,
             ip=ip,
@@ -238,18 +243,27 @@ def task_answer(
         raise
     actor = Actor.peer(credential.pk)
     if task is None:
-        return _task_open(begun=begun, credential=credential, message=result.message, run=result.run, actor=actor)
+        return _task_open(
+            begun=begun,
+            credential=credential,
+            message=result.message,
+            run=result.run,
+            actor=actor,
+            duplicate=result.duplicate,
+        )
     return _turn_link(task=task, message=result.message, run=result.run, actor=actor)
 
 
 @transaction.atomic
 def _task_open(
-    *, begun: Begun, credential: PeerCredential, message: Message, run: Run | None, actor: Actor
+    *, begun: Begun, credential: PeerCredential, message: Message, run: Run | None, actor: Actor, duplicate: bool
 ) -> PeerTask:
-    """A new task with its first message answered: the task, its turn and one event."""
-    turn = PeerTaskTurn.objects.filter(message=message).select_related("task").first()
-    if turn is not None:  # the message went to a task already (a re-send raced this one)
-        return turn.task
+    """A new task with its first message answered: the task, its turn and one event.  A message
+    sent again (`duplicate`: the turn found it stored) names the task it went to."""
+    if duplicate:
+        turn = PeerTaskTurn.objects.filter(message=message).select_related("task").first()
+        if turn is not None:
+            return turn.task
     if run is None:
         run = Run.objects.filter(message=message).first()
     task = PeerTask.objects.create(
