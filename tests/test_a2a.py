@@ -472,3 +472,24 @@ def test_a_message_sent_again_returns_its_task_without_a_second_run(shop: dict[s
     first_event = json.loads(streamed.text.split("\n\n")[0].removeprefix("data: "))
     assert first_event["result"]["task"]["id"] == one["id"]
     assert Run.objects.filter(session_id=first["contextId"]).count() == 2
+
+
+def test_return_immediately_answers_at_once_and_the_turn_goes_on(shop: dict[str, Any]) -> None:
+    async def talk() -> tuple[Task, Task]:
+        async with Peer(shop["site"], shop["keys"]["supplier"].key) as peer:
+            request = _message(FLOW["en"]["question"])
+            request.configuration.return_immediately = True
+            [event] = [e async for e in peer.client.send_message(request)]
+            first = event.task
+            for _ in range(100):  # polling, as a client of a non-blocking call does
+                task = await peer.get(first.id)
+                if task.status.state != TaskState.TASK_STATE_WORKING:
+                    break
+                await asyncio.sleep(0.2)
+            return first, task
+
+    first, task = _run(talk())
+    # Answered before the turn (a whole run of the model and the tools) could have finished.
+    assert first.status.state == TaskState.TASK_STATE_WORKING
+    assert task.status.state in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_INPUT_REQUIRED)
+    assert FLOW["en"]["answer"] in reply_text(task)

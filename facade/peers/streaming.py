@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -165,6 +166,20 @@ def _answer_detached(**kwargs: Any) -> PeerTask:
         return services.task_answer(**kwargs)
     finally:
         connections.close_all()
+
+
+def answer_in_background(*, begun: services.Begun, credential: PeerCredential, text: str, message_id: str) -> None:
+    """Answer a task's message in a daemon thread (a non-blocking SendMessage).  A process that
+    dies meanwhile leaves the run to the sweep of stranded runs (runtime/stranded.py), which
+    answers the conversation; the task stays WORKING until the peer cancels it (README, Limits)."""
+
+    def run() -> None:
+        try:
+            _answer_detached(begun=begun, credential=credential, text=text, message_id=message_id)
+        except Exception:
+            log.exception("a2a: a background turn failed", extra={"task": str(begun.task.pk if begun.task else "")})
+
+    threading.Thread(target=run, name="a2a-answer", daemon=True).start()
 
 
 def _fresh(task: PeerTask) -> PeerTask:

@@ -230,6 +230,24 @@ def _dispatch(
                 history_length=parsed.configuration.history_length if parsed.configuration else None,
             )
         )
+    if (
+        isinstance(parsed, protocol.SendMessageRequest)
+        and parsed.configuration
+        and parsed.configuration.return_immediately
+    ):
+        # Non-blocking (§3.2.2): the task as soon as it exists; the turn goes on in a thread of its
+        # own, and GetTask, ListTasks or SubscribeToTask follow it.
+        text = _text(parsed)
+        begun = services.task_begin(
+            agent=agent, credential=credential, request=parsed, text=text, ip=request_client_ip(request.META)
+        )
+        if begun.task is None:  # task_begin(persist=True) writes it; never None here
+            raise InternalError()
+        if not begun.seen:
+            streaming.answer_in_background(
+                begun=begun, credential=credential, text=text, message_id=parsed.message.message_id
+            )
+        return {"task": selectors.task_view(begun.task, history_length=parsed.configuration.history_length)}
     if isinstance(parsed, protocol.SendMessageRequest):
         text = _text(parsed)
         task = services.task_send(
