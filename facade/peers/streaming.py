@@ -25,7 +25,7 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connections
 from django.http import StreamingHttpResponse
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from facade.dialogue.runtime.prompts import conversation_language
 from facade.tenancy.models import PeerCredential
@@ -43,14 +43,14 @@ SUBSCRIBE_SECONDS = 600  # a subscription to a task nobody answers ends after th
 # What the run is doing, in the words of the chat's status line (facade/web.py chat_texts: the
 # same message ids, so the same translations).
 PROGRESS = {
-    "thinking": "Thinking…",
-    "searching_knowledge": "Searching knowledge…",
-    "registering_request": "Registering your request…",
-    "handing_off": "Asking a person to follow up…",
-    "withdrawing_request": "Withdrawing your request…",
-    "amending_request": "Updating your request…",
-    "reading_request": "Looking up your request…",
-    "working": "Working…",
+    "thinking": gettext_noop("Thinking…"),
+    "searching_knowledge": gettext_noop("Searching knowledge…"),
+    "registering_request": gettext_noop("Registering your request…"),
+    "handing_off": gettext_noop("Asking a person to follow up…"),
+    "withdrawing_request": gettext_noop("Withdrawing your request…"),
+    "amending_request": gettext_noop("Updating your request…"),
+    "reading_request": gettext_noop("Looking up your request…"),
+    "working": gettext_noop("Working…"),
 }
 
 
