@@ -257,6 +257,7 @@ def test_the_keys_trust_narrows_the_peer_face_and_paused_stops_the_key(shop: dic
         timeout=30,
     )
     assert paused.status_code == 401 and paused.json()["error"]["code"] == -32000
+    assert "paused" in paused.json()["error"]["message"]
     over_http = httpx.post(
         f"{shop['site']}/api/agents/{SLUG}/sessions", headers={"Authorization": f"Bearer {shop['key']}"}, timeout=30
     )

@@ -91,17 +91,18 @@ def _credential(request: HttpRequest, agent: AgentProfile) -> PeerCredential:
     over the peer HTTP API.  Both at once must be the same key."""
     sent = request.headers.get(KEY_HEADER, "").strip()
     bearer = request.headers.get("Authorization", "")
+    why = None
     try:
         by_header = peer_from_authorization(f"Bearer {sent}") if sent else None
         by_bearer = peer_from_authorization(bearer) if bearer else None
-    except PeerKeyInvalid:
+    except PeerKeyInvalid as invalid:
         by_header = by_bearer = None
-        sent = "invalid"
+        why = str(invalid)  # unknown or revoked, or paused by the owner: never the key itself
     credential = by_header or by_bearer
     if credential is None or (by_header and by_bearer and by_header.pk != by_bearer.pk):
-        refused = UnauthenticatedError(
-            "the key is unknown or revoked" if sent or bearer else None, metadata={"header": KEY_HEADER}
-        )
+        if why is None and (sent or bearer):
+            why = "the key is not a peer key of this agent" if credential is None else "two different keys were sent"
+        refused = UnauthenticatedError(why, metadata={"header": KEY_HEADER})
         refused.headers["WWW-Authenticate"] = f'ApiKey header="{KEY_HEADER}"'
         raise refused
     if credential.agent_id != agent.pk:
