@@ -52,3 +52,4 @@ bench: install
 	$(BIN)/python bench/approvals.py
 	$(BIN)/python bench/review.py
 	$(BIN)/python bench/audit.py
+	$(BIN)/python bench/peer.py

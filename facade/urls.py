@@ -8,6 +8,8 @@ from facade import api_docs, contract_web, health, web
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
+from facade.peers import views as a2a
+from facade.peers import web as peers_web
 from facade.tenancy.api import views as tenancy
 from guard import web as guard_web
 from guard.api import views as guard
@@ -140,9 +142,16 @@ urlpatterns = [
     path("owner/<slug:slug>/guard-breaker/close", guard_web.owner_breaker_close, name="owner-guard-breaker-close"),
     path("owner/<slug:slug>/preview", web.owner_preview, name="owner-preview"),
     path("owner/<slug:slug>/requests", dialogue_web.requests_page, name="owner-requests"),
+    path("owner/<slug:slug>/peers", peers_web.peers_page, name="owner-peers"),
+    path("owner/<slug:slug>/peers/issue", peers_web.peer_issue, name="owner-peers-issue"),
+    path("owner/<slug:slug>/peers/<uuid:key_id>/trust", peers_web.peer_trust, name="owner-peer-trust"),
+    path("owner/<slug:slug>/peers/<uuid:key_id>/revoke", peers_web.peer_revoke, name="owner-peer-revoke"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
     path("audit/", include("audit.urls")),
+    # A2A 1.0 (issue 33): each agent's Agent Card under its own base URL, and its JSON-RPC binding.
+    path("a2a/<slug:slug>/.well-known/agent-card.json", a2a.card_view, name="a2a-card"),
+    path("a2a/<slug:slug>/jsonrpc", a2a.jsonrpc_view, name="a2a-jsonrpc"),
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),

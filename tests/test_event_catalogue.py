@@ -35,6 +35,7 @@ WRITERS = {
     "dialogue": "facade.dialogue.events",
     "knowledge": "knowledge.events",
     "guard": "guard.events",
+    "peers": "facade.peers.events",
 }
 
 

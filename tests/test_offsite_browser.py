@@ -57,6 +57,11 @@ NOT_PAGES = {
     "audit-verify-run": "POST only: the Verify now button on the auditor console's verification page, opened below",
     "api-docs-script": "the API reference's script, loaded by api/docs/",
     "schema": "the OpenAPI document (YAML), loaded by api/docs/",
+    "owner-peers-issue": "POST only: the Issue a key form on the Peers page, opened below",
+    "owner-peer-trust": "POST only: a key's trust form on the Peers page, opened below",
+    "owner-peer-revoke": "POST only: a key's Revoke button on the Peers page, opened below",
+    "a2a-card": "JSON: an agent's A2A Agent Card, read by other agents (tests/test_a2a.py)",
+    "a2a-jsonrpc": "POST only: the A2A JSON-RPC endpoint other agents call (tests/test_a2a.py)",
 }
 PAGES_UNDER_API = {"api-docs"}
 # A segment whose page reads it: a day is a date (any past one: the page shows what that day has).

@@ -171,6 +171,15 @@ ROUTES: dict[str, Rule] = {
     "request-withdraw": Rule("session", writes=SESSION_WRITERS, missing=True),
     "request-transition": api(reads=frozenset(), writes=OWNERS, missing=True, body={"to": "accepted"}),
     # --- the owner's API ---
+    # The owner's Peers page (issue 33 §4): keys, their trust, the card.
+    "owner-peers": page(),
+    "owner-peers-issue": owner_form(body={"name": "partner"}),
+    "owner-peer-trust": owner_form(body={"trust": "ask"}),
+    "owner-peer-revoke": owner_form(),
+    # A2A 1.0 (issue 33): the card is public; the JSON-RPC endpoint answers a peer with a key of
+    # the agent (JSON-RPC errors, a2a-sdk's way, with HTTP 200) and anyone else 401.
+    "a2a-card": Rule("public", tenant=False, reads=EVERYONE),
+    "a2a-jsonrpc": Rule("api", tenant=False, writes=frozenset({PEER}), body={"jsonrpc": "2.0"}),
     "peer-keys": api(writes=OWNERS, body={"name": "partner"}),
     "peer-key": api(reads=frozenset(), writes=OWNERS),  # DELETE revokes the spare key
     "tenant-audit-raw-text": api(writes=OWNERS, body={"allowed": False}),

@@ -13,7 +13,7 @@ from django.apps import apps
 from ledger.catalogue import catalogue
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-APPS = ("tenancy", "dialogue", "knowledge", "ledger", "rsi", "approvals", "audit", "guard")
+APPS = ("tenancy", "dialogue", "knowledge", "ledger", "rsi", "approvals", "audit", "guard", "peers")
 SERVICE_MODULES = (
     "facade.tenancy.services",
     "facade.dialogue.services",
@@ -33,6 +33,7 @@ SERVICE_MODULES = (
     "guard.recheck",
     "guard.breaker",
     "facade.dialogue.runtime.stranded",
+    "facade.peers.services",
 )
 
 

@@ -295,6 +295,12 @@ def _message_check(*, text: str, client_message_id: str) -> None:
         raise DialogueError("invalid_client_message_id", "client_message_id may have at most 64 characters")
 
 
+def message_check(*, text: str, client_message_id: str) -> None:
+    """The message checks of `message_admit`, for an edge that asks them before it opens the
+    session the message will go to (the A2A binding: a refused message opens none)."""
+    _message_check(text=text, client_message_id=client_message_id)
+
+
 @dataclass(frozen=True)
 class RunStart:
     """What `run_start` stored: the principal's message and its run.  `created` is False for a

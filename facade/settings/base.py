@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "ledger",
     "facade.tenancy",
     "facade.dialogue",
+    "facade.peers",
     "knowledge",
     "rsi",
     "approvals",

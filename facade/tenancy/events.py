@@ -71,6 +71,13 @@ class PeerKeyRevoked(EventPayload):
     key_prefix: str
 
 
+class PeerKeyTrustChanged(EventPayload):
+    agent: str
+    key_prefix: str
+    trust: str
+    previous: str
+
+
 class CustomerCreated(EventPayload):
     pass
 
@@ -153,6 +160,13 @@ PEER_KEY_REVOKED = register(
     payload=PeerKeyRevoked,
     description="A peer agent's API key was revoked.",
 )
+PEER_KEY_TRUST_CHANGED = register(
+    "peer_key.trust_changed",
+    app=APP,
+    entity_type="peer_credential",
+    payload=PeerKeyTrustChanged,
+    description="The owner set how far a peer key is trusted: ask (questions only), requests, or paused.",
+)
 CUSTOMER_CREATED = register(
     "customer.created",
     app=APP,
@@ -232,6 +246,15 @@ def peer_key_created(*, credential: PeerCredential, agent: AgentProfile, actor: 
 def peer_key_revoked(*, credential: PeerCredential, agent: AgentProfile, actor: Actor) -> AppendedEvent:
     payload = PeerKeyRevoked(agent=agent.slug, key_prefix=credential.key_prefix)
     return _append(PEER_KEY_REVOKED, agent.tenant_id, credential.pk, actor, payload)
+
+
+def peer_key_trust_changed(
+    *, credential: PeerCredential, agent: AgentProfile, previous: str, actor: Actor
+) -> AppendedEvent:
+    payload = PeerKeyTrustChanged(
+        agent=agent.slug, key_prefix=credential.key_prefix, trust=credential.trust, previous=previous
+    )
+    return _append(PEER_KEY_TRUST_CHANGED, agent.tenant_id, credential.pk, actor, payload)
 
 
 def customer_created(*, customer: Customer, actor: Actor) -> AppendedEvent:

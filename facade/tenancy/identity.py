@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
 
-from .models import Customer, PeerCredential, Tenant
+from .models import Customer, PeerCredential, PeerTrust, Tenant
 from .services import customer_create, peer_key_matches, split_peer_key
 
 CUSTOMER_COOKIE_PREFIX = "facade_customer_"
@@ -83,6 +83,8 @@ def peer_from_authorization(header: str | None) -> PeerCredential | None:
     credential: Any = PeerCredential.objects.select_related("agent__tenant").filter(key_prefix=prefix).first()
     if credential is None or not peer_key_matches(credential, secret) or credential.revoked_at is not None:
         raise PeerKeyInvalid("unknown or revoked peer key")
+    if credential.trust == PeerTrust.PAUSED:
+        raise PeerKeyInvalid("this peer key is paused by the agent's owner")
     return credential
 
 

@@ -150,6 +150,16 @@ class Customer(models.Model):
         return f"customer {self.pk} of tenant {self.tenant_id}"
 
 
+class PeerTrust(models.TextChoices):
+    """How far the owner trusts a peer key (issue 33 §3): `ask` — questions only; `requests` —
+    questions, and it may register and follow its requests; `paused` — the key does not work
+    until the owner sets it back."""
+
+    ASK = "ask"
+    REQUESTS = "requests"
+    PAUSED = "paused"
+
+
 class PeerCredential(models.Model):
     """An API key another agent uses.  Only a SHA-256 of the secret part is stored."""
 
@@ -163,6 +173,9 @@ class PeerCredential(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # What the peer face offers this key: the contract's peer skills intersected with it.  Keys
+    # issued before trust existed could register requests, and keep that.
+    trust = models.CharField(max_length=16, choices=PeerTrust.choices, default=PeerTrust.REQUESTS)
 
     def __str__(self) -> str:
         # The prefix is public (it is in the ledger and `peer_key --list`); the secret is not stored.

@@ -117,3 +117,18 @@ def _zones() -> frozenset[str]:
 def time_zones_reset() -> None:
     """Forget the time zone names read (the next check reads the database again)."""
     _zones.cache_clear()
+
+
+# The contract's skills each trust a peer key may have leaves it (issue 33 §3): the peer face
+# offers the contract's peer skills intersected with the key's trust.  An unknown trust grants
+# nothing (fails closed).
+TRUST_SKILLS: dict[str, frozenset[str]] = {
+    "ask": frozenset({"knowledge_answers"}),
+    "requests": frozenset({"knowledge_answers", "request_intake", "request_status", "handoff"}),
+    "paused": frozenset(),
+}
+
+
+def skills_for_trust(trust: str, skill_ids: list[str]) -> list[str]:
+    allowed = TRUST_SKILLS.get(trust, frozenset())
+    return [skill for skill in skill_ids if skill in allowed]

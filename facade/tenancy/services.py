@@ -15,7 +15,7 @@ from django.utils import timezone
 from facade.errors import ApplicationError
 
 from . import events, rules
-from .models import AgentProfile, Customer, Membership, PeerCredential, Role, Tenant, UserLanguage
+from .models import AgentProfile, Customer, Membership, PeerCredential, PeerTrust, Role, Tenant, UserLanguage
 from .schemas import Actor, IssuedPeerKey
 from .signals import owner_authority_ended
 
@@ -228,6 +228,23 @@ def peer_key_revoke(*, credential: PeerCredential, actor: Actor) -> PeerCredenti
     credential.revoked_at = timezone.now()
     credential.save(update_fields=["revoked_at"])
     events.peer_key_revoked(credential=credential, agent=credential.agent, actor=actor)
+    return credential
+
+
+@transaction.atomic
+def peer_key_trust_set(*, credential: PeerCredential, trust: str, actor: Actor) -> PeerCredential:
+    """Set how far the owner trusts a key (`PeerTrust`); a revoked key stays revoked."""
+    if trust not in PeerTrust.values:
+        raise TenancyError("invalid_trust", f"trust is one of {', '.join(PeerTrust.values)}")
+    credential = PeerCredential.objects.select_for_update().select_related("agent__tenant").get(pk=credential.pk)
+    if credential.revoked_at is not None:
+        raise TenancyError("key_revoked", "a revoked key cannot be trusted again; issue a new one")
+    previous = credential.trust
+    if previous == trust:
+        return credential
+    credential.trust = trust
+    credential.save(update_fields=["trust"])
+    events.peer_key_trust_changed(credential=credential, agent=credential.agent, previous=previous, actor=actor)
     return credential
 
 

@@ -37,7 +37,7 @@ from facade.i18n import Phrasebook
 from facade.ratelimit import UNREACHABLE
 from facade.tenancy.models import AgentProfile
 from facade.tenancy.policy import AgentPolicy, NotFound
-from facade.tenancy.rules import Audience
+from facade.tenancy.rules import Audience, skills_for_trust
 from guard.breaker import breaker_trip_quietly
 from guard.context import turn_context
 from guard.outgoing import UNSOURCED_FIGURE, outgoing_check
@@ -266,7 +266,10 @@ class _Turn:
         terms = None
         if session.audience != Audience.OWNER:  # the customer face does what its contract's skills grant
             terms = live_terms(agent)
-            granted = skill_tools(terms.skill_ids)
+            skill_ids = terms.skill_ids
+            if session.peer is not None:  # and a peer's, what its key's trust leaves (issue 33 §3)
+                skill_ids = skills_for_trust(session.peer.trust, skill_ids)
+            granted = skill_tools(skill_ids)
             tools = [tool for tool in tools if tool.name in granted]
         prompt = _build_prompt(session, agent, language, [tool.name for tool in tools], terms)
         if self.message is None:

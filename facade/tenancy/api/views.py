@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 
 from facade.api import error_response
 
-from ..models import PeerCredential, Role
+from ..models import PeerCredential, PeerTrust, Role
 from ..policy import AgentPolicy, NotFound, TenantPolicy
 from ..schemas import Actor
-from ..services import peer_key_create, peer_key_revoke, tenant_audit_raw_text_set
+from ..services import peer_key_create, peer_key_revoke, peer_key_trust_set, tenant_audit_raw_text_set
 
 
 class PeerKeyIn(serializers.Serializer):
@@ -27,6 +27,11 @@ class PeerKeyOut(serializers.Serializer):
     key_prefix = serializers.CharField()
     created_at = serializers.DateTimeField()
     revoked_at = serializers.DateTimeField(allow_null=True)
+    trust = serializers.ChoiceField(choices=PeerTrust.choices)
+
+
+class PeerTrustIn(serializers.Serializer):
+    trust = serializers.ChoiceField(choices=PeerTrust.choices)
 
 
 _ERRORS = {
@@ -76,6 +81,23 @@ class PeerKeyListView(APIView):
 @extend_schema(tags=["peer keys"])
 class PeerKeyDetailView(APIView):
     permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Set how far a peer key is trusted: ask (questions only), requests, or paused",
+        request=PeerTrustIn,
+        responses={200: PeerKeyOut, 400: error_response("`invalid_input`, `key_revoked`"), **_ERRORS},
+    )
+    def patch(self, request: Request, slug: str, key_id: str) -> Response:
+        agent = AgentPolicy.get_owned(request.user, slug)
+        credential = PeerCredential.objects.filter(agent=agent, pk=key_id).first()
+        if credential is None:
+            raise NotFound(key_id)
+        payload = PeerTrustIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        credential = peer_key_trust_set(
+            credential=credential, trust=payload.validated_data["trust"], actor=Actor.human(request.user.pk)
+        )
+        return Response(PeerKeyOut(credential).data)
 
     @extend_schema(summary="Revoke a peer key (it stops working at once)", responses={204: None, **_ERRORS})
     def delete(self, request: Request, slug: str, key_id: str) -> Response:

@@ -1,0 +1,43 @@
+"""A2A tasks: what a peer agent sees of its conversation with an agent (issue 33).
+
+A task is a view over the dialogue app's own records: its context is the peer's session, and
+each message the peer sent to it is a principal message of that session, answered by a run.
+Nothing of the turn is copied here but the state its latest run gave the task
+(`rules.task_state`), kept so that ListTasks can filter and page on it in SQL."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+
+class PeerTask(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey("tenancy.AgentProfile", on_delete=models.PROTECT, related_name="+")
+    # The key whose peer opened the task: the only caller that may read, continue or cancel it.
+    peer = models.ForeignKey("tenancy.PeerCredential", on_delete=models.PROTECT, related_name="a2a_tasks")
+    session = models.ForeignKey("dialogue.DialogueSession", on_delete=models.PROTECT, related_name="a2a_tasks")
+    state = models.CharField(max_length=32, default="TASK_STATE_SUBMITTED")
+    canceled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The task's status timestamp: its latest turn or its cancellation (ListTasks sorts by it).
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["peer", "-updated_at", "-id"], name="a2a_task_peer_updated")]
+
+    def __str__(self) -> str:
+        return f"A2A task {self.pk} of peer {self.peer_id}"
+
+
+class PeerTaskTurn(models.Model):
+    """A peer's message to a task (the principal message of its session the run answers)."""
+
+    task = models.ForeignKey(PeerTask, on_delete=models.CASCADE, related_name="turns")
+    message = models.OneToOneField("dialogue.Message", on_delete=models.CASCADE, related_name="a2a_turn")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"turn of A2A task {self.task_id}: message {self.message_id}"
