@@ -345,3 +345,27 @@ def test_a_taboo_recorded_before_phrases_were_kept_is_read_from_its_title(world_
     import_module("knowledge.migrations.0007_taboo_phrase").phrases_from_titles(apps, None)
     version.refresh_from_db()
     assert version.taboo_phrase == "便宜"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_guard_check_with_the_agent_reads_its_taboos_first_as_a_turn_does(world_a: TenantWorld, language: str) -> None:
+    """`manage.py guard_check --agent` gives the verdict a turn gives (issue 27 §1): the owner's
+    approved taboos first, then the outgoing check — a pending taboo forbids nothing."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    def checked() -> dict[str, Any]:
+        out = io.StringIO()
+        call_command("guard_check", SAYS[language], agent=world_a.agent.slug, stdout=out)
+        return json.loads(out.getvalue())
+
+    eager(world_a)
+    _session, change = correct(world_a, language)
+    assert checked()["check"] != "taboo"
+    decide(world_a, change, "approve")
+    assert checked() == {"blocked": True, "category": "taboo", "check": "taboo", "rule": None}
+    result, _provider = customer_turn(world_a, language)
+    assert result.run.guard_category == "taboo"

@@ -14,7 +14,8 @@ does, with the context a turn has, said by hand (`guard.context.stated_context`,
 * `--given "TEXT"` (repeatable) — anything else the model was given, for the grounding check
   only; with `--agent SLUG` also the agent's published texts — its live contract's mission, its
   own wording, its boundary wording and the labels of its request flow — and the texts (title and
-  body) of its approved knowledge versions served and valid now.
+  body) of its approved knowledge versions served and valid now; and, as in a turn, the owner's
+  approved taboos are checked first (`{"blocked": true, "category": "taboo", "check": "taboo"}`).
 
 Prints exactly one line of JSON per message —
 `{"blocked": true, "category": "price", "check": "guard", "rule": null}`, or
@@ -66,6 +67,25 @@ def published_texts(slug: str) -> list[str]:
     )
     texts += [f"{title}\n{body}" for title, body in versions]
     return [text for text in texts if text]
+
+
+# A reply that says what an approved taboo lesson forbids (category and check "taboo", as the run
+# loop records it).
+TABOO_VERDICT = {"blocked": True, "category": "taboo", "check": "taboo", "rule": None}
+
+
+def agent_taboos(slug: str) -> tuple[Any, ...]:
+    from facade.tenancy.models import AgentProfile
+    from knowledge.selectors import taboos_in_effect
+
+    agent = AgentProfile.objects.get(slug=slug)
+    return taboos_in_effect(agent)
+
+
+def taboo_broken(text: str, taboos: tuple[Any, ...]) -> bool:
+    from facade.dialogue.runtime.taboo import taboo_hit
+
+    return taboo_hit(text, taboos) is not None
 
 
 class Command(BaseCommand):
@@ -139,9 +159,16 @@ class Command(BaseCommand):
                 raise CommandError("the message to check is empty")
             messages = [text]
         given = list(options["given"])
+        taboos: tuple[Any, ...] = ()
         if options["agent"]:
             given += published_texts(options["agent"])
+            taboos = agent_taboos(options["agent"])
         context = stated_context(knowledge=options["knowledge"], customer=options["customer"], given=given)
         for message in messages:
+            # As in a turn: the owner's approved taboos first (the whole reply, quotes included),
+            # then the whole outgoing check.
+            if taboos and taboo_broken(message, taboos):
+                self.stdout.write(json.dumps(TABOO_VERDICT))
+                continue
             verdict = outgoing_check(message, **context.as_kwargs())
             self.stdout.write(json.dumps(verdict.as_json(), ensure_ascii=False))
