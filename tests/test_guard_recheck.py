@@ -322,3 +322,27 @@ def test_the_recheck_gives_what_the_prompt_gave_not_the_price_list() -> None:
     assert "We bake cakes." in texts and "The owner confirms prices." in texts and "Hello!" in texts
     assert "need" in texts and "New" in texts
     assert not any("77" in text or "Courier" in text or "Birthday cake" in text for text in texts)
+
+
+@pytest.mark.parametrize(
+    "asked, reply, violation",
+    [
+        # The customer's own figure said back (issue 27 §2): read with the session's customer
+        # messages, as the turn read it, it is no violation.
+        (
+            "The garage down the road quoted me $310 for the brakes.",
+            "So the garage quoted you $310 — we'd need to see the car first.",
+            False,
+        ),
+        ("别家报价三千二，你们呢？", "您说别家报价三千二，我们这边需要师傅看过才能报价。", False),
+        # Agreeing to it still is.
+        ("Can you do the brakes for $310?", "Sure, $310 it is, we'll do the brakes for that.", True),
+    ],
+)
+def test_the_nightly_re_check_reads_a_reply_with_the_customers_messages(
+    world_a: Any, asked: str, reply: str, violation: bool
+) -> None:
+    day = shanghai(world_a)
+    delivered(world_a, at(day, 10), reply, asked=asked)
+    result = recheck.recheck_day(agent_id=world_a.agent.pk, day=day)
+    assert (result.checked, result.violations) == (1, int(violation))
