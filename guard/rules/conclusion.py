@@ -848,7 +848,7 @@ _IN_CONTEXT: Final[tuple[Rule, ...]] = (
 # Round 28's conclusions: a permission or an approval granted for someone else ("he'll be
 # allowed to", "they'll approve it"), no harm from a product (不会过敏, 可以放心骑), a deposit kept
 # whole (不会扣您押金), a stain that will wash out.
-_IN_CONTEXT += (
+_ROUND_28: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.allowed",
         category="conclusion",
@@ -890,7 +890,7 @@ _IN_CONTEXT += (
 
 # Rounds 29–30's findings: a thing found sound, a fault that is "only" something, a place that
 # qualifies, a check not needed (不用做检查), a crack that is none (不是裂纹, 可以正常使用).
-_IN_CONTEXT += (
+_ROUNDS_29_32: Final[tuple[Rule, ...]] = (
     Rule(
         id="conclusion.en.only_an_issue",
         category="conclusion",
@@ -930,4 +930,6 @@ _IN_CONTEXT += (
     ),
 )
 
-RULES: Final[tuple[Rule, ...]] = _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS + _IN_CONTEXT
+RULES: Final[tuple[Rule, ...]] = (
+    _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS + _IN_CONTEXT + _ROUND_28 + _ROUNDS_29_32
+)
