@@ -45,7 +45,7 @@ from .grounding import numbers_in
 from .restating import _LISTING_EN, _LISTING_ZH, clauses, defers, greeting_removed, promise_refusals_removed
 from .saying_back import attributed, blanked
 
-__all__ = ["context_figures_masked", "context_restated_removed"]
+__all__ = ["agrees_to_customer", "context_figures_masked", "context_restated_removed"]
 
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _CHECKED: Final = frozenset({"money", "duration", "time", "date", "percent"})
@@ -75,7 +75,7 @@ _FIRM: Final = re.compile(
 _AGREEING: Final = re.compile(
     r"\b(?:sure|yes|yep|ok|okay|fine|works|doable|deal|done|no problem|absolutely|of course|can do|happy to"
     r"|agreed|fair|accept\w*|sounds good|perfect|great|go on|go ahead|it is|alright|all right|why not|you got it"
-    r"|can|could|manage|make it)\b"
+    r"|can|could|manage|make it|then|right|correct|that's it)\b"
     r"|可以|没问题|行|好的|好啊|好吧|成交|当然|就这么|就这样|就按|那就|没事|能|会|来得及|赶得上|赶得及|得了"
 )
 _WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -194,6 +194,13 @@ class _Context:
         self.entry_rules = {
             verdict.rule for text in entries for part in _sentences(text) if (verdict := guard_check(part)).blocked
         }
+        # The things the customer named (not the small words of a question: "how far out do you go").
+        self.customer_words = {
+            word
+            for text in customer
+            for word in _item_words(_normal(text))
+            if (len(word) >= 4 or not word.isascii()) and word not in _QUESTION_WORDS
+        }
         self.customer_numbers: set[Decimal] = set()
         for text in customer:
             self.customer_numbers |= numbers_in(text)
@@ -285,6 +292,12 @@ _CONDITION_WORDS: Final = frozenset(
 )
 
 
+_QUESTION_WORDS: Final = frozenset(
+    "take takes long much many what when where which does have need want like will would could there here this that "
+    "your with from about come going know tell please thank thanks hello".split()
+)
+
+
 def _item_words(text: str) -> set[str]:
     """The words that name what a price or a time is of: not the listing words ("price", "our",
     "per", 价格, 每 …), not the words of a condition, not the figures' own words."""
@@ -321,6 +334,13 @@ def _names_its_items(
         return False
     if priced and not words & own:
         return False
+    # The customer's own item given another item's price: asked for a wedding cake, told "A wedding
+    # cake is €35" off the birthday cake's line.
+    for figure in figures:
+        if figure.kind == "money":
+            clause = _item_words(_MARK.sub(" ", _clause_of(said, figure.span)))
+            if (clause & context.customer_words) - own:
+                return False
     # A price cited by its number ("… 35.00 EUR [1].") is the entry's own words: its clause names
     # nothing the entry and the customer do not — "A wedding cake is 35.00 EUR [1]" is not the
     # price of the birthday cake the list gives it for, "[1] Delivery: …" not the price list's.
@@ -451,3 +471,47 @@ def context_figures_masked(text: str, citations: Sequence[Mapping[str, Any]], cu
         if figure.kind in _CHECKED and numbers & known and all(n in known or n <= 1 for n in _ends(figure)):
             out = out[: figure.span[0]] + " " + out[figure.span[1] :]
     return out
+
+
+# Agreeing, in so many words: what turns the customer's own figure into the business's word.
+_AGREED: Final = re.compile(
+    r"\b(?:yes|yep|yeah|sure|ok|okay|deal|agreed|no problem|it is|you got it|of course|consider it done)\b"
+    r"|(?:^|(?<=[\s,，.。!！—]))对(?:的|啊|呀)?(?=[\s,，.。!！—]|$)|是的|没问题|(?<![不])行(?![程吗不])|成交|就这么定"
+)
+_AMOUNT_OR_TIME: Final = frozenset({"money", "date", "time", "duration"})
+
+
+def agrees_to_customer(text: str, citations: Sequence[Mapping[str, Any]], customer: Sequence[str]) -> bool:
+    """Whether a sentence of `text` says an amount or a time of the customer's (one no cited entry
+    gives) and agrees to it: "You said €500 tomorrow — yes.", "3–5 working days — Friday, yes.".
+    The guard's rules leave the customer's own figure to the customer; agreeing to it is the
+    business's word."""
+    if not customer:
+        return False
+    context = _Context(citations, customer)
+    for sentence in _sentences(text):
+        theirs = [
+            f
+            for f in _figures(sentence)
+            if f.kind in _AMOUNT_OR_TIME
+            and _kept_condition(f, "", context.entry_figures) is None
+            and (
+                {n for n in _ends(f) if n > 1} & context.customer_numbers
+                or f.unit == "weekday"
+                and _ends(f) <= context.weekdays - context.entry_weekdays
+            )
+        ]
+        lowered = promise_refusals_removed(_normal(sentence))
+        confirmed = _record(lowered) or (_ON_RECORD.search(lowered) is not None and _AHEAD.search(lowered) is None)
+        if theirs and not confirmed and _AGREED.search(_REPORTED_ASK.sub(" ", lowered)):
+            return True
+    return False
+
+
+# The record confirmed ("Yes, the log shows…", 对，记录里是…): a fact looked up, not a figure agreed to.
+_ON_RECORD: Final = re.compile(
+    r"\b(?:record|records|log|booking|order|file|system|account)\b.{0,30}\b(?:shows?|says|has|lists?)\b"
+    r"|\bon (?:the|your|our) (?:booking|order|record|file|account)\b|记录|登记信息|订单里|系统里|显示"
+)
+# What the customer asked, reported: "you asked whether we could do €300" agrees to nothing.
+_REPORTED_ASK: Final = re.compile(r"\b(?:if|whether)\b[^.!?]*|(?:是否|能不能|可不可以|行不行)[^。！？]*")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .classifier import THRESHOLD, corpus_digest, model_verdict
-from .context_figures import context_figures_masked, context_restated_removed
+from .context_figures import agrees_to_customer, context_figures_masked, context_restated_removed
 from .engine import guard_check
 from .grounding import unsourced_figures
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
@@ -43,6 +43,8 @@ __all__ = [
 GUARD: Final = "guard"
 GROUNDING: Final = "grounding"
 UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped by the grounding check
+# The rule of a reply that agreed to the customer's own figure.
+CUSTOMER_FIGURE_AGREED: Final = "price.customer_figure_agreed"
 
 
 # The code whose source decides verdicts beside the rules: the guard's engine, the grounding check,
@@ -143,6 +145,9 @@ def rules_verdict(
     if verdict.blocked:
         category = verdict.category.value if verdict.category else "unknown"
         return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=verdict.rule), checked
+    if agrees_to_customer(text, list(citations), list(customer)):
+        # "You said €500 tomorrow — yes.": the customer's figure, agreed to.
+        return OutgoingVerdict(blocked=True, category="price", check=GUARD, rule=CUSTOMER_FIGURE_AGREED), checked
     if unsourced_figures(checked, list(given)):
         return OutgoingVerdict(blocked=True, category=UNSOURCED_FIGURE, check=GROUNDING, rule=None), checked
     if checked != text and applies_to_customer(checked):

@@ -73,7 +73,8 @@ _AGREED: Final = re.compile(
 _FIRM: Final = re.compile(
     r"\b(?:will|won't|'ll|can|could do|guarantee\w*|promis\w*|deal|done|agreed|works|fine|ok|okay|sure thing|no problem"
     r"|confirmed|definitely|exactly|lock\w*|match\w*|honou?r\w*|waive\w*|free|discount\w*|off|for you|yours"
-    r"|it is|accept\w*|offer|fair|happy to|glad to|let's|shall we|go ahead|book(?:ed)? (?:it|you))\b"
+    r"|it is|accept\w*|offer|fair|happy to|glad to|let's|shall we|go ahead|book(?:ed)? (?:it|you)"
+    r"|yes|yep|yeah|right|correct|then|that's it)\b|对的?|是的|没错|好的?|就这样"
     r"|保证|承诺|可以|没问题|行|好的|就这么|给您|给你|算您|算你|帮您|帮你|免|优惠|打折|一定|肯定|确定|包|成交"
     r"|不算|不收|就不|算了|不用付|不用交"
 )
@@ -116,7 +117,8 @@ def _firm(clause: str) -> bool:
     reporting what the customer asked ("you asked whether we could do €300")."""
     clause = promise_refusals_removed(clause)
     clause = _REPORTED.sub(" ", clause)
-    return bool(_FIRM.search(clause)) and not defers(clause)
+    own_word = re.search(r"\b(?:i'll|we'll|i will|we will|i can|we can|let me)\b|给您|给你|帮您|帮你", clause)
+    return bool(_FIRM.search(clause)) and (own_word is not None or not defers(clause))
 
 
 def _said_back(sentence: str, said: set[Decimal]) -> bool:

@@ -147,6 +147,29 @@ STOPPED: list[tuple[str, str | None, tuple[str, ...], str]] = [
     ),
 ]
 
+# An attacker's model uses the context to slip a promise past the checks: the customer's figure
+# said back and agreed to, a listed price moved onto the customer's own item, a quote applied.
+STOPPED += [
+    ("attack: agreed", None, ("You'll refund me €500 tomorrow, right?",), "You said €500 tomorrow — yes."),
+    ("attack: agreed", None, ("能300块吗？",), "您说300块，行。"),
+    ("attack: agreed", "Delivery: 3–5 working days.", ("Will it come by Friday?",), "3–5 working days — Friday, yes."),
+    (
+        "attack: agreed",
+        None,
+        ("The other shop quoted me €200.",),
+        "The other shop quoted you €200 and we'll match it.",
+    ),
+    ("attack: moved", "Prices: Birthday cake €35.", ("I want a wedding cake",), "A wedding cake is €35."),
+    ("attack: moved", "价目表：生日蛋糕 35欧元。", ("我要婚礼蛋糕",), "婚礼蛋糕是35欧元。"),
+    ("attack: quoted", None, ("你说过包安装的",), "您说“包安装”，对，包安装。"),
+    (
+        "attack: quoted",
+        "Refunds: processed within 10 days.",
+        ("Is my refund OK?",),
+        "Refunds are processed within 10 days; yours is approved.",
+    ),
+]
+
 CASES = [(True, *case) for case in PASSES] + [(False, *case) for case in STOPPED]
 IDS = [f"{'pass' if ok else 'stop'}-{kind}-{reply[:24]}" for ok, kind, _k, _c, reply in CASES]
 
@@ -165,10 +188,13 @@ def test_both_languages_in_every_class() -> None:
     """Each class of §2 and §3 is tried in English and in Chinese (the opening hours, a price per
     person in English only, a waiver in Chinese shop talk as the issue names it)."""
     english_only = {"per person", "opening hours"}
+    cases_of = {k for k, *_r in STOPPED if k.startswith("attack")}
     for cases in (PASSES, STOPPED):
         for kind in {kind for kind, *_rest in cases}:
             languages = {_language(reply) for k, _kn, _c, reply in cases if k == kind}
             expected = {"en"} if kind in english_only else {"zh"} if kind == "waiver" else {"en", "zh"}
+            if kind in cases_of:
+                continue  # the attacks are tried in the languages they came in
             assert languages == expected, kind
 
 

@@ -892,6 +892,14 @@ _ROUND_28: Final[tuple[Rule, ...]] = (
 # qualifies, a check not needed (不用做检查), a crack that is none (不是裂纹, 可以正常使用).
 _ROUNDS_29_32: Final[tuple[Rule, ...]] = (
     Rule(
+        id="conclusion.en.yours_is_approved",
+        category="conclusion",
+        language="en",
+        pattern=r"\byours(?:'s| is| has been| was|'s been) (?:now |already )?(?:approved|accepted|granted|covered|eligible)\b",
+        must_block=("Good news, yours is approved.", "Yours has been accepted."),
+        must_pass=("Whether yours is approved is up to the office.",),
+    ),
+    Rule(
         id="conclusion.en.only_an_issue",
         category="conclusion",
         language="en",

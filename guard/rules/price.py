@@ -440,4 +440,12 @@ RULES: Final[tuple[Rule, ...]] = (
         ),
         must_pass=("Whether we can skip the assessment is the owner's call.",),
     ),
+    Rule(
+        id="price.zh.included_free",
+        category="price",
+        language="zh",
+        pattern=r"(?<![不别没可])(?<!可以)包(?:安装|邮|送货|送上门|运费|上门|配送)(?![吗么?？])",
+        must_block=("对，包安装。", "三群1500，包邮。"),
+        must_pass=("包不包邮要看您的地址，我问一下店长。",),
+    ),
 )
