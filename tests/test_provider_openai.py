@@ -69,7 +69,9 @@ def test_text_reply_with_usage(llm_server: LLMServer) -> None:
     with make(llm_server) as provider:
         reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=64, audience=CUSTOMER)
 
-    assert reply == ModelReply(text="We open at 9.", tool_calls=[], prompt_tokens=31, completion_tokens=7)
+    assert reply == ModelReply(
+        text="We open at 9.", tool_calls=[], prompt_tokens=31, completion_tokens=7, finish_reason="stop"
+    )
     [request] = llm_server.requests
     assert request.method == "POST" and request.path == "/v1/chat/completions"
     assert request.json == {"model": "test-model", "messages": MESSAGES, "max_tokens": 64}  # no tools, no tool_choice

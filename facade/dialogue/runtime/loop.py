@@ -508,7 +508,8 @@ def run_turn(
         messages.append(
             {
                 "role": "assistant",
-                "content": reply.text or None,
+                # "" and never null: strict servers (llama.cpp's) refuse a null content.
+                "content": reply.text or "",
                 "tool_calls": [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                     for c in reply.tool_calls
