@@ -163,3 +163,47 @@ def test_a_tool_call_written_as_text_is_read_as_a_call(llm_server: LLMServer) ->
     reply = answer_of(llm_server, completion(text="functions.request_handoff:\n{}"), [SEARCH, HANDOFF])
     assert reply.text == "" and [(c.name, c.arguments) for c in reply.tool_calls] == [("request_handoff", "{}")]
     assert json.loads(llm_server.requests[0].raw)["tool_choice"] == "auto"
+
+
+# --- a model server that fails: the owners' banner, /healthz ------------------------------------
+
+
+def test_a_failing_model_server_shows_owners_a_banner_and_healthz_a_model_line(
+    world_a: TenantWorld, settings: Any
+) -> None:
+    from django.core.cache import cache
+    from django.test import Client
+
+    from facade import model_health
+
+    settings.FACADE_LLM_PROVIDER = "openai"
+    cache.delete(model_health.KEY)
+    owner = Client()
+    owner.force_login(world_a.owner)
+    page = f"/owner/{world_a.agent.slug}/"
+
+    def banner() -> bool:
+        return 'id="model-outage"' in owner.get(page).content.decode()
+
+    failing = Canned(status=503, body={"error": {"message": "loading model"}})
+    with LLMServer(responder=lambda body: failing) as server, provider(server) as model:
+        first = turn_handle(session=customer_session(world_a), text="Hello?", provider=model)
+        assert first.run is not None and first.run.stop_reason == "provider_error"
+        assert not banner()  # one failed call is not an outage
+        turn_handle(session=customer_session(world_a), text="Anyone there?", provider=model)
+        assert banner()
+        health = Client().get("/healthz")
+        body = health.json()
+        assert health.status_code == 200 and body["status"] == "ok"  # the site is healthy without it
+        assert (body["model"]["ok"], body["model"]["reason"], body["model"]["failures"]) == (False, "http_503", 2)
+        server.responder = lambda body: Canned(body=completion(text="Hello, how can I help?"))
+        answered = turn_handle(session=customer_session(world_a), text="Hello?", provider=model)
+        assert answered.reply is not None and answered.reply.text == "Hello, how can I help?"
+    assert not banner()
+    assert Client().get("/healthz").json()["model"] == {
+        "provider": "openai",
+        "ok": True,
+        "failures": 0,
+        "since": None,
+        "reason": "",
+    }

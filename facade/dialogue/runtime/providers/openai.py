@@ -65,6 +65,7 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from facade import model_health
 from facade.tenancy.rules import Audience
 
 from ..strict import STRICT, response_schema
@@ -195,7 +196,12 @@ class OpenAICompatibleProvider(Provider):
         for attempt in range(1, attempts + 1):
             outcome = self._attempt(body)
             if isinstance(outcome, bytes):
-                reply = _parse(outcome, offered=frozenset(spec.name for spec in tools))
+                try:
+                    reply = _parse(outcome, offered=frozenset(spec.name for spec in tools))
+                except ProviderError as exc:
+                    model_health.note_failure(exc.reason)
+                    raise
+                model_health.note_answer()
                 logger.debug(
                     "openai provider: %d bytes sent, %d bytes received, %d tool call(s), tokens %d+%d",
                     len(body),
@@ -206,6 +212,7 @@ class OpenAICompatibleProvider(Provider):
                 )
                 return reply
             if not outcome.retryable or attempt == attempts:
+                model_health.note_failure(outcome.reason)  # the owners' banner, /healthz (issue 29)
                 raise ProviderError(outcome.reason, _join(outcome.detail, f"attempts={attempt}"))
             delay = self._delay(attempt, outcome.retry_after)
             logger.warning(
