@@ -348,3 +348,16 @@ def test_lenient_where_servers_differ(llm_server: LLMServer) -> None:
         prompt_tokens=0,
         completion_tokens=3,
     )
+
+
+def test_max_tokens_cap(llm_server: LLMServer, settings: object) -> None:
+    """FACADE_LLM_MAX_TOKENS caps each call's completion tokens (a small local server, issue 29)."""
+    llm_server.push(text_reply("a"), text_reply("b"))
+    with make(llm_server, max_tokens=40) as provider:
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=800, audience=CUSTOMER)
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=12, audience=CUSTOMER)
+    assert [r.json["max_tokens"] for r in llm_server.requests] == [40, 12]
+    settings.FACADE_LLM_MAX_TOKENS = 64  # type: ignore[attr-defined]
+    settings.FACADE_LLM_BASE_URL, settings.FACADE_LLM_MODEL = llm_server.url, "m"  # type: ignore[attr-defined]
+    with OpenAICompatibleProvider.from_settings() as configured:
+        assert configured.max_tokens == 64

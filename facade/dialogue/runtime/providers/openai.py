@@ -110,6 +110,7 @@ class OpenAICompatibleProvider(Provider):
         timeout: float = 30.0,
         max_retries: int = 2,
         backoff: float = 0.5,
+        max_tokens: int = 0,
     ) -> None:
         base_url = (base_url or "").strip().rstrip("/")
         parts = urlsplit(base_url)
@@ -122,6 +123,8 @@ class OpenAICompatibleProvider(Provider):
             raise ValueError("api_key contains characters that cannot go into an HTTP header")
         if not (timeout > 0 and math.isfinite(timeout)):
             raise ValueError("timeout must be a positive number of seconds")
+        if max_tokens < 0:
+            raise ValueError("max_tokens must be 0 (no cap of its own) or more")
         if max_retries < 0:
             raise ValueError("max_retries must be 0 or more")
         if not (backoff >= 0 and math.isfinite(backoff)):
@@ -132,6 +135,7 @@ class OpenAICompatibleProvider(Provider):
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
+        self.max_tokens = int(max_tokens)  # a cap on each call's completion tokens; 0: none
         self._endpoint = f"{base_url}/chat/completions"
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
         if api_key:
@@ -150,6 +154,7 @@ class OpenAICompatibleProvider(Provider):
                 api_key=settings.FACADE_LLM_API_KEY,
                 timeout=float(settings.FACADE_LLM_TIMEOUT),
                 max_retries=int(settings.FACADE_LLM_MAX_RETRIES),
+                max_tokens=int(settings.FACADE_LLM_MAX_TOKENS),
             )
         except ValueError as exc:
             raise ImproperlyConfigured(f"FACADE_LLM_* settings for the openai provider: {exc}") from None
@@ -182,7 +187,7 @@ class OpenAICompatibleProvider(Provider):
         if tools:
             payload["tools"] = [spec.as_openai() for spec in tools]
             payload["tool_choice"] = "auto"
-        payload["max_tokens"] = max_tokens
+        payload["max_tokens"] = min(max_tokens, self.max_tokens) if self.max_tokens else max_tokens
         if composition == STRICT:
             # The schema is not `strict` in OpenAI's sense: that needs every object closed, and
             # the slots are an open map.  The composer validates the answer either way.
