@@ -142,7 +142,15 @@ class OpenAICompatibleProvider(Provider):
             headers["Authorization"] = f"Bearer {api_key}"
         # Proxies from the environment (HTTPS_PROXY, NO_PROXY) are honoured; redirects are not
         # followed, so a 3xx is a plain http_3xx failure.
-        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+        # A kept-alive connection idle for 2 s is not reused: uvicorn (llama-cpp-python's, vLLM's
+        # server) closes one after 5 s, httpx's own expiry is 5 s, and a request sent on a
+        # connection the server is closing breaks off (`unreachable`, issue 29).
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout),
+            follow_redirects=False,
+            limits=httpx.Limits(keepalive_expiry=2.0),
+        )
 
     @classmethod
     def from_settings(cls) -> OpenAICompatibleProvider:
