@@ -207,3 +207,25 @@ def test_a_failing_model_server_shows_owners_a_banner_and_healthz_a_model_line(
         "since": None,
         "reason": "",
     }
+
+
+def test_tool_schemas_go_without_string_length_bounds(llm_server: LLMServer) -> None:
+    """llama-cpp-python's server died on a schema with maxLength (issue 29); the registry checks
+    the arguments anyway."""
+    bounded = ToolSpec(
+        name="add_confirmed_knowledge",
+        description="Add a fact.",
+        parameters={
+            "type": "object",
+            "properties": {"title": {"type": "string", "maxLength": 200, "minLength": 1}},
+            "required": ["title"],
+        },
+    )
+    answer_of(llm_server, completion(text="ok"), [bounded])
+    [sent] = llm_server.requests[0].json["tools"]
+    assert sent["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"title": {"type": "string"}},
+        "required": ["title"],
+    }
+    assert bounded.parameters["properties"]["title"]["maxLength"] == 200  # the registry's own stays

@@ -193,7 +193,7 @@ class OpenAICompatibleProvider(Provider):
         # `audience` is not sent: the prompt the run loop built already addresses the model to it.
         payload: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages)}
         if tools:
-            payload["tools"] = [spec.as_openai() for spec in tools]
+            payload["tools"] = [_for_the_model(spec.as_openai()) for spec in tools]
             payload["tool_choice"] = "auto"
         payload["max_tokens"] = min(max_tokens, self.max_tokens) if self.max_tokens else max_tokens
         if composition == STRICT:
@@ -533,3 +533,19 @@ def _json_calls(body: str) -> list[tuple[str, Any]]:
             return []
         calls.append((name, arguments if arguments is not None else {}))
     return calls
+
+
+# Bounds on a string's length in a tool's schema: llama-cpp-python 0.3.36 (chatml-function-calling)
+# turns `maxLength` into a grammar too large to parse, falls back to free JSON and then dies
+# mid-answer (the real-model test lost its server on `add_confirmed_knowledge`, issue 29).  The
+# model is not held to the schema anyway: the tool registry validates every call's arguments.
+_LENGTH_BOUNDS = frozenset({"maxLength", "minLength"})
+
+
+def _for_the_model(value: Any) -> Any:
+    """A tool's description as sent: its schema without string length bounds."""
+    if isinstance(value, dict):
+        return {key: _for_the_model(item) for key, item in value.items() if key not in _LENGTH_BOUNDS}
+    if isinstance(value, list):
+        return [_for_the_model(item) for item in value]
+    return value
