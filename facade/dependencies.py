@@ -18,6 +18,8 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
+from facade import model_health
+
 REDIS = "redis"
 PROBE_EVERY = 5.0  # seconds between probes of one process
 PROBE_TIMEOUT = 0.5  # seconds a probe may take (connect and answer each)
@@ -105,4 +107,4 @@ def context(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    return {"dependencies_down": down()}
+    return {"dependencies_down": down(), "model_down": model_health.state() if model_health.down() else None}

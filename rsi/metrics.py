@@ -20,6 +20,10 @@ Definitions (the README repeats them):
   once per reply, on the day the reply was delivered.
 - taboo blocks (a count, not charted): replies replaced because they said what an approved taboo
   lesson forbids (`Run.guard_category` `taboo`): the owner's wording, not an over-commitment.
+- model trouble (counts, not charted; issue 29): replies whose model's text was no answer even on
+  its rewrite — empty (`Run.stop_reason` `empty_reply`) or junk such as a tool call written as
+  text (`malformed_reply`, also `Run.guard_category`, and no over-commitment) — and runs the model
+  server failed (`provider_error`): a weak or failing model shows here before customers complain.
 - knowledge hit: agent replies that cite approved knowledge (a citation of a knowledge entry in
   `Message.citations`; a reply citing only the published price list or delivery options, whose
   citations have no entry, answered from the contract and is no knowledge hit) over
@@ -58,6 +62,7 @@ from .schedule_rules import day_bounds
 
 MIN_DAYS, MAX_DAYS, DEFAULT_DAYS = 1, 90, 30
 TABOO = "taboo"  # the guard category of a reply an approved taboo stopped (runtime/loop.py)
+MALFORMED = "malformed_reply"  # the guard category of a reply that was no answer (runtime/malformed.py)
 HEALTHY_ADOPTION = 0.2
 OUTWARD = ("customer", "peer")
 DELIVERED_VIOLATIONS_BASIS = (
@@ -96,6 +101,9 @@ COUNTS = (
     "ratings",
     "rating_stars",
     "delivered_violations",
+    "empty_replies",
+    "malformed_replies",
+    "model_failures",
 )
 # The charted metrics, in page order: (name, kind) — a rate in [0, 1] or a mean of stars.
 METRICS: tuple[tuple[str, str], ...] = (
@@ -143,6 +151,9 @@ class Counts(BaseModel):
     ratings: int = 0
     rating_stars: int = 0
     delivered_violations: int = 0  # delivered replies a later rule set blocks (guard.DeliveredViolation)
+    empty_replies: int = 0  # the model answered nothing, even on its rewrite (stop reason empty_reply)
+    malformed_replies: int = 0  # the model's text was no answer, even on its rewrite (malformed_reply)
+    model_failures: int = 0  # the model server failed the run (stop reason provider_error)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -283,8 +294,11 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             "started_at",
             zone,
             replies=Count("pk"),
-            blocked_replies=Count("pk", filter=~Q(guard_category__in=("", TABOO))),
+            blocked_replies=Count("pk", filter=~Q(guard_category__in=("", TABOO, MALFORMED))),
             taboo_blocks=Count("pk", filter=Q(guard_category=TABOO)),
+            empty_replies=Count("pk", filter=Q(stop_reason="empty_reply")),
+            malformed_replies=Count("pk", filter=Q(stop_reason="malformed_reply")),
+            model_failures=Count("pk", filter=Q(stop_reason="provider_error")),
         ),
         _by_day(
             citing_knowledge(Message.objects.filter(in_session, within("created_at"), role="agent")),

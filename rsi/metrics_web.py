@@ -164,6 +164,11 @@ def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[
         "weeks": weeks,
         "island": island,
         "delivered_violations": data.totals.delivered_violations,
+        "model_trouble": {
+            "empty": data.totals.empty_replies,
+            "malformed": data.totals.malformed_replies,
+            "failed": data.totals.model_failures,
+        },
         "violations": violations_context(agent, data.first_day, with_reply=with_replies),
     }
 

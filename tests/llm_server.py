@@ -25,6 +25,14 @@ Outside pytest (a script, another fixture, a runtime test that drives the whole 
     ...
     stop()
 
+By default the server is as strict as llama.cpp's server (through llama-cpp-python) about what it
+is sent: a request a strict server refuses — a message whose `content` is not a string (an
+assistant's tool-call message with `content: null` included), an unknown role or field, a tool
+result without the `tool_call_id` of a call made before it, tool-call arguments that are not JSON
+text — is answered `500 {"error": {"message": "messages[2].content: Input should be a valid
+string"}}` (the field and the complaint vary) and counted in `refused`, before any script is read.
+`LLMServer(strict=False)` accepts anything.
+
 A responder returns `(status, headers, body)` where body is a dict (sent as JSON) or bytes (sent
 as they are), or a `Canned`.  With no response left in the queue and no responder the server
 answers 500 and counts the request in `unscripted`.
@@ -135,16 +143,85 @@ def garbage_reply() -> Canned:
     )
 
 
+# -- what a strict server refuses ------------------------------------------------------------
+
+_REQUEST_FIELDS = {
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "max_tokens",
+    "response_format",
+    "temperature",
+    "stream",
+}
+_MESSAGE_FIELDS = {
+    "system": {"role", "content"},
+    "user": {"role", "content"},
+    "assistant": {"role", "content", "tool_calls"},
+    "tool": {"role", "content", "tool_call_id"},
+}
+
+
+def strict_refusal(body: Any) -> str | None:
+    """What a strict OpenAI-compatible server (llama.cpp's, pydantic-validated) says is wrong with
+    a chat-completions request body, in its words; None when it would accept it."""
+    if not isinstance(body, dict):
+        return "body: Input should be a valid dictionary"
+    for name in sorted(set(body) - _REQUEST_FIELDS):
+        return f"{name}: Extra inputs are not permitted"
+    if not isinstance(body.get("model"), str):
+        return "model: Input should be a valid string"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: Input should be a non-empty list"
+    called: set[str] = set()
+    for index, message in enumerate(messages):
+        where = f"messages[{index}]"
+        if not isinstance(message, dict):
+            return f"{where}: Input should be a valid dictionary"
+        role = message.get("role")
+        if role not in _MESSAGE_FIELDS:
+            return f"{where}.role: Input should be 'system', 'user', 'assistant' or 'tool'"
+        for name in sorted(set(message) - _MESSAGE_FIELDS[role]):
+            return f"{where}.{name}: Extra inputs are not permitted"
+        if not isinstance(message.get("content"), str):
+            return f"{where}.content: Input should be a valid string"
+        if role == "assistant" and "tool_calls" in message:
+            calls = message["tool_calls"]
+            if not isinstance(calls, list) or not calls:
+                return f"{where}.tool_calls: Input should be a non-empty list"
+            for number, call in enumerate(calls):
+                place = f"{where}.tool_calls[{number}]"
+                function = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
+                    return f"{place}.id: Input should be a valid string"
+                if call.get("type") != "function":
+                    return f"{place}.type: Input should be 'function'"
+                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                    return f"{place}.function.name: Input should be a valid string"
+                if not isinstance(function.get("arguments"), str):
+                    return f"{place}.function.arguments: Input should be a valid string"
+                called.add(call["id"])
+        if role == "tool" and message.get("tool_call_id") not in called:
+            return f"{where}.tool_call_id: no tool call with this id came before"
+    return None
+
+
 # -- the server ------------------------------------------------------------------------------
 
 
 class LLMServer:
     """The server.  `start()`/`stop()` or use it as a context manager."""
 
-    def __init__(self, responses: Iterable[Canned] = (), *, responder: Responder | None = None) -> None:
+    def __init__(
+        self, responses: Iterable[Canned] = (), *, responder: Responder | None = None, strict: bool = True
+    ) -> None:
         self.responder = responder
+        self.strict = strict
         self.requests: list[RecordedRequest] = []
         self.unscripted = 0
+        self.refused = 0  # requests a strict server refused (module docstring)
         self.abandoned = 0  # answers a stop() cut short while they were hanging
         self._hanging = 0
         self._queue: deque[Canned] = deque(responses)
@@ -230,6 +307,11 @@ class LLMServer:
         return stopped
 
     def _answer(self, request: RecordedRequest) -> Canned:
+        refusal = strict_refusal(request.json) if self.strict else None
+        if refusal is not None:
+            with self._lock:
+                self.refused += 1
+            return error_reply(500, message=refusal)
         if self.responder is not None:
             answer = self.responder(request.json)
             if isinstance(answer, Canned):

@@ -23,7 +23,7 @@ def test_healthz_reports_every_component_up_on_postgres_and_redis(client: Any, s
     assert body["checks"]["channel_layer"]["backend"] == "RedisChannelLayer"
     # The bound each check was given, and how long each took (issue 16, point 2).
     assert body["timeout_s"] == settings.FACADE_HEALTH_TIMEOUT
-    assert set(body) == {"status", "timeout_s", "checks"}
+    assert set(body) == {"status", "timeout_s", "checks", "model"}
     assert all(isinstance(check["ms"], float) for check in body["checks"].values())
 
 

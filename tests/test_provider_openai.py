@@ -69,7 +69,9 @@ def test_text_reply_with_usage(llm_server: LLMServer) -> None:
     with make(llm_server) as provider:
         reply = provider.complete(messages=MESSAGES, tools=[], max_tokens=64, audience=CUSTOMER)
 
-    assert reply == ModelReply(text="We open at 9.", tool_calls=[], prompt_tokens=31, completion_tokens=7)
+    assert reply == ModelReply(
+        text="We open at 9.", tool_calls=[], prompt_tokens=31, completion_tokens=7, finish_reason="stop"
+    )
     [request] = llm_server.requests
     assert request.method == "POST" and request.path == "/v1/chat/completions"
     assert request.json == {"model": "test-model", "messages": MESSAGES, "max_tokens": 64}  # no tools, no tool_choice
@@ -346,3 +348,16 @@ def test_lenient_where_servers_differ(llm_server: LLMServer) -> None:
         prompt_tokens=0,
         completion_tokens=3,
     )
+
+
+def test_max_tokens_cap(llm_server: LLMServer, settings: object) -> None:
+    """FACADE_LLM_MAX_TOKENS caps each call's completion tokens (a small local server, issue 29)."""
+    llm_server.push(text_reply("a"), text_reply("b"))
+    with make(llm_server, max_tokens=40) as provider:
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=800, audience=CUSTOMER)
+        provider.complete(messages=MESSAGES, tools=[], max_tokens=12, audience=CUSTOMER)
+    assert [r.json["max_tokens"] for r in llm_server.requests] == [40, 12]
+    settings.FACADE_LLM_MAX_TOKENS = 64  # type: ignore[attr-defined]
+    settings.FACADE_LLM_BASE_URL, settings.FACADE_LLM_MODEL = llm_server.url, "m"  # type: ignore[attr-defined]
+    with OpenAICompatibleProvider.from_settings() as configured:
+        assert configured.max_tokens == 64

@@ -277,7 +277,8 @@ GUARD_BLOCKED = register(
     payload=GuardBlocked,
     description=(
         "The commitment guard, the grounding check, the quoting rule, an approved taboo lesson or the strict "
-        "composer replaced a reply with the boundary sentence."
+        "composer replaced a reply with the boundary sentence; or a reply that was no answer at all (category "
+        "malformed_reply, rule: which kind) was replaced by the honest sentence that there is no good answer."
     ),
 )
 GUARD_REWRITE_REQUESTED = register(

@@ -327,7 +327,8 @@ def blocked_replies_since(*, agent: Any, since: Any) -> int:
             session__preview=False,
             session__audience__in=("customer", "peer"),
         )
-        # A strict composer's refusal is not counted: strict mode is what the breaker switches to.
-        .exclude(guard_category__in=("", "strict_refused"))
+        # A strict composer's refusal is not counted: strict mode is what the breaker switches to;
+        # nor a reply that was no answer at all (malformed_reply, issue 29): it committed to nothing.
+        .exclude(guard_category__in=("", "strict_refused", "malformed_reply"))
         .count()
     )

@@ -13,6 +13,10 @@ FACADE_LLM_MODEL = env_str("FACADE_LLM_MODEL", "")
 FACADE_LLM_API_KEY = env_str("FACADE_LLM_API_KEY", "")
 FACADE_LLM_TIMEOUT = env_int("FACADE_LLM_TIMEOUT", 30)  # seconds per HTTP attempt
 FACADE_LLM_MAX_RETRIES = env_int("FACADE_LLM_MAX_RETRIES", 2)  # extra attempts on 429/5xx/timeouts
+# At most this many completion tokens per model call (0: the run loop's own bound, 800).  A small
+# local server writes a tool call's arguments under a grammar, about a token a second on two cores
+# (llama.cpp's chatml-function-calling): a low cap bounds such a call (issue 29).
+FACADE_LLM_MAX_TOKENS = env_int("FACADE_LLM_MAX_TOKENS", 0)
 
 # Budgets: model tokens per turn, model calls per tenant per day (UTC).
 FACADE_TURN_TOKEN_LIMIT = env_int("FACADE_TURN_TOKEN_LIMIT", 12000)

@@ -60,6 +60,7 @@ from ..services import (
     run_start,
 )
 from .builtin_tools import registry, show_card
+from .malformed import EMPTY, MALFORMED, JunkCheck
 from .prompts import Prompt, conversation_language, customer_prompt, owner_prompt
 from .providers import Provider, ProviderError, provider_for
 from .providers.base import ModelReply
@@ -89,6 +90,9 @@ HONEST = Phrasebook(
     ),
     cancelled=_("Stopped."),
     offer=_("Shall I register a request so that the owner can confirm it with you?"),
+    # A reply that was not an answer, twice (malformed.py): said as it is, not as a technical problem.
+    malformed_reply=_("I don't have a good answer to that; shall I pass it to the owner?"),
+    malformed_owner=_("I don't have a good answer to that. Could you put it another way?"),
     # The sweep's answer to a message whose run was left without a reply (runtime/stranded.py).
     stranded=_(
         "I couldn't finish answering this because of a technical problem. Your message is saved; "
@@ -430,6 +434,12 @@ def run_turn(
         *history,
         {"role": "user", "content": message.text},
     ]
+    # Issue 29: text that is not an answer, for every audience (malformed.py).
+    junk = JunkCheck.of(
+        tool_names=registry.names(),
+        system=system,
+        principal_said=[*(m["content"] for m in history if m["role"] == "user"), message.text],
+    )
     spans: list[Span] = []
     token_limit = settings.FACADE_TURN_TOKEN_LIMIT
     repairs = 0
@@ -512,7 +522,8 @@ def run_turn(
         messages.append(
             {
                 "role": "assistant",
-                "content": reply.text or None,
+                # "" and never null: strict servers (llama.cpp's) refuse a null content.
+                "content": reply.text or "",
                 "tool_calls": [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                     for c in reply.tool_calls
@@ -540,7 +551,7 @@ def run_turn(
         status = RunStatus.PLANNING
 
     from_model = bool(text)
-    if not text:
+    if not text and stop_reason:  # an empty answer of the model's is checked (and named) below
         text = HONEST[language].get(stop_reason) or HONEST[language]["provider_error"]
         needs_input = False
     context = turn_context(messages, ctx.citations)
@@ -560,7 +571,7 @@ def run_turn(
             if needs_input and status == RunStatus.COMPLETED:
                 status = RunStatus.WAITING_INPUT
     if blocked is None:
-        blocked = reply_blocked(text, audience, prompt.taboos, cited, given, customer)
+        blocked = reply_blocked(text, audience, prompt.taboos, cited, given, customer, junk=junk)
     rewrite: RewriteRecord | None = None
     # In strict mode there is no rewrite: the model chose parts, and a refusal is final.
     if blocked is not None and provider.rewrites and not stop_reason and not strict:
@@ -605,7 +616,9 @@ def run_turn(
                 elif cancelled():
                     outcome = "cancelled"  # stopped while the model rewrote: nothing of it is sent
                 else:
-                    blocked = reply_blocked(rewritten, audience, prompt.taboos, ctx.citations, given, customer)
+                    blocked = reply_blocked(
+                        rewritten, audience, prompt.taboos, ctx.citations, given, customer, junk=junk
+                    )
                     if blocked is None:
                         outcome = "sent"
                         text = rewritten
@@ -613,6 +626,8 @@ def run_turn(
                         status = RunStatus.WAITING_INPUT if needs_input else RunStatus.COMPLETED
                 span("model", provider.name, f"rewrite_{outcome}", started, wall, reply)
             rewrite = RewriteRecord(category=first.category, check=first.check, rule=first.rule, outcome=outcome)
+    if blocked is not None and blocked.category == MALFORMED and not stop_reason:
+        stop_reason = EMPTY if blocked.rule == "empty" else MALFORMED  # issue 29: the run says what happened
 
     if audience != Audience.OWNER and not stop_reason and decision_asked(message.text) is not None:
         # Asked for a discount, a special price or a promise: recorded as such (issue 26 §3), a
@@ -652,6 +667,12 @@ _BLOCKED_BECAUSE = {
 
 def rewrite_note(category: str) -> str:
     """The note the model gets with its one rewrite."""
+    if category == MALFORMED:
+        return (
+            "Your reply was not sent because it was not an answer (it was empty, wrote a tool call or your "
+            "instructions as text, or was in another language). Answer the last message again in plain words, in "
+            "the language it was written in. Answer with text only."
+        )
     because = _BLOCKED_BECAUSE.get(category, "it made a commitment")
     return (
         f"Your reply was not sent because {because}. Answer again without committing to a price, deadline "
@@ -672,6 +693,24 @@ class Blocked:
 
 
 def reply_blocked(
+    text: str,
+    audience: Audience,
+    taboos: tuple[Taboo, ...],
+    citations: list[dict[str, Any]],
+    given: list[str],
+    customer: list[str] | None = None,
+    *,
+    junk: Callable[[str], str | None] | None = None,
+) -> Blocked | None:
+    """What commits (`commitment_blocked`), then text that is not an answer at all (`junk`,
+    malformed.py, issue 29 — on every face, the owner's too); None when the reply may be sent."""
+    blocked = commitment_blocked(text, audience, taboos, citations, given, customer)
+    if blocked is None and junk is not None and (broke := junk(text)) is not None:
+        return Blocked(category=MALFORMED, check="malformed", rule=broke)
+    return blocked
+
+
+def commitment_blocked(
     text: str,
     audience: Audience,
     taboos: tuple[Taboo, ...],
@@ -714,7 +753,13 @@ def _finish(
     an offer (`blocked`: the verdict on the text as it stands; `cited`: the search results the
     reply quotes, all of the run's unless a strict reply was composed from some of them)."""
     cited = list(ctx.citations) if cited is None else cited
-    if blocked is not None:
+    if blocked is not None and blocked.category == MALFORMED:
+        # Not an answer, even on its rewrite: said honestly (issue 29), the owner's offer on the outward faces.
+        text = HONEST[language]["malformed_owner" if audience == Audience.OWNER else "malformed_reply"]
+        needs_input = True
+        if status == RunStatus.COMPLETED:
+            status = RunStatus.WAITING_INPUT
+    elif blocked is not None:
         text = f"{live_terms(agent).boundary(language)} {HONEST[language]['offer']}"
         needs_input = True
         if status == RunStatus.COMPLETED:

@@ -69,6 +69,9 @@ class ModelReply:
     # Whether the text asks the principal for something (a clarifying question).  None: the
     # runtime guesses from a trailing question mark.
     needs_input: bool | None = None
+    # Why the model stopped, as the server said: "stop", "length" (cut off), "tool_calls",
+    # "content_filter", or "" when it did not say or said something else.
+    finish_reason: str = ""
 
 
 class ProviderError(Exception):

@@ -4,7 +4,9 @@ That covers OpenAI itself and the usual self-hosted servers (vLLM, llama.cpp's s
 LM Studio, LiteLLM …).  One call of `complete` is one `POST {base_url}/chat/completions`
 (`base_url` ends in `/v1`), non-streaming, with the conversation, the allowed tools in OpenAI's
 `{"type": "function", ...}` shape (`tool_choice: "auto"`; both left out when there are none) and
-`max_tokens`.  An `Authorization: Bearer` header is sent only when an API key is configured.
+`max_tokens`.  The messages go as strict servers accept them (`wire_messages`): `content` always a
+string (`""` on an assistant's tool-call message, never null), tool results as `role: tool` with
+their `tool_call_id`, no other field.  An `Authorization: Bearer` header is sent only when an API key is configured.
 In strict composition (`composition="strict"`, runtime/strict.py) the request also carries
 `response_format: {"type": "json_schema", ...}` with the schema of the structured choice
 (`strict.response_schema`, an object holding the list of parts); the answer's text is returned as
@@ -17,6 +19,12 @@ What comes back:
   string the model wrote, malformed JSON included: checking them is the tool registry's job.
   A server that sends the arguments as an object gets them re-encoded with `json.dumps`; a
   missing id becomes `call_<index>` so the run loop can still pair results with calls;
+- a legacy `message.function_call` is read as one tool call; a content that is nothing but a
+  tool call written as text (`functions.NAME:` + JSON, `<tool_call>…</tool_call>`, a bare
+  `{"name", "arguments"}`, `[TOOL_CALLS] […]`) naming an offered tool is read as that call
+  (`text_tool_calls`) — anything else written like a call stays text, for the run loop's
+  malformed-reply check;
+- `finish_reason` is read as `stop`, `length`, `tool_calls`, `content_filter` or "" (`_FINISH`);
 - `usage.prompt_tokens` / `usage.completion_tokens` are counted, 0 when the server leaves them out.
 
 Failures.  429, 5xx, connection failures and timeouts are retried, at most `max_retries` extra
@@ -57,6 +65,7 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from facade import model_health
 from facade.tenancy.rules import Audience
 
 from ..strict import STRICT, response_schema
@@ -101,6 +110,7 @@ class OpenAICompatibleProvider(Provider):
         timeout: float = 30.0,
         max_retries: int = 2,
         backoff: float = 0.5,
+        max_tokens: int = 0,
     ) -> None:
         base_url = (base_url or "").strip().rstrip("/")
         parts = urlsplit(base_url)
@@ -113,6 +123,8 @@ class OpenAICompatibleProvider(Provider):
             raise ValueError("api_key contains characters that cannot go into an HTTP header")
         if not (timeout > 0 and math.isfinite(timeout)):
             raise ValueError("timeout must be a positive number of seconds")
+        if max_tokens < 0:
+            raise ValueError("max_tokens must be 0 (no cap of its own) or more")
         if max_retries < 0:
             raise ValueError("max_retries must be 0 or more")
         if not (backoff >= 0 and math.isfinite(backoff)):
@@ -123,13 +135,22 @@ class OpenAICompatibleProvider(Provider):
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
+        self.max_tokens = int(max_tokens)  # a cap on each call's completion tokens; 0: none
         self._endpoint = f"{base_url}/chat/completions"
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         # Proxies from the environment (HTTPS_PROXY, NO_PROXY) are honoured; redirects are not
         # followed, so a 3xx is a plain http_3xx failure.
-        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+        # A kept-alive connection idle for 2 s is not reused: uvicorn (llama-cpp-python's, vLLM's
+        # server) closes one after 5 s, httpx's own expiry is 5 s, and a request sent on a
+        # connection the server is closing breaks off (`unreachable`, issue 29).
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout),
+            follow_redirects=False,
+            limits=httpx.Limits(keepalive_expiry=2.0),
+        )
 
     @classmethod
     def from_settings(cls) -> OpenAICompatibleProvider:
@@ -141,6 +162,7 @@ class OpenAICompatibleProvider(Provider):
                 api_key=settings.FACADE_LLM_API_KEY,
                 timeout=float(settings.FACADE_LLM_TIMEOUT),
                 max_retries=int(settings.FACADE_LLM_MAX_RETRIES),
+                max_tokens=int(settings.FACADE_LLM_MAX_TOKENS),
             )
         except ValueError as exc:
             raise ImproperlyConfigured(f"FACADE_LLM_* settings for the openai provider: {exc}") from None
@@ -169,11 +191,11 @@ class OpenAICompatibleProvider(Provider):
         composition: str = "guarded",
     ) -> ModelReply:
         # `audience` is not sent: the prompt the run loop built already addresses the model to it.
-        payload: dict[str, Any] = {"model": self.model, "messages": messages}
+        payload: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages)}
         if tools:
-            payload["tools"] = [spec.as_openai() for spec in tools]
+            payload["tools"] = [_for_the_model(spec.as_openai()) for spec in tools]
             payload["tool_choice"] = "auto"
-        payload["max_tokens"] = max_tokens
+        payload["max_tokens"] = min(max_tokens, self.max_tokens) if self.max_tokens else max_tokens
         if composition == STRICT:
             # The schema is not `strict` in OpenAI's sense: that needs every object closed, and
             # the slots are an open map.  The composer validates the answer either way.
@@ -187,7 +209,12 @@ class OpenAICompatibleProvider(Provider):
         for attempt in range(1, attempts + 1):
             outcome = self._attempt(body)
             if isinstance(outcome, bytes):
-                reply = _parse(outcome)
+                try:
+                    reply = _parse(outcome, offered=frozenset(spec.name for spec in tools))
+                except ProviderError as exc:
+                    model_health.note_failure(exc.reason)
+                    raise
+                model_health.note_answer()
                 logger.debug(
                     "openai provider: %d bytes sent, %d bytes received, %d tool call(s), tokens %d+%d",
                     len(body),
@@ -198,6 +225,7 @@ class OpenAICompatibleProvider(Provider):
                 )
                 return reply
             if not outcome.retryable or attempt == attempts:
+                model_health.note_failure(outcome.reason)  # the owners' banner, /healthz (issue 29)
                 raise ProviderError(outcome.reason, _join(outcome.detail, f"attempts={attempt}"))
             delay = self._delay(attempt, outcome.retry_after)
             logger.warning(
@@ -287,8 +315,9 @@ def _bad(detail: str) -> ProviderError:
 _NOT_JSON = object()
 
 
-def _parse(raw: bytes) -> ModelReply:
-    """The reply in a chat-completions body.  Details name fields and types, never values."""
+def _parse(raw: bytes, offered: frozenset[str] = frozenset()) -> ModelReply:
+    """The reply in a chat-completions body.  Details name fields and types, never values.
+    `offered`: the tools the request offered, the only names a call written as text may name."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -313,6 +342,14 @@ def _parse(raw: bytes) -> ModelReply:
     if not isinstance(raw_calls, list):
         raise _bad("message.tool_calls is not a list")
     tool_calls = [_tool_call(index, item) for index, item in enumerate(raw_calls)]
+    legacy = message.get("function_call")
+    if not tool_calls and isinstance(legacy, dict):
+        # The pre-tools protocol (one `function_call`), still answered by some servers.
+        tool_calls = [_tool_call(0, {"function": legacy})]
+    if not tool_calls and text:
+        written = text_tool_calls(text, offered)
+        if written:
+            text, tool_calls = "", written
 
     usage = data.get("usage")
     if not isinstance(usage, dict):
@@ -322,6 +359,7 @@ def _parse(raw: bytes) -> ModelReply:
         tool_calls=tool_calls,
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
+        finish_reason=_finish_reason(choice.get("finish_reason")),
     )
 
 
@@ -370,3 +408,144 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         return 0
     return int(value)
+
+
+# What servers write in `finish_reason`, read as one of four words: `stop` (the model finished),
+# `length` (cut off at max_tokens or the context), `tool_calls`, `content_filter`; anything else
+# (null, an unknown word) is "".
+_FINISH = {
+    "stop": "stop",
+    "eos": "stop",
+    "eos_token": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "model_length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "tool_use": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+def _finish_reason(value: Any) -> str:
+    return _FINISH.get(value.strip().lower(), "") if isinstance(value, str) else ""
+
+
+# -- what is sent ----------------------------------------------------------------------------
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as every common OpenAI-compatible server accepts it: each message with
+    only the fields its role has, `content` always a string — an assistant's tool-call message
+    carries `""`, never null (llama.cpp's server refuses null with a 500: "messages[2].content:
+    Input should be a valid string"; OpenAI, vLLM and Ollama accept "") — tool calls with their
+    `arguments` as JSON text, and tool results as `role: tool` with their `tool_call_id`."""
+    wired: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _ROLES:
+            raise ValueError(f"a message with role {role!r}")
+        content = message.get("content")
+        item: dict[str, Any] = {"role": role, "content": content if isinstance(content, str) else _text(content)}
+        if role == "assistant" and message.get("tool_calls"):
+            item["tool_calls"] = [_wire_call(call) for call in message["tool_calls"]]
+        elif role == "tool":
+            item["tool_call_id"] = str(message.get("tool_call_id") or "")
+        wired.append(item)
+    return wired
+
+
+def _wire_call(call: dict[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+    return {
+        "id": str(call.get("id") or ""),
+        "type": "function",
+        "function": {"name": function.get("name"), "arguments": arguments},
+    }
+
+
+# -- a tool call written as text -------------------------------------------------------------
+
+# The forms small and self-hosted models write a call in when the server does not turn it into
+# `tool_calls`: llama-cpp-python's chatml-function-calling prompt (`functions.NAME:` and the JSON
+# arguments on the next line), Hermes/Qwen (`<tool_call>{"name", "arguments"}</tool_call>`),
+# Llama 3 (a bare `{"name", "parameters"}`) and Mistral (`[TOOL_CALLS] [{…}]`).
+_FUNCTIONS_DOT = re.compile(r"\A\s*functions\.([A-Za-z_][A-Za-z0-9_]*)\s*:?\s*(.*?)\s*\Z", re.S)
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+
+
+def text_tool_calls(text: str, offered: frozenset[str]) -> list[ToolCall]:
+    """The tool calls `text` consists of, when all of it is one of the usual written forms of a
+    call and every call names a tool the request offered; otherwise [] (the text stays text, and
+    the run loop's check for malformed replies keeps it from anyone).  Arguments stay raw text
+    for the tool registry to check, as with a real `tool_calls`."""
+    stripped = text.strip()
+    if not stripped or not offered:
+        return []
+    found: list[tuple[str, Any]] = []
+    dotted = _FUNCTIONS_DOT.match(stripped)
+    if dotted:
+        found.append((dotted.group(1), dotted.group(2) or "{}"))
+    elif stripped.startswith("<tool_call>"):
+        for body in _TAGGED.findall(stripped):
+            found.extend(_json_calls(body))
+        if _TAGGED.sub("", stripped).strip():
+            return []
+    else:
+        found.extend(_json_calls(stripped.removeprefix("[TOOL_CALLS]").strip()))
+    if not found or any(name not in offered for name, _ in found):
+        return []
+    return [
+        ToolCall(
+            id=f"call_text_{index}",
+            name=name,
+            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False),
+        )
+        for index, (name, arguments) in enumerate(found)
+    ]
+
+
+def _json_calls(body: str) -> list[tuple[str, Any]]:
+    """`(name, arguments)` of a JSON call object or a list of them; [] when `body` is not that."""
+    if not body.startswith(("{", "[")):
+        return []
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    items = value if isinstance(value, list) else [value]
+    calls: list[tuple[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return []
+        name = item.get("name")
+        if isinstance(item.get("function"), dict):  # {"type": "function", "function": {...}}
+            name, item = item["function"].get("name"), item["function"]
+        arguments = item.get("arguments", item.get("parameters", {}))
+        if not isinstance(name, str) or set(item) - {"name", "arguments", "parameters", "type", "id"}:
+            return []
+        calls.append((name, arguments if arguments is not None else {}))
+    return calls
+
+
+# Bounds on a string's length in a tool's schema: llama-cpp-python 0.3.36 (chatml-function-calling)
+# turns `maxLength` into a grammar too large to parse, falls back to free JSON and then dies
+# mid-answer (the real-model test lost its server on `add_confirmed_knowledge`, issue 29).  The
+# model is not held to the schema anyway: the tool registry validates every call's arguments.
+_LENGTH_BOUNDS = frozenset({"maxLength", "minLength"})
+
+
+def _for_the_model(value: Any) -> Any:
+    """A tool's description as sent: its schema without string length bounds."""
+    if isinstance(value, dict):
+        return {key: _for_the_model(item) for key, item in value.items() if key not in _LENGTH_BOUNDS}
+    if isinstance(value, list):
+        return [_for_the_model(item) for item in value]
+    return value
