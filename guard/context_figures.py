@@ -338,8 +338,8 @@ def _names_its_items(
     # cake is €35" off the birthday cake's line.
     for figure in figures:
         if figure.kind == "money":
-            clause = _item_words(_MARK.sub(" ", _clause_of(said, figure.span)))
-            if (clause & context.customer_words) - own:
+            named = _item_words(_MARK.sub(" ", _clause_of(said, figure.span)))
+            if (named & context.customer_words) - own:
                 return False
     # A price cited by its number ("… 35.00 EUR [1].") is the entry's own words: its clause names
     # nothing the entry and the customer do not — "A wedding cake is 35.00 EUR [1]" is not the

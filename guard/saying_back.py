@@ -178,7 +178,11 @@ def said_back_removed(text: str, customer: Sequence[str]) -> str:
         theirs = [m for m in quotes if any(_in_order(_tokens(m.group()), words) for words in said_words)]
         question = sentence.rstrip().endswith(("?", "？"))
         asked_back = question or attributed(sentence)
-        firm = any(_firm(_normal(sentence)[a:b]) for a, b in clauses(_normal(sentence)))
+        # Firm in the reply's own words, the customer's quoted words aside ("您提到“包安装”，…？").
+        rest = sentence
+        for match in sorted(theirs, key=lambda m: m.start(), reverse=True):
+            rest = rest[: match.start()] + " " + rest[match.end() :]
+        firm = any(_firm(_normal(rest)[a:b]) for a, b in clauses(_normal(rest)))
         if theirs and len(theirs) == len(quotes) and asked_back and not firm:
             # "You wrote 'free installation' — which page said that?": the words are theirs.
             for match in sorted(theirs, key=lambda m: m.start(), reverse=True):

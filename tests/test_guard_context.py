@@ -64,7 +64,7 @@ def as_turn_messages(row: RoundRow, citations: list[dict[str, str]]) -> list[dic
     others = [text for text in context.given if text not in context.customer]
     prompt = "\n".join(["You answer the shop's customers.", *others])
     messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
-    for said in context.customer or ("Hello",):
+    for said in context.customer or ("你好" if row.language == "zh" else "Hello",):
         messages += [{"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}]
     messages.pop()
     call = {"id": "c1", "type": "function", "function": {"name": "search_knowledge", "arguments": "{}"}}
@@ -153,7 +153,7 @@ def test_a_real_turn_gives_the_verdict_guard_check_gives(world_a: TenantWorld, n
     context = row.context()
     customer = Customer.objects.create(tenant=world_a.tenant)
     session = session_open(agent=world_a.agent, audience=Audience.CUSTOMER, customer=customer)
-    said = list(context.customer) or ["Hello"]
+    said = list(context.customer) or ["你好" if row.language == "zh" else "Hello"]  # the reply's language
     for earlier in said[:-1]:
         turn_handle(session=session, text=earlier, provider=ScriptedProvider.of(ModelReply(text="Noted.")))
     steps: list[Any] = []
