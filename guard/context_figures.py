@@ -43,11 +43,10 @@ from .figures import Figure, read
 from .grounding import _same as same_numbers
 from .grounding import numbers_in
 from .restating import _LISTING_EN, _LISTING_ZH, clauses, defers, greeting_removed, promise_refusals_removed
-from .saying_back import attributed, blanked
+from .saying_back import attributed, blanked, sentences
 
 __all__ = ["agrees_to_customer", "context_figures_masked", "context_restated_removed"]
 
-_SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _CHECKED: Final = frozenset({"money", "duration", "time", "date", "percent"})
 _DIGITS: Final = re.compile(r"(?<![a-z0-9.])[0-9]+(?:[.,][0-9]+)*(?![a-z0-9])")
 _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|you've|yourself)\b|您|你")
@@ -90,14 +89,6 @@ def _figures(text: str) -> list[Figure]:
     currency code counts only in capitals ("55 CAD", not "cad")."""
     nfkc = unicodedata.normalize("NFKC", text)
     return read(nfkc) if len(nfkc.lower()) == len(nfkc) else read(nfkc.lower())
-
-
-def _sentences(text: str) -> list[str]:
-    found, start = [], 0
-    for end in _SENTENCE_END.finditer(text):
-        found.append(text[start : end.end()])
-        start = end.end()
-    return [*found, text[start:]] if start < len(text) else found
 
 
 def _ends(figure: Figure) -> set[Decimal]:
@@ -192,7 +183,7 @@ class _Context:
             self.entry_numbers |= numbers_in(text)
         # The named rules an entry's own sentences set off ("… has a 12-month guarantee").
         self.entry_rules = {
-            verdict.rule for text in entries for part in _sentences(text) if (verdict := guard_check(part)).blocked
+            verdict.rule for text in entries for part in sentences(text) if (verdict := guard_check(part)).blocked
         }
         # The things the customer named (not the small words of a question: "how far out do you go").
         self.customer_words = {
@@ -449,7 +440,7 @@ def context_restated_removed(text: str, citations: Sequence[Mapping[str, Any]], 
         return text
     context = _Context(citations, customer)
     kept = []
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         kept.append(blanked(sentence) if _only_restates(sentence, context) else sentence)
     return "".join(kept)
 
@@ -489,7 +480,7 @@ def agrees_to_customer(text: str, citations: Sequence[Mapping[str, Any]], custom
     if not customer:
         return False
     context = _Context(citations, customer)
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         theirs = [
             f
             for f in _figures(sentence)

@@ -35,7 +35,7 @@ from .figures import read
 from .grounding import numbers_in
 from .restating import clauses, defers, promise_refusals_removed
 
-__all__ = ["attributed", "blanked", "said_back_removed"]
+__all__ = ["attributed", "blanked", "said_back_removed", "sentences"]
 
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _QUOTED: Final = re.compile(
@@ -97,7 +97,8 @@ def _in_order(wanted: list[str], said: list[str]) -> bool:
     return n > 0 and any(said[i : i + n] == wanted for i in range(len(said) - n + 1))
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, each with the punctuation and space after it: together, the text."""
     found, start = [], 0
     for end in _SENTENCE_END.finditer(text):
         found.append(text[start : end.end()])
@@ -173,7 +174,7 @@ def said_back_removed(text: str, customer: Sequence[str]) -> str:
         said_numbers |= numbers_in(message)
     said_words = [_tokens(message) for message in customer]
     kept: list[str] = []
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         quotes = [m for m in _QUOTED.finditer(sentence) if _tokens(next(g for g in m.groups() if g is not None))]
         theirs = [m for m in quotes if any(_in_order(_tokens(m.group()), words) for words in said_words)]
         question = sentence.rstrip().endswith(("?", "？"))
