@@ -32,6 +32,7 @@ is for the named rules and the model.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -369,6 +370,18 @@ def _firm(clause: str, context: _Context) -> bool:
     return any(not context.said_by_entry(m.group()) for m in _FIRM.finditer(clause))
 
 
+@functools.lru_cache(maxsize=32)
+def _cached(entries: tuple[tuple[str, str], ...], customer: tuple[str, ...]) -> _Context:
+    return _Context([{"title": title, "snippet": snippet} for title, snippet in entries], customer)
+
+
+def _context_of(citations: Sequence[Mapping[str, Any]], customer: Sequence[str]) -> _Context:
+    """The reply's context, read once: the outgoing check asks three questions of it (what is said
+    again, what the model reads, what agrees to the customer), and a rewrite asks them again."""
+    entries = tuple((str(c.get("title") or ""), str(c.get("snippet") or "")) for c in citations)
+    return _cached(entries, tuple(customer))
+
+
 def _concludes(sentence: str, context: _Context) -> bool:
     """Whether the named rules read a conclusion or a promised outcome in the sentence that the
     entries do not say themselves: figures said again do not make "so she's eligible" any less a
@@ -438,7 +451,7 @@ def context_restated_removed(text: str, citations: Sequence[Mapping[str, Any]], 
     module docstring describes: what the checks read."""
     if not citations and not customer:
         return text
-    context = _Context(citations, customer)
+    context = _context_of(citations, customer)
     kept = []
     for sentence in sentences(text):
         kept.append(blanked(sentence) if _only_restates(sentence, context) else sentence)
@@ -451,7 +464,7 @@ def context_figures_masked(text: str, citations: Sequence[Mapping[str, Any]], cu
     never makes a reply read as a commitment to it (issue 27 §4) — its words still may."""
     if not citations and not customer:
         return text
-    context = _Context(citations, customer)
+    context = _context_of(citations, customer)
     known = context.entry_numbers | context.customer_numbers
     lowered = _normal(text)
     if len(lowered) != len(text):
@@ -479,7 +492,7 @@ def agrees_to_customer(text: str, citations: Sequence[Mapping[str, Any]], custom
     business's word."""
     if not customer:
         return False
-    context = _Context(citations, customer)
+    context = _context_of(citations, customer)
     for sentence in sentences(text):
         theirs = [
             f
