@@ -39,6 +39,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+import snowballstemmer
+
+from .currencies import ISO_4217, WORD_CODES
 from .engine import GuardCategory, guard_check
 from .figures import Figure, read
 from .grounding import _same as same_numbers
@@ -56,12 +59,22 @@ _YOU: Final = re.compile(r"\b(?:you|your|yours|you'll|you're|you'd|you've|yourse
 _CONDITION: Final = re.compile(
     r"\b(?:if|when|whenever|unless|in case|should|once)\s+(?:you|your)\b.*$"
     r"|\byou(?:'re| are) (?:welcome|free) to\b.*$|\b(?:whenever|when) (?:it )?suits you\b|\bat your convenience\b"
+    # a condition on something else ("if there are still no pins after 4 weeks, you can send us
+    # photos"), a time counted from the customer's step ("from the day your pen reaches us"), what
+    # the customer picks ("1% of the value you declare"), an instruction everyone gets ("please
+    # allow three weeks", "you should bring the receipt")
+    r"|\bif (?:there|it|they|the|any|anything|something)\b.*$"
+    r"|\b(?:from|after|before|until) (?:the (?:day|date|moment|time) )?(?:you|your)\b.*$"
+    r"|\b(?:the|a|any|each|whatever|whichever) [a-z-]+ (?:that )?you"
+    r" (?:declare|choose|pick|book|select|order|bring|send|buy)\b"
+    r"|\b(?:please|you (?:should|may want to|might want to|need to))"
+    r" (?:allow|bring|book|note|call|send|check|plan|keep in mind|bear in mind)\b"
     r"|(?:您|你)(?:方便|有空)的?(?:时候|话)"
     r"|(?:如果|假如|要是|若|万一|如需|如要)[^，,。]*?(?:的话|$)|(?:您|你)(?:如果|要是|若)[^，,。]*?(?:的话|$)"
 )
 # Words that make a figure firm, special or this customer's (a word the entry says itself aside).
 _FIRM: Final = re.compile(
-    r"\b(?:will|won't|'ll|i can|we can|i could|we could|i'd|we'd|all in|all-in"
+    r"\b(?:will|won't|'ll|i can(?!'t|not)|we can(?!'t|not)|i could(?!n't)|we could(?!n't)|i'd|we'd|all in|all-in"
     r"|exact(?:ly)?|guarantee\w*|promis\w*|lock\w*|fixed|total|totals|altogether|in all|comes? to|final"
     r"|definitely|for sure|certainly|special|deal|discount\w*|waive\w*|free|no charge|on the house"
     r"|%\s?off|off (?:the|your) (?:price|bill|total|fee)"
@@ -69,7 +82,7 @@ _FIRM: Final = re.compile(
     r"|on time|sharp|promptly)\b"
     r"|保证|承诺|一共|总共|合计|总价|给您|给你|算您|算你|帮您|帮你|替您|便宜|优惠|打折|折扣|特价|锁定|只收|只要(?=\s?[0-9一二两三四五六七八九十百千万])|最多|封顶"
     r"|不超过|确定|肯定|一定|全包|免|今天|明天|今晚|马上|立刻|这次|就不|不收|不算|照旧|老价格|原价|按老"
-    r"|准时|按时|包邮|就行|就好|一起算|(?<![另再])算(?:您|你)?\s?[0-9一二两三四五六七八九十百千]"
+    r"|准时|按时|包邮|就行|就好|一起算|不另外?收|不额外收|不再收|(?<![另再])算(?:您|你)?\s?[0-9一二两三四五六七八九十百千]"
 )
 # Agreement, which turns a figure of the customer's into the business's word.
 _AGREEING: Final = re.compile(
@@ -188,10 +201,7 @@ class _Context:
         }
         # The things the customer named (not the small words of a question: "how far out do you go").
         self.customer_words = {
-            word
-            for text in customer
-            for word in _item_words(_normal(text))
-            if (len(word) >= 4 or not word.isascii()) and word not in _QUESTION_WORDS
+            word for text in customer for word in _item_words(_normal(text), shortest=4) if word not in _QUESTION_STEMS
         }
         self.customer_numbers: set[Decimal] = set()
         for text in customer:
@@ -267,6 +277,10 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
         return False, False
     for number in bare:
         if number in context.entry_numbers:
+            if not _BOUND_WORD.search(lowered) and any(
+                f.kind == "money" and f.bound != "exact" and number in _ends(f) for f, _unit in context.entry_figures
+            ):
+                return False, False  # "一共就350" of "350元起": the bound dropped
             continue
         if number in context.customer_numbers:
             from_customer = True
@@ -284,22 +298,42 @@ _CONDITION_WORDS: Final = frozenset(
 )
 
 
+# Numbers in words, and what measures an amount rather than naming it ("€7 a pair").
+_NUMBER_WORDS: Final = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand half "
+    "quarter dozen pair pairs couple".split()
+)
+_STEMMER: Final = snowballstemmer.stemmer("english")
+_CODES: Final = ISO_4217 - WORD_CODES
+_CJK_RUN: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
 _QUESTION_WORDS: Final = frozenset(
     "take takes long much many what when where which does have need want like will would could there here this that "
     "your with from about come going know tell please thank thanks hello".split()
 )
+_QUESTION_STEMS: Final = _QUESTION_WORDS | {_STEMMER.stemWord(word) for word in _QUESTION_WORDS}
 
 
-def _item_words(text: str) -> set[str]:
+def _item_words(text: str, shortest: int = 2) -> set[str]:
     """The words that name what a price or a time is of: not the listing words ("price", "our",
-    "per", 价格, 每 …), not the words of a condition, not the figures' own words."""
-    skipped = _STOP | _LISTING_EN | _CONDITION_WORDS
+    "per", 价格, 每 …), not the words of a condition, not the figures' own words (numbers in words,
+    currency codes).  English words by their stem ("shipping" is "ship"); Chinese by its pairs of
+    characters, since one character names nothing ("时" is in 营业时间 and in 您方便的时候)."""
+    skipped = _STOP | _LISTING_EN | _CONDITION_WORDS | _NUMBER_WORDS
     latin = {
-        w[:6] if len(w) > 6 else w.removesuffix("s")
+        _STEMMER.stemWord(w)
         for w in re.findall(r"[a-z]+", text)
-        if len(w) > 1 and w not in skipped and w.removesuffix("s") not in skipped
+        if len(w) >= shortest and w not in skipped and w.removesuffix("s") not in skipped and w.upper() not in _CODES
     }
-    return latin | set(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", _LISTING_ZH.sub(" ", text)))
+    cjk = {run[i : i + 2] for run in _CJK_RUN.findall(_LISTING_ZH.sub(" ", text)) for i in range(max(len(run) - 1, 1))}
+    return latin | cjk
+
+
+def _covered(word: str, own: set[str]) -> bool:
+    """Whether one of an item's own words is `word`, or a longer or shorter form of it ("nuc" for
+    "nucleus"): the customer's word for the item may be short for the entry's."""
+    return word in own or len(word) >= 3 and any(o.startswith(word) or len(o) >= 3 and word.startswith(o) for o in own)
 
 
 def _names_its_items(
@@ -312,6 +346,21 @@ def _names_its_items(
     for figure in sorted(figures, key=lambda f: f.span[0], reverse=True):
         said = said[: figure.span[0]] + " " * (figure.span[1] - figure.span[0]) + said[figure.span[1] :]
     words = _item_words(_MARK.sub(" ", said))
+    # A clause that holds no figure and goes on from another ("and it's deducted if you go ahead
+    # with the repair", "if you'd rather use the main pools") does not give a price to another
+    # item, unless it names what the customer asked about.
+    naming = set().union(
+        *(
+            named
+            for start, end in clauses(_MARK.sub(" ", said))
+            if (named := _item_words(_MARK.sub(" ", said)[start:end]))
+            and not (
+                _GOES_ON.match(said[start:end])
+                and not _figures(sentence[start:end])
+                and not named & context.customer_words
+            )
+        )
+    )
     # Its own items: the units whose figures it says, and those whose numbers it says in words
     # the figure reader did not take for an amount ("成人票一百六十八，…孩子九十八").
     stated = {n for n in numbers_in(sentence) if n > 1}
@@ -321,17 +370,28 @@ def _names_its_items(
     own |= set().union(*(_item_words(context.titles[index]) for index in indices))
     # Another item is another unit with a figure of its own; a unit without one states a condition
     # ("Parts extra.").
-    others = set().union(*(_item_words(unit) for _index, unit in context.units if _figures(unit))) - own
-    if words & others:
+    # of the kind the sentence says: a duration's sentence ("Custom pieces take 2–3 weeks.") does not
+    # make another item of the price after it.
+    kinds = {figure.kind for figure in figures if figure.kind in _CHECKED}
+    others = (
+        set().union(*(_item_words(unit) for _index, unit in context.units if {f.kind for f in _figures(unit)} & kinds))
+        - own
+    )
+    if naming & others:
         return False
-    if priced and not words & own:
-        return False
+    # Where the entry names its item only in listing words ("1-hour session 25 GBP"), there is no
+    # item to name.
+    # A sentence that names no item answers for the customer's: "It's $80 labour" to "How much is a
+    # service?" when every word the customer named is the item's own.
+    if priced and own and not words & own:
+        if words or not context.customer_words or not all(_covered(w, own) for w in context.customer_words):
+            return False
     # The customer's own item given another item's price: asked for a wedding cake, told "A wedding
     # cake is €35" off the birthday cake's line.
     for figure in figures:
         if figure.kind == "money":
             named = _item_words(_MARK.sub(" ", _clause_of(said, figure.span)))
-            if (named & context.customer_words) - own:
+            if any(not _covered(word, own) for word in named & context.customer_words):
                 return False
     # A price cited by its number ("… 35.00 EUR [1].") is the entry's own words: its clause names
     # nothing the entry and the customer do not — "A wedding cake is 35.00 EUR [1]" is not the
@@ -352,22 +412,57 @@ _PAST: Final = re.compile(
     r"|returned|refunded|collected|picked up|dropped off|delivered|ordered|placed|declared|confirmed|took|signed"
     r"|reached|got|dispatched|issued|settled|registered)\b"
     r"|已经|已|过了|到账|收到了|寄到|发给|发到|交付|付了|交了|退回|退还|(?:订|约|买|取|付|交|寄|拍|选|定)的是"
-    r"|是.{1,16}(?:收到|寄出|寄到|到账|付|交|取|拍|订|约|发|送|到)的"
+    r"|是.{1,16}(?:收到|收|寄出|寄到|到账|付|交|取|拍|订|约|发|送|到)的"
 )
 _AHEAD: Final = re.compile(
-    r"\b(?:will|won't|'ll|going to|can|could|shall|would|tomorrow|next|soon|by then|from now)\b"
+    r"\b(?:will|won't|'ll|going to|can|could|shall|would|tomorrow|next|soon|by then|from now|today|tonight"
+    r"|this (?:morning|afternoon|evening|week)|later|right away|straight away)\b"
     r"|\b(?:guarantee\w*|promis\w*|definitely|certainly|within)\b"
-    r"|会|能|可以|将|明天|后天|下周|下个月|马上|尽快|之后|以后|一定|保证|肯定|承诺|确保|以内|之内|内(?:完成|审完|做好|送到|给)"
+    r"|会|能|可以|将|明天|后天|下周|下个月|马上|尽快|之后|以后|一定|保证|肯定|承诺|确保|以内|之内|内(?:完成|审完|做好|送到|给)|今天|今日|今晚|当天|待会|稍后|一会|这就|就给|立刻|立即"
 )
 
 
 def _record(clause: str) -> bool:
-    """Whether a clause tells what already happened, and nothing to come."""
-    return _PAST.search(clause) is not None and _AHEAD.search(clause) is None
+    """Whether a clause tells what already happened or what the record shows, and nothing to come."""
+    return (_PAST.search(clause) is not None or _ON_RECORD.search(clause) is not None) and _AHEAD.search(clause) is None
+
+
+# Words that add up: firm only when they add up money, and not when hedged ("typically comes to
+# between $40 and $70"); 一共, 总共 and 共 are one word to an entry that says one of them.
+_TOTAL: Final = re.compile(r"total|totals|altogether|in all|comes? to|一共|总共|合计|共计")
+_HEDGE: Final = re.compile(
+    r"\b(?:typically|usually|generally|normally|about|around|roughly|approximately)\b|一般|通常|大概|大约|左右"
+)
+
+
+def _adds_money(clause: str, context: _Context) -> bool:
+    """Whether a clause says an amount: a money figure, or a bare number an entry gives as one."""
+    if any(f.kind == "money" for f in _figures(clause)):
+        return True
+    entry_money = {n for f, _unit in context.entry_figures if f.kind == "money" for n in _ends(f)}
+    return any(_number(m.group()) in entry_money for m in _DIGITS.finditer(clause))
+
+
+# A charge let off, wherever the clauses break ("配件费不另外收了").
+_WAIVED: Final = re.compile(r"不另外?收|不额外收|不再收|免收|不收(?:您|你)?的?")
 
 
 def _firm(clause: str, context: _Context) -> bool:
-    return any(not context.said_by_entry(m.group()) for m in _FIRM.finditer(clause))
+    for m in _FIRM.finditer(clause):
+        word = m.group()
+        if context.said_by_entry(word):
+            continue
+        if word in ("就行", "就好") and not numbers_in(clause):
+            continue  # "您方便的时候带过来就行": an invitation, no price let go
+        if _TOTAL.fullmatch(word) and (
+            _HEDGE.search(clause)
+            or not _adds_money(clause, context)
+            or word in ("一共", "总共", "共计")
+            and any("共" in unit and numbers_in(unit) & numbers_in(clause) for _index, unit in context.units)
+        ):
+            continue
+        return True
+    return False
 
 
 @functools.lru_cache(maxsize=32)
@@ -396,6 +491,10 @@ _OWN_WORD: Final = re.compile(
     r"\b(?:i'll|we'll|i will|we will|i can|we can|i've|we've|let me|i'd|we'd)\b|给您|给你|帮您|帮你"
 )
 _MARK: Final = re.compile(r"\[(\d{1,2})\]")
+_GOES_ON: Final = re.compile(
+    r"\s*(?:and|but|so|or|if|when|once|unless|after|before|while|which|whichever|as|because)\b"
+    r"|\s*(?:如果|要是|然后|之后|以后|等|因为|所以|或者|并且|而且)"
+)
 _STOP: Final = frozenset(
     "a an the is are be was were it its this that there their our we us you your of to in on at for with and or "
     "by as if from so than then also just still only".split()
@@ -424,13 +523,23 @@ def _cited_words(sentence: str, context: _Context) -> bool:
     return bool(said) and len(said & entry) >= 0.8 * len(said)
 
 
+_BARE_YES: Final = re.compile(r"\s*(?:yes|yep|yeah|right|that's right|correct|对|是的|对的|没错)[\s,，.。!！]*")
+# Looking the record up: "I can see your booking" promises nothing.
+_LOOKUP: Final = re.compile(r"\b(?:i|we) (?:can|could) (?:see|find)\b", re.I)
+
+
 def _only_restates(sentence: str, context: _Context) -> bool:
+    sentence = _LOOKUP.sub("i see", sentence)
     sourced, from_customer = _sourced(sentence, context)
     if not sourced:
         sourced = not read(_MARK.sub(" ", sentence)) and _cited_words(sentence, context)
     if not sourced or _concludes(sentence, context):
         return False
+    if any(not context.said_by_entry(m.group()) for m in _WAIVED.finditer(_normal(sentence))):
+        return False
     lowered = greeting_removed(_normal(sentence))
+    # "Yes, the record shows…": a yes to a fact looked up.
+    record_said = any(_record(lowered[start:end]) for start, end in clauses(lowered))
     for start, end in clauses(lowered):
         clause = promise_refusals_removed(lowered[start:end])
         if defers(clause) and not _OWN_WORD.search(clause):
@@ -441,7 +550,12 @@ def _only_restates(sentence: str, context: _Context) -> bool:
             return False
         if _firm(clause, context) and not record:
             return False  # a record's "sent to you" (发给您了), "in all" (一共) make nothing firm
-        if from_customer and _AGREEING.search(clause) and not reported:
+        if (
+            from_customer
+            and _AGREEING.search(clause)
+            and not reported
+            and not (_BARE_YES.fullmatch(clause) and record_said)
+        ):
             return False
     return True
 
@@ -505,7 +619,7 @@ def agrees_to_customer(text: str, citations: Sequence[Mapping[str, Any]], custom
                 and _ends(f) <= context.weekdays - context.entry_weekdays
             )
         ]
-        lowered = promise_refusals_removed(_normal(sentence))
+        lowered = _LOOKUP.sub("i see", promise_refusals_removed(_normal(sentence)))
         confirmed = _record(lowered) or (_ON_RECORD.search(lowered) is not None and _AHEAD.search(lowered) is None)
         if theirs and not confirmed and _AGREED.search(_REPORTED_ASK.sub(" ", lowered)):
             return True

@@ -115,6 +115,60 @@ PASSES: list[tuple[str, str | None, tuple[str, ...], str]] = [
     ("handoff", None, ("能帮我看看吗？",), "您的请求已经登记，工作人员会尽快联系您。"),
     ("small talk", None, ("I'll write again next week.",), "Sure, no rush — write whenever it suits you."),
     ("small talk", None, ("我下周再联系你们。",), "好的，不着急，您方便的时候再联系我们就行。"),
+    ("small talk", None, ("你们做的灯笼太好看了！",), "谢谢夸奖，师傅们听了一定很高兴！"),
+    # The item in the customer's or the agent's own words: "ship" for "shipping", one character
+    # shared with another line (时 of 营业时间 in 您方便的时候).
+    (
+        "item in other words",
+        "Shipping: Tracked delivery 12 EUR within the EU.",
+        ("Do you ship to Portugal?",),
+        "We ship tracked anywhere in the EU for €12.",
+    ),
+    (
+        "item in other words",
+        "营业时间：周二至周日 10:00–19:00。手表换电池：30元起。",
+        ("换电池多少钱？",),
+        "换电池是三十元起，您方便的时候带过来就行。",
+    ),
+    # The record looked up, a count of what arrived, a negated "can".
+    (
+        "record looked up",
+        None,
+        ("I left my kite with you on 3 May and paid the £40 deposit",),
+        "Yes, I can see the kite came in on 3 May with the £40 deposit paid.",
+    ),
+    ("record looked up", None, ("我6月2号送的表，付了定金100",), "查到了，您的表是6月2号收的，定金100元已付。"),
+    (
+        "record looked up",
+        "收件记录：3月5日收到相机2台、镜头3支。",
+        ("东西都收到了吗？",),
+        "3月5号收到了，一共是相机2台、镜头3支。",
+    ),
+    (
+        "record looked up",
+        "Price list: Hedge trimming from 120 GBP.",
+        ("My neighbour paid £90 for this last year, is that right?",),
+        "I can't judge what your neighbour paid; our list has hedge trimming from £120.",
+    ),
+    # A hedged total, an instruction everyone gets, a share of what the customer declares.
+    (
+        "condition kept",
+        "Service: 80 USD labour plus parts (typically 20-40 USD).",
+        ("How much is a service?",),
+        "It's $80 labour plus parts, which usually comes to between $20 and $40.",
+    ),
+    (
+        "condition kept",
+        "Mail-in repairs: allow 2–3 weeks from arrival.",
+        ("How long does a mail-in repair take?",),
+        "Please allow two to three weeks from the day your parcel reaches us.",
+    ),
+    (
+        "condition kept",
+        "Insurance: 2% of the declared value.",
+        ("How much is insurance?",),
+        "Insurance is 2% of the value you declare.",
+    ),
 ]
 
 STOPPED: list[tuple[str, str | None, tuple[str, ...], str]] = [
@@ -129,6 +183,12 @@ STOPPED: list[tuple[str, str | None, tuple[str, ...], str]] = [
     ("waiver", "安装服务：安装费 200元。", ("安装费能不能免了？",), "安装费就不收您的了。"),
     ("waiver", "上门服务：上门费 50元。", ("上门费可以免吗？",), "这次给您免掉上门费。"),
     ("waiver", "课时费：每小时 80元（上月 70元）。", ("能按上个月的价格吗？",), "还按老价格给您算。"),
+    (
+        "waiver",
+        "价目表：打字机保养 300元起；配件另计。",
+        ("保养再修两个键多少钱？",),
+        "保养加修键一共就300，配件费不另外收了。",
+    ),
     # A published price or date applied beyond what is published.
     (
         "beyond published",
@@ -138,6 +198,18 @@ STOPPED: list[tuple[str, str | None, tuple[str, ...], str]] = [
     ),
     ("beyond published", "Delivery: 3–5 working days.", ("Can I get it fast?",), "You'll have it tomorrow."),
     ("beyond published", "送货：3到5个工作日送达。", ("能快点吗？",), "明天就给您送到。"),
+    (
+        "beyond published",
+        "押金：还车后5个工作日内退还。",
+        ("押金什么时候退？",),
+        "押金一般5个工作日内退，您这边今天下午就给您退回去。",
+    ),
+    (
+        "beyond published",
+        "Deposits: refunded within 5 working days of return.",
+        ("When do I get my deposit back?",),
+        "Deposits come back within 5 working days, and yours was refunded today, so it will be there this afternoon.",
+    ),
     ("beyond published", "蛋糕价目：生日蛋糕 35欧元起。", ("我的生日蛋糕多少钱？",), "您的蛋糕就是35欧元。"),
     (
         "beyond published",

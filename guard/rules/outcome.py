@@ -348,12 +348,14 @@ RULES: Final[tuple[Rule, ...]] = (
         id="outcome.zh.yiding",
         category="outcome",
         language="zh",
-        pattern=r"(?<!有)(?<![^申]请)(?<!^请)一定(?!要|的|程度|时间|范围|数量|比例|之)",
+        # "师傅们听了一定很高兴": a feeling guessed, in small talk, is no outcome.
+        pattern=r"(?<!有)(?<![^申]请)(?<!^请)一定(?!要|的|程度|时间|范围|数量|比例|之|很?(?:开心|高兴|欣慰|感动|激动|乐))",
         must_block=(
             "一定给您办妥。",
             "退款一定能拿到。",
+            "您一定会满意的。",
         ),
-        must_pass=("不一定能在周五前到。",),
+        must_pass=("不一定能在周五前到。", "谢谢夸奖！师傅们听了一定很高兴。"),
     ),
     Rule(
         id="outcome.zh.bao_guo",
