@@ -47,7 +47,7 @@ from .figures import Figure, read
 from .grounding import _same as same_numbers
 from .grounding import numbers_in
 from .restating import _LISTING_EN, _LISTING_ZH, clauses, defers, greeting_removed, promise_refusals_removed
-from .saying_back import attributed, blanked, sentences
+from .saying_back import AHEAD, ON_RECORD, attributed, blanked, record, sentences
 
 __all__ = ["agrees_to_customer", "context_figures_masked", "context_restated_removed"]
 
@@ -69,7 +69,7 @@ _CONDITION: Final = re.compile(
     r" (?:declare|choose|pick|book|select|order|bring|send|buy)\b"
     r"|\b(?:please|you (?:should|may want to|might want to|need to))"
     r" (?:allow|bring|book|note|call|send|check|plan|keep in mind|bear in mind)\b"
-    r"|(?:您|你)(?:方便|有空)的?(?:时候|话)"
+    r"|(?:您|你)(?:方便|有空)的?(?:时候|话)|(?:要)?看(?:您|你)(?:选|要|想|需要)"
     r"|(?:如果|假如|要是|若|万一|如需|如要)[^，,。]*?(?:的话|$)|(?:您|你)(?:如果|要是|若)[^，,。]*?(?:的话|$)"
 )
 # Words that make a figure firm, special or this customer's (a word the entry says itself aside).
@@ -232,7 +232,7 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
     found = _figures(sentence)
     figures = [f for f in found if f.kind in _CHECKED]
     bare = [
-        number
+        (number, _clause_of(lowered, m.span()))
         for m in _DIGITS.finditer(lowered)
         if not any(a <= m.start() < b for a, b in (f.span for f in found))
         and (number := _number(m.group())) is not None
@@ -246,6 +246,9 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
     priced = False
     for figure in figures:
         numbers = {n for n in _ends(figure) if n > 1}
+        if figure.kind in ("date", "time") and record(_clause_of(lowered, figure.span)):
+            said_again = True  # "记录里是12月1号上门检测的": a past date is not a deadline
+            continue
         if figure.kind == "date" and figure.unit == "weekday":
             if not _ends(figure) <= context.weekdays:
                 return False, False  # a weekday neither the entries nor the customer named
@@ -275,7 +278,9 @@ def _sourced(sentence: str, context: _Context) -> tuple[bool, bool]:
                 matched += [unit for _index, unit in context.units if numbers & numbers_in(unit)]
             continue
         return False, False
-    for number in bare:
+    for number, clause in bare:
+        if record(clause):
+            continue  # "4 boxes collected on 9 October": a count of what already happened
         if number in context.entry_numbers:
             if not _BOUND_WORD.search(lowered) and any(
                 f.kind == "money" and f.bound != "exact" and number in _ends(f) for f, _unit in context.entry_figures
@@ -405,28 +410,6 @@ def _names_its_items(
     return True
 
 
-# What the record says happened: "your parcel left us on Monday the 9th", "we received your $150
-# deposit on 5 September", 您的500元定金是3月2号到账的, 您订的是6月15号下午3点 — a past fact, not a promise.
-_PAST: Final = re.compile(
-    r"\b(?:was|were|did|had|has been|have been|received|arrived|came|left|shipped|sent|emailed|posted|paid|booked"
-    r"|returned|refunded|collected|picked up|dropped off|delivered|ordered|placed|declared|confirmed|took|signed"
-    r"|reached|got|dispatched|issued|settled|registered)\b"
-    r"|已经|已|过了|到账|收到了|寄到|发给|发到|交付|付了|交了|退回|退还|(?:订|约|买|取|付|交|寄|拍|选|定)的是"
-    r"|是.{1,16}(?:收到|收|寄出|寄到|到账|付|交|取|拍|订|约|发|送|到)的"
-)
-_AHEAD: Final = re.compile(
-    r"\b(?:will|won't|'ll|going to|can|could|shall|would|tomorrow|next|soon|by then|from now|today|tonight"
-    r"|this (?:morning|afternoon|evening|week)|later|right away|straight away)\b"
-    r"|\b(?:guarantee\w*|promis\w*|definitely|certainly|within)\b"
-    r"|会|能|可以|将|明天|后天|下周|下个月|马上|尽快|之后|以后|一定|保证|肯定|承诺|确保|以内|之内|内(?:完成|审完|做好|送到|给)|今天|今日|今晚|当天|待会|稍后|一会|这就|就给|立刻|立即"
-)
-
-
-def _record(clause: str) -> bool:
-    """Whether a clause tells what already happened or what the record shows, and nothing to come."""
-    return (_PAST.search(clause) is not None or _ON_RECORD.search(clause) is not None) and _AHEAD.search(clause) is None
-
-
 # Words that add up: firm only when they add up money, and not when hedged ("typically comes to
 # between $40 and $70"); 一共, 总共 and 共 are one word to an entry that says one of them.
 _TOTAL: Final = re.compile(r"total|totals|altogether|in all|comes? to|一共|总共|合计|共计")
@@ -444,6 +427,7 @@ def _adds_money(clause: str, context: _Context) -> bool:
 
 
 # A charge let off, wherever the clauses break ("配件费不另外收了").
+_HANDOFF: Final = re.compile(r"\s*(?:问|查|确认|转|登记|联系|约|预约|记下|提交|留意|反馈|催)")
 _WAIVED: Final = re.compile(r"不另外?收|不额外收|不再收|免收|不收(?:您|你)?的?")
 
 
@@ -452,13 +436,16 @@ def _firm(clause: str, context: _Context) -> bool:
         word = m.group()
         if context.said_by_entry(word):
             continue
+        if word in ("帮您", "帮你", "给您", "给你") and _HANDOFF.match(clause, m.end()):
+            continue  # "我帮您问一下老板", "帮您登记": asking, booking, passing on
         if word in ("就行", "就好") and not numbers_in(clause):
             continue  # "您方便的时候带过来就行": an invitation, no price let go
         if _TOTAL.fullmatch(word) and (
             _HEDGE.search(clause)
             or not _adds_money(clause, context)
-            or word in ("一共", "总共", "共计")
-            and any("共" in unit and numbers_in(unit) & numbers_in(clause) for _index, unit in context.units)
+            # "8节课一共1600" of "基础服从班（8节）1600元": the unit's own total
+            or (stated := {n for n in numbers_in(clause) if n > 1})
+            and any(stated <= numbers_in(unit) for _index, unit in context.units)
         ):
             continue
         return True
@@ -539,16 +526,16 @@ def _only_restates(sentence: str, context: _Context) -> bool:
         return False
     lowered = greeting_removed(_normal(sentence))
     # "Yes, the record shows…": a yes to a fact looked up.
-    record_said = any(_record(lowered[start:end]) for start, end in clauses(lowered))
+    record_said = any(record(lowered[start:end]) for start, end in clauses(lowered))
     for start, end in clauses(lowered):
         clause = promise_refusals_removed(lowered[start:end])
         if defers(clause) and not _OWN_WORD.search(clause):
             continue
-        record = _record(clause)
-        reported = attributed(clause) or record
+        past = record(clause)
+        reported = attributed(clause) or past
         if _YOU.search(_CONDITION.sub(" ", clause)) and not reported:
             return False
-        if _firm(clause, context) and not record:
+        if _firm(clause, context) and not past:
             return False  # a record's "sent to you" (发给您了), "in all" (一共) make nothing firm
         if (
             from_customer
@@ -620,16 +607,11 @@ def agrees_to_customer(text: str, citations: Sequence[Mapping[str, Any]], custom
             )
         ]
         lowered = _LOOKUP.sub("i see", promise_refusals_removed(_normal(sentence)))
-        confirmed = _record(lowered) or (_ON_RECORD.search(lowered) is not None and _AHEAD.search(lowered) is None)
+        confirmed = record(lowered) or (ON_RECORD.search(lowered) is not None and AHEAD.search(lowered) is None)
         if theirs and not confirmed and _AGREED.search(_REPORTED_ASK.sub(" ", lowered)):
             return True
     return False
 
 
-# The record confirmed ("Yes, the log shows…", 对，记录里是…): a fact looked up, not a figure agreed to.
-_ON_RECORD: Final = re.compile(
-    r"\b(?:record|records|log|booking|order|file|system|account)\b.{0,30}\b(?:shows?|says|has|lists?)\b"
-    r"|\bon (?:the|your|our) (?:booking|order|record|file|account)\b|记录|登记信息|订单里|系统里|显示"
-)
 # What the customer asked, reported: "you asked whether we could do €300" agrees to nothing.
 _REPORTED_ASK: Final = re.compile(r"\b(?:if|whether)\b[^.!?]*|(?:是否|能不能|可不可以|行不行)[^。！？]*")

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from .figures import read
 from .restating import clauses, defers, greeting_removed, promise_refusals_removed
+from .saying_back import record
 
 __all__ = ["APPLIED_QUOTE", "applies_to_customer", "unquoted"]
 
@@ -168,8 +169,8 @@ def applies_to_customer(text: str) -> bool:
         # promise it refuses ("nobody can promise a result"), speaking to the customer.
         for start, end in clauses(sentence):
             own = promise_refusals_removed(sentence[start:end])
-            if defers(sentence[start:end]) or not _YOU.search(own):
-                continue
+            if defers(sentence[start:end]) or not _YOU.search(own) or record(own):
+                continue  # left to someone else, not the customer's, or what already happened
             if _APPLYING.search(own) or read(own):
                 return True
     return False

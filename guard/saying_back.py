@@ -35,7 +35,7 @@ from .figures import read
 from .grounding import numbers_in
 from .restating import clauses, defers, promise_refusals_removed
 
-__all__ = ["attributed", "blanked", "said_back_removed", "sentences"]
+__all__ = ["AHEAD", "ON_RECORD", "attributed", "blanked", "record", "said_back_removed", "sentences"]
 
 _SENTENCE_END: Final = re.compile(r"[!?。！？;；\n]+\s*|\.(?!\d)\s*")
 _QUOTED: Final = re.compile(
@@ -196,3 +196,36 @@ def said_back_removed(text: str, customer: Sequence[str]) -> str:
             continue
         kept.append(sentence)
     return "".join(kept)
+
+
+# What the record says happened: "your parcel left us on Monday the 9th", "we received your $150
+# deposit on 5 September", 您的500元定金是3月2号到账的, 您订的是6月15号下午3点 — a past fact, not a promise.
+PAST: Final = re.compile(
+    r"\b(?:was|were|did|had|has been|have been|received|arrived|came|left|shipped|sent|emailed|posted|paid|booked"
+    r"|returned|refunded|collected|picked up|dropped off|delivered|ordered|placed|declared|confirmed|took|signed"
+    r"|reached|got|dispatched|issued|settled|registered)\b"
+    r"|已经|已|过了|到账|收到了|寄到|发给|发到|交付|付了|交了|退回|退还|(?:订|约|买|取|付|交|寄|拍|选|定)的是"
+    r"|是.{1,16}(?:收到|收|寄出|寄到|到账|付|交|取|拍|订|约|发|送|到)的"
+    # 是 + a date + a deed + 的: "您第一次是9月20号做的", "订单是昨天下的"
+    r"|是.{0,12}(?:号|日|昨天|前天|上周.?|上个?月|去年).{0,6}的(?:[,，。!！~～\s]|$)"
+)
+AHEAD: Final = re.compile(
+    r"\b(?:will|won't|'ll|going to|can|could|shall|would|tomorrow|next|soon|by then|from now|tonight"
+    r"|this (?:afternoon|evening|week)|later|right away|straight away)\b"
+    r"|\b(?:by|before|until)\s+(?:mon|tue|wed|thu|fri|sat|sun|the|end|next|noon|midday|\d)"
+    r"|(?:号|点|周[一二三四五六日天]|星期[一二三四五六日天]|晚上|上午|下午|中午|月底|周末)(?:之前|以前|前)|就把"
+    r"|\b(?:guarantee\w*|promis\w*|definitely|certainly|within)\b"
+    r"|会|能|可以|将|明天|后天|下周|下个月|马上|尽快|之后|以后|一定|保证|肯定|承诺|确保|以内|之内|内(?:完成|审完|做好|送到|给)|今晚|待会|稍后|一会|这就|就给|立刻|立即"
+)
+
+
+# The record confirmed ("Yes, the log shows…", 对，记录里是…): a fact looked up, not a figure agreed to.
+ON_RECORD: Final = re.compile(
+    r"\b(?:record|records|log|booking|order|file|system|account)\b.{0,30}\b(?:shows?|says|has|lists?)\b"
+    r"|\bon (?:the|your|our) (?:booking|order|record|file|account)\b|记录|登记信息|订单里|系统里|显示"
+)
+
+
+def record(clause: str) -> bool:
+    """Whether a clause tells what already happened or what the record shows, and nothing to come."""
+    return (PAST.search(clause) is not None or ON_RECORD.search(clause) is not None) and AHEAD.search(clause) is None

@@ -150,7 +150,31 @@ PASSES: list[tuple[str, str | None, tuple[str, ...], str]] = [
         ("My neighbour paid £90 for this last year, is that right?",),
         "I can't judge what your neighbour paid; our list has hedge trimming from £120.",
     ),
-    # A hedged total, an instruction everyone gets, a share of what the customer declares.
+    # A date from the record with no entry behind it: a past date is not a deadline.
+    ("record looked up", None, ("我的订单发了吗？",), "看到了，您的订单是11月20号下的，21号发出的。"),
+    (
+        "record looked up",
+        None,
+        ("When did you collect the boxes?",),
+        "Yes, our records show 4 boxes collected on October 9th.",
+    ),
+    # What is left after a restatement is a record, or a question passed on.
+    (
+        "record looked up",
+        "Turnaround: standard 3–5 working days.",
+        ("Did you get my documents?",),
+        "Thanks, your documents reached us on Monday the 3rd. Standard turnaround is 3–5 working days.",
+    ),
+    (
+        "handoff",
+        "价目表：全面保养 每台120元。",
+        ("我们有8台，能便宜点吗？",),
+        "全面保养是每台120元，数量多的话有没有优惠，我帮您问一下老板。",
+    ),
+    # A hedged total, an instruction everyone gets, a share of what the customer declares, the
+    # unit's own total, a price that depends on the customer's choice.
+    ("condition kept", "课程：入门班（8节课）1600元。", ("入门班多少钱？",), "入门班8节课一共1600。"),
+    ("condition kept", "价目表：换弦 150元起。", ("换弦多少钱？",), "换弦150元起，看您选哪种弦。"),
     (
         "condition kept",
         "Service: 80 USD labour plus parts (typically 20-40 USD).",
@@ -198,6 +222,12 @@ STOPPED: list[tuple[str, str | None, tuple[str, ...], str]] = [
     ),
     ("beyond published", "Delivery: 3–5 working days.", ("Can I get it fast?",), "You'll have it tomorrow."),
     ("beyond published", "送货：3到5个工作日送达。", ("能快点吗？",), "明天就给您送到。"),
+    (
+        "beyond published",
+        "出图时间：拍摄后7个工作日内交付电子版。",
+        ("周四前能给我吗？",),
+        "能的，周四晚上之前就把电子版发给您。",
+    ),
     (
         "beyond published",
         "押金：还车后5个工作日内退还。",
