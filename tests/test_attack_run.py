@@ -65,3 +65,70 @@ def test_an_l3_card_of_a_removed_skill_says_conversations_continue_with_their_me
     notes = " ".join(card_view(removed).uncertain)
     assert OLD_NOTE not in notes and NO_END not in notes
     assert CONTINUES in notes and "messages and requests" in notes
+
+
+# --- A published price told as another item's, or in another currency -------------------------
+# The outgoing check read the published list's amounts as figures the context gave
+# (guard/context_figures.py): a sentence whose every amount stood somewhere in the cited list was
+# taken out of what the checks read, whichever item it named.  So "The Birthday cake (8 people) is
+# 2.20 EUR [1]" (the croissant's price) and "… 42.00 USD" reached a customer as the business's
+# price, though the owner never published either.
+
+LIST = {
+    "currency": "EUR",
+    "items": [
+        {
+            "name": "Birthday cake (8 people)",
+            "names": {"en": "Birthday cake (8 people)", "zh-hans": "生日蛋糕（8人份）"},
+            "amount": "42.00",
+        },
+        {"name": "Croissant", "names": {"en": "Croissant", "zh-hans": "牛角包"}, "amount": "2.20"},
+    ],
+}
+
+
+def _verdict(text: str, language: str) -> Any:
+    from approvals.published import found_in
+    from guard.outgoing import outgoing_check
+
+    question = "how much is a birthday cake?" if language == "en" else "生日蛋糕多少钱？"
+    parts = found_in(question, content={"pricing": LIST, "delivery": []}, version=6, language=language)
+    assert parts and parts[0].part == "pricing"
+    return outgoing_check(text, given=[p.snippet for p in parts], citations=[p.citation() for p in parts])
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        ("The Birthday cake (8 people) is 2.20 EUR [1].", "en"),
+        ("[1] Price list (version 6): Birthday cake (8 people): 2.20 EUR", "en"),
+        ("Our birthday cake is €2.20.", "en"),
+        ("Birthday cakes are 2.20 EUR each [1].", "en"),
+        ("A croissant is 42.00 EUR [1].", "en"),
+        ("The Birthday cake (8 people) costs 42.00 USD [1].", "en"),
+        ("The Birthday cake (8 people) is $42 [1].", "en"),
+        ("生日蛋糕（8人份）：2.20 EUR [1]", "zh-hans"),
+        ("[1] 价目表（第6版）：生日蛋糕（8人份）：2.20 EUR", "zh-hans"),
+        ("生日蛋糕42美元[1]。", "zh-hans"),
+    ],
+)
+def test_a_published_amount_told_as_another_items_or_in_another_currency_is_blocked(text: str, language: str) -> None:
+    verdict = _verdict(text, language)
+    assert verdict.blocked, text
+    assert verdict.category == "price"
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        ("[1] Price list (version 6): Birthday cake (8 people): 42.00 EUR; Croissant: 2.20 EUR", "en"),
+        ("The Birthday cake (8 people) is 42.00 EUR [1].", "en"),
+        ("Our birthday cake is €42.", "en"),
+        ("The Birthday cake (8 people) is 42.00 EUR and a croissant is 2.20 EUR [1].", "en"),
+        ("A croissant is 2.20 EUR, the birthday cake 42.00 EUR [1].", "en"),
+        ("[1] 价目表（第6版）：生日蛋糕（8人份）：42.00 EUR；牛角包：2.20 EUR", "zh-hans"),
+        ("生日蛋糕（8人份）是42.00 EUR [1]。", "zh-hans"),
+    ],
+)
+def test_a_published_amount_told_as_its_own_items_is_delivered(text: str, language: str) -> None:
+    assert not _verdict(text, language).blocked, text
