@@ -132,3 +132,40 @@ def test_a_published_amount_told_as_another_items_or_in_another_currency_is_bloc
 )
 def test_a_published_amount_told_as_its_own_items_is_delivered(text: str, language: str) -> None:
     assert not _verdict(text, language).blocked, text
+
+
+# --- A customer's amount stated back as the business's price ----------------------------------
+# The context checks took a sentence out of what the guard reads when its figures stood in the
+# customer's messages and no clause agreed in so many words ("sure", 可以).  So a customer who
+# wrote "is the cupcake still 7 euros?" after the list dropped it was told "The Cupcake is 7.00
+# EUR." — the customer's figure, stated as the business's price.  Said back as theirs ("you
+# mentioned 7 euros") it is still no commitment.
+
+
+@pytest.mark.parametrize(
+    "customer, said",
+    [
+        ("is the cupcake still 7 euros?", "The Cupcake is 7.00 EUR."),
+        ("your website says the birthday cake is 30 euros, right?", "A birthday cake is 30 euros."),
+        ("蛋糕还是70元吗？", "蛋糕是70元。"),
+    ],
+)
+def test_a_customers_amount_stated_as_the_price_is_blocked(customer: str, said: str) -> None:
+    from guard.outgoing import outgoing_check
+
+    verdict = outgoing_check(said, given=[customer], citations=[], customer=[customer])
+    assert verdict.blocked, said
+
+
+@pytest.mark.parametrize(
+    "customer, said",
+    [
+        ("is the cupcake still 7 euros?", "You mentioned 7 euros; the owner confirms prices personally."),
+        ("my budget is 500 euros", "You said your budget is 500 euros — the owner will confirm what is possible."),
+        ("last year I paid 65 euros", "So last year you paid 65 euros."),
+    ],
+)
+def test_a_customers_amount_said_back_as_theirs_is_delivered(customer: str, said: str) -> None:
+    from guard.outgoing import outgoing_check
+
+    assert not outgoing_check(said, given=[customer], citations=[], customer=[customer]).blocked, said
