@@ -29,7 +29,7 @@ from knowledge.web import Segment, text_diff
 
 from . import replay_rules, targets
 from .contract import live_terms
-from .contract_rules import item_label
+from .contract_rules import item_label, removals
 from .models import ChangeProposal, ProposalReplay, ProposalStatus, ReplayStatus
 from .outbox import outbox_enabled
 from .schemas import REVIEW_DRAFT_PLACEHOLDER, Kind
@@ -406,13 +406,23 @@ def _uncertain(view: CardView, proposal: ChangeProposal) -> list[str]:
     if (view.text_before if view.diff_kind == "text" else (proposal.diff or {}).get("before")) in (None, "", [], {}):
         notes.append(gettext("There is nothing in place yet to compare it with."))
     if proposal.level == 3:
-        notes.append(
-            gettext(
-                "Customers in a conversation when it is published see it end; their next message starts a new one "
-                "on the new version."
-            )
-        )
+        notes.append(_open_conversations(proposal))
     return notes
+
+
+def _open_conversations(proposal: ChangeProposal) -> str:
+    """What publishing an L3 change does to the conversations customers are in (issue 26 §2,
+    `contract_rules.removals`): nothing ends for prices, delivery or an added skill; a change that
+    takes away a skill or a part of the request flow moves them to a new session that keeps what
+    was said and the requests."""
+    name = str((proposal.target or {}).get("field") or "")
+    diff = proposal.diff or {}
+    if removals({name: diff.get("before")}, {name: diff.get("after")}):
+        return gettext(
+            "Customers in a conversation that relies on what it takes away continue in a new conversation from "
+            "their next message, on the new version; their messages and requests go with them."
+        )
+    return gettext("Customers in a conversation hear it from their next message; no conversation ends.")
 
 
 def card_view(proposal: ChangeProposal) -> CardView:

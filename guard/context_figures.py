@@ -22,7 +22,10 @@ what the checks read when all of this holds:
   "guaranteed", "total", "today", 给您, 保证, 一共, 这次, 免 … — unless the entry itself says that
   word ("every serviced movement carries a 12-month guarantee", 市区内免费接送);
 * when a figure comes from the customer and not from an entry, no clause agrees to it ("sure",
-  "that works", "deal", 可以, 没问题, 行): agreeing to the customer's figure is a commitment.
+  "that works", "deal", 可以, 没问题, 行): agreeing to the customer's figure is a commitment; and an
+  amount of money the customer gave is said as theirs — a clause attributes it to them or tells
+  what happened ("you mentioned 7 euros", "last year you paid 65") or takes it down ("收到，共120块") —
+  never stated plainly as the price ("The cupcake is 7.00 EUR.").
 
 What remains is read by every check, and `quoting.applies_to_customer` reads it for the restated
 figures applied to the customer ("That's what you'll pay.").  A sentence with no figure is left
@@ -513,6 +516,18 @@ def _cited_words(sentence: str, context: _Context) -> bool:
 _BARE_YES: Final = re.compile(r"\s*(?:yes|yep|yeah|right|that's right|correct|对|是的|对的|没错)[\s,，.。!！]*")
 # Looking the record up: "I can see your booking" promises nothing.
 _LOOKUP: Final = re.compile(r"\b(?:i|we) (?:can|could) (?:see|find)\b", re.I)
+# The customer's words taken down, not answered: "Noted: …", "收到，共120块…".
+_NOTED: Final = re.compile(r"^\s*(?:noted|got it|understood|received)\b|^\s*(?:收到|记下了|好的，记下)")
+
+
+def _customer_money(sentence: str, context: _Context) -> bool:
+    """Whether the sentence states an amount of money that only the customer's messages hold."""
+    for figure in _figures(sentence):
+        numbers = {n for n in _ends(figure) if n > 1}
+        if figure.kind == "money" and numbers and numbers <= context.customer_numbers:
+            if not numbers <= context.entry_numbers:
+                return True
+    return False
 
 
 def _only_restates(sentence: str, context: _Context) -> bool:
@@ -527,6 +542,12 @@ def _only_restates(sentence: str, context: _Context) -> bool:
     lowered = greeting_removed(_normal(sentence))
     # "Yes, the record shows…": a yes to a fact looked up.
     record_said = any(record(lowered[start:end]) for start, end in clauses(lowered))
+    if from_customer and _customer_money(sentence, context):
+        # The customer's amount said back must be said as theirs ("you mentioned 7 euros", a record
+        # of what they paid): stated plainly ("The cupcake is 7.00 EUR.") it is the business's price.
+        spans = clauses(lowered)
+        if not any(attributed(lowered[a:b]) or record(lowered[a:b]) or _NOTED.search(lowered[a:b]) for a, b in spans):
+            return False
     for start, end in clauses(lowered):
         clause = promise_refusals_removed(lowered[start:end])
         if defers(clause) and not _OWN_WORD.search(clause):

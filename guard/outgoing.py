@@ -6,7 +6,9 @@ grounding check (`grounding.py`: a money or time figure the model was not given)
 model of commitments (`classifier.py`: wording no rule has seen), and - when the reply quoted an
 approved entry (`quoting.py`) or restated one of its prices (`restating.py`) - whether the rest
 applies it to the customer.  Attributed quotes of the entries the run cited, and restatements of
-their prices, are left out of the first two: quoting is not committing.
+their prices, are left out of the first two: quoting is not committing.  A published price list
+cited is held to its items besides (`published_items.py`): a listed amount told as another item's,
+or in another currency, is not the business's price.
 
 `outgoing_check` is the one entry point: the run loop, `manage.py guard_check`, the replay
 preview and the nightly re-check all call it, so they can never disagree about a reply.
@@ -25,6 +27,7 @@ from .classifier import THRESHOLD, corpus_digest, model_verdict
 from .context_figures import agrees_to_customer, context_figures_masked, context_restated_removed
 from .engine import guard_check
 from .grounding import unsourced_figures
+from .published_items import misattributed_price
 from .quoting import APPLIED_QUOTE, applies_to_customer, unquoted
 from .restating import unrestated
 from .rules import RULES, SCOPES, Rule, Scope
@@ -45,6 +48,8 @@ GROUNDING: Final = "grounding"
 UNSOURCED_FIGURE: Final = "unsourced_figure"  # the category of a reply stopped by the grounding check
 # The rule of a reply that agreed to the customer's own figure.
 CUSTOMER_FIGURE_AGREED: Final = "price.customer_figure_agreed"
+# The rule of a reply that told a listed item's price other than the published one.
+PUBLISHED_PRICE_MISATTRIBUTED: Final = "price.published_misattributed"
 
 
 # The code whose source decides verdicts beside the rules: the guard's engine, the grounding check,
@@ -60,6 +65,7 @@ _SOURCES: Final = (
     "figures.py",
     "currencies.py",
     "classifier.py",
+    "published_items.py",
 )
 
 
@@ -145,6 +151,9 @@ def rules_verdict(
     if verdict.blocked:
         category = verdict.category.value if verdict.category else "unknown"
         return OutgoingVerdict(blocked=True, category=category, check=GUARD, rule=verdict.rule), checked
+    if misattributed_price(text, list(citations)) is not None:
+        # "The Birthday cake is 2.20 EUR [1]": a listed amount, but another item's (published_items.py).
+        return OutgoingVerdict(blocked=True, category="price", check=GUARD, rule=PUBLISHED_PRICE_MISATTRIBUTED), checked
     if agrees_to_customer(text, list(citations), list(customer)):
         # "You said €500 tomorrow — yes.": the customer's figure, agreed to.
         return OutgoingVerdict(blocked=True, category="price", check=GUARD, rule=CUSTOMER_FIGURE_AGREED), checked
