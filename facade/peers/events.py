@@ -17,6 +17,7 @@ from ledger.services import ledger_append
 from .models import PeerTask
 
 APP = "peers"
+SWEEP = Actor.platform("a2a-tasks")  # the sweep of stranded tasks (peers/stranded.py)
 
 
 class A2ATaskOpened(EventPayload):
@@ -35,6 +36,13 @@ class A2ATaskMessageReceived(EventPayload):
 
 class A2ATaskCanceled(EventPayload):
     runs_stopped: int
+
+
+class A2ATaskStranded(EventPayload):
+    # The message the task was answering (None: the process died before storing it).
+    message_id: int | None
+    state: str  # the final state the sweep gave it
+    stuck_seconds: int
 
 
 A2A_TASK_OPENED = register(
@@ -59,6 +67,14 @@ A2A_TASK_CANCELED = register(
     entity_type="a2a_task",
     payload=A2ATaskCanceled,
     description="A peer agent canceled one of its tasks (a running turn is asked to stop, as the chat's cancel).",
+)
+A2A_TASK_STRANDED = register(
+    "a2a_task.stranded",
+    app=APP,
+    entity_type="a2a_task",
+    payload=A2ATaskStranded,
+    description="A task left working beyond FACADE_RUN_STUCK_SECONDS (the process answering it died) was ended "
+    "by the sweep: with its run's honest reply, or failed when its message was never stored.",
 )
 
 
@@ -87,3 +103,8 @@ def a2a_task_message_received(*, task: PeerTask, message_id: int, actor: Actor) 
 
 def a2a_task_canceled(*, task: PeerTask, runs_stopped: int, actor: Actor) -> AppendedEvent:
     return _append(A2A_TASK_CANCELED, task, actor, A2ATaskCanceled(runs_stopped=runs_stopped))
+
+
+def a2a_task_stranded(*, task: PeerTask, message_id: int | None, stuck_seconds: int) -> AppendedEvent:
+    payload = A2ATaskStranded(message_id=message_id, state=task.state, stuck_seconds=stuck_seconds)
+    return _append(A2A_TASK_STRANDED, task, SWEEP, payload)

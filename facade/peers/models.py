@@ -20,13 +20,27 @@ class PeerTask(models.Model):
     peer = models.ForeignKey("tenancy.PeerCredential", on_delete=models.PROTECT, related_name="a2a_tasks")
     session = models.ForeignKey("dialogue.DialogueSession", on_delete=models.PROTECT, related_name="a2a_tasks")
     state = models.CharField(max_length=32, default="TASK_STATE_SUBMITTED")
+    # The peer's id of the message the task is answering now (set when it begins): the sweep of
+    # stranded tasks finds it by this when the process answering it died (peers/stranded.py).
+    pending_message_id = models.CharField(max_length=64, blank=True, default="")
+    # The language of the message it is answering (`conversation_language`), for what the task
+    # says when no turn answered it.
+    language = models.CharField(max_length=8, blank=True, default="")
+    # Why the task ended without its turn's own answer: `stranded` (the sweep ended it).
+    stop_reason = models.CharField(max_length=32, blank=True, default="")
     canceled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # The task's status timestamp: its latest turn or its cancellation (ListTasks sorts by it).
     updated_at = models.DateTimeField()
 
     class Meta:
-        indexes = [models.Index(fields=["peer", "-updated_at", "-id"], name="a2a_task_peer_updated")]
+        indexes = [
+            models.Index(fields=["peer", "-updated_at", "-id"], name="a2a_task_peer_updated"),
+            # The sweep of stranded tasks: the working ones, oldest first.
+            models.Index(
+                fields=["updated_at"], name="a2a_task_working", condition=models.Q(state="TASK_STATE_WORKING")
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"A2A task {self.pk} of peer {self.peer_id}"
