@@ -119,7 +119,9 @@ def test_a_task_whose_web_process_died_mid_turn_is_ended_by_a_real_worker(
     from facade.tenancy.models import AgentProfile
 
     agent = AgentProfile.objects.get(slug=SLUG)
-    issued = peer_key_create(agent=agent, name="supplier", actor=Actor.human(agent.owners.first().pk))
+    owner = agent.owners.first()
+    assert owner is not None
+    issued = peer_key_create(agent=agent, name="supplier", actor=Actor.human(owner.pk))
     env = {**hosted_model(model.url), "FACADE_LLM_TIMEOUT": "600", "FACADE_LLM_PROVIDER": "openai"}
     process, site = _serve(tmp_path, **env)
     try:
