@@ -35,6 +35,7 @@ SERVICE_MODULES = (
     "facade.dialogue.runtime.stranded",
     "facade.peers.services",
     "facade.peers.stranded",
+    "facade.peers.listing",
 )
 
 

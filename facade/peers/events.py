@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
@@ -36,6 +37,11 @@ class A2ATaskMessageReceived(EventPayload):
 
 class A2ATaskCanceled(EventPayload):
     runs_stopped: int
+
+
+class A2AListingChanged(EventPayload):
+    agent: str
+    listed: bool
 
 
 class A2ATaskStranded(EventPayload):
@@ -76,6 +82,13 @@ A2A_TASK_STRANDED = register(
     description="A task left working beyond FACADE_RUN_STUCK_SECONDS (the process answering it died) was ended "
     "by the sweep: with its run's honest reply, or failed when its message was never stored.",
 )
+A2A_LISTING_CHANGED = register(
+    "a2a_listing.changed",
+    app=APP,
+    entity_type="agent",
+    payload=A2AListingChanged,
+    description="An owner put the agent on the platform's list of A2A agents (/a2a/agents), or took it off.",
+)
 
 
 def _append(event_type: EventType, task: PeerTask, actor: Actor, payload: EventPayload) -> AppendedEvent:
@@ -108,3 +121,16 @@ def a2a_task_canceled(*, task: PeerTask, runs_stopped: int, actor: Actor) -> App
 def a2a_task_stranded(*, task: PeerTask, message_id: int | None, stuck_seconds: int) -> AppendedEvent:
     payload = A2ATaskStranded(message_id=message_id, state=task.state, stuck_seconds=stuck_seconds)
     return _append(A2A_TASK_STRANDED, task, SWEEP, payload)
+
+
+def a2a_listing_changed(*, agent: AgentProfile, listed: bool, actor: Actor) -> AppendedEvent:
+    payload = A2AListingChanged(agent=agent.slug, listed=listed)
+    return ledger_append(
+        chain_id=agent.tenant_id,
+        event_type=A2A_LISTING_CHANGED.name,
+        entity_type=A2A_LISTING_CHANGED.entity_type,
+        entity_id=agent.slug,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )

@@ -55,3 +55,18 @@ class PeerTaskTurn(models.Model):
 
     def __str__(self) -> str:
         return f"turn of A2A task {self.task_id}: message {self.message_id}"
+
+
+class AgentListing(models.Model):
+    """An agent its owner put on the platform's list of agents (issue 33 §1: the platform may
+    list the agents that opted in); no row, not listed.  The list shows what the agent's card
+    says and where it is, nothing else."""
+
+    agent = models.OneToOneField(
+        "tenancy.AgentProfile", on_delete=models.CASCADE, primary_key=True, related_name="a2a_listing"
+    )
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    listed_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"A2A listing of agent {self.agent_id}"
