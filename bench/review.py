@@ -67,10 +67,10 @@ INSERT INTO tenancy_customer (id, tenant_id, trust, created_at)
 SELECT customer_id, %(tenant)s, 50, at FROM seed_s WHERE customer_id IS NOT NULL;
 
 INSERT INTO dialogue_dialoguesession (id, tenant_id, agent_id, audience, principal_type, user_id, customer_id,
-                                      peer_id, status, preview, contract_version, closed_reason, created_at,
-                                      last_activity_at)
+                                      peer_id, status, preview, simulated, contract_version, closed_reason,
+                                      created_at, last_activity_at)
 SELECT id, %(tenant)s, %(agent)s, audience, CASE WHEN customer_id IS NULL THEN 'user' ELSE 'customer' END,
-       CASE WHEN customer_id IS NULL THEN %(user)s END, customer_id, NULL, status, preview, 1, '', at,
+       CASE WHEN customer_id IS NULL THEN %(user)s END, customer_id, NULL, status, preview, false, 1, '', at,
        at + interval '10 minutes'
 FROM seed_s;
 
@@ -133,12 +133,15 @@ INSERT INTO knowledge_knowledgehit (agent_id, session_id, version_id, created_at
 SELECT %(agent)s, session_id, (%(versions)s::bigint[])[1 + (i + j) %% cardinality(%(versions)s::bigint[])], at
 FROM seed_r WHERE counted AND r %% 3 = 0 AND r < 78;
 
-INSERT INTO knowledge_knowledgemiss (agent_id, session_id, asker, topic_key, created_at)
-SELECT %(agent)s, session_id, customer_id::text,
-       CASE WHEN r = 11 THEN '(empty)'
-            ELSE (%(topics)s::text[])[1 + floor(power(random(), 2.5) * cardinality(%(topics)s::text[]))::int] END,
-       at
-FROM seed_r WHERE counted AND r %% 10 = 1;
+INSERT INTO knowledge_knowledgemiss (agent_id, session_id, asker, topic_key, label, created_at)
+SELECT %(agent)s, session_id, customer_id::text, topic, topic, at
+FROM (
+    SELECT session_id, customer_id, at,
+           CASE WHEN r = 11 THEN '(empty)'
+                ELSE (%(topics)s::text[])[1 + floor(power(random(), 2.5) * cardinality(%(topics)s::text[]))::int]
+           END AS topic
+    FROM seed_r WHERE counted AND r %% 10 = 1
+) AS asked;
 """
 
 # The baseline: the database's own cost of reading the day (the same rows the input starts from).

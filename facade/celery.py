@@ -29,6 +29,13 @@ app.conf.beat_schedule = {
         "schedule": 60,
         "options": {"expires": 50},
     },
+    # An A2A task whose turn's process died stays WORKING no longer than that bound and a minute:
+    # it ends with its run's honest reply, or failed when its message was never stored.
+    "a2a-tasks-stranded-sweep": {
+        "task": "facade.peers.tasks.tasks_stranded_end",
+        "schedule": 60,
+        "options": {"expires": 50},
+    },
     "proposals-expire": {
         "task": "approvals.tasks.proposals_expire",
         "schedule": 60 * 60,

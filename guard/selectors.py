@@ -29,19 +29,19 @@ class ShownViolation:
 
 
 def delivered_violations(
-    agent: AgentProfile, *, since: dt.datetime, with_reply: bool, limit: int = SHOWN
+    agent: AgentProfile, *, since: dt.datetime, with_reply: bool, limit: int = SHOWN, audience: str | None = None
 ) -> list[ShownViolation]:
-    """The agent's delivered violations of replies sent since `since`, newest first.  The reply
-    text is the agent's (never the customer's message it answered, which is not read at all)."""
+    """The agent's delivered violations of replies sent since `since`, newest first (`audience`:
+    of replies to that audience only).  The reply text is the agent's (never the customer's
+    message it answered, which is not read at all)."""
     zone = ZoneInfo(agent.tenant.time_zone)
     fields = ["pk", "delivered_at", "found_at", "rule", "category", "failed_check", "message_id", "message__session_id"]
     if with_reply:
         fields.append("message__text")
-    rows = (
-        DeliveredViolation.objects.filter(tenant_id=agent.tenant_id, agent=agent, delivered_at__gte=since)
-        .order_by("-delivered_at", "-pk")
-        .values(*fields)[:limit]
-    )
+    found = DeliveredViolation.objects.filter(tenant_id=agent.tenant_id, agent=agent, delivered_at__gte=since)
+    if audience is not None:
+        found = found.filter(message__session__audience=audience)
+    rows = found.order_by("-delivered_at", "-pk").values(*fields)[:limit]
     return [
         ShownViolation(
             id=row["pk"],

@@ -2,8 +2,11 @@
 from the tables the facade already writes — one aggregate query per source, grouped by local day
 in PostgreSQL (never a loop over sessions in Python).
 
-Counted only on the agent's outward faces (customer and peer sessions), never a preview: an owner
-trying the customer face is not a customer.  Each day's row keeps the counts; every rate is one
+Counted only on the agent's outward faces, never a preview (an owner trying the customer face is
+not a customer), and each audience apart (issue 33 §4): the figures are the customers', and the
+peers' (other agents over A2A or the peer API) are counted the same way in `Metrics.peers`,
+never mixed into the customers'.  The review's figures (adoption, claims) are the agent's and
+are counted with the customers' only.  Each day's row keeps the counts; every rate is one
 count over another, computed from the counts (so the period's totals are the sums of the days'
 counts and their rates are ratios of sums, not means of daily rates).  A rate whose denominator
 is 0 is None ("no data"), not 0.
@@ -64,7 +67,7 @@ MIN_DAYS, MAX_DAYS, DEFAULT_DAYS = 1, 90, 30
 TABOO = "taboo"  # the guard category of a reply an approved taboo stopped (runtime/loop.py)
 MALFORMED = "malformed_reply"  # the guard category of a reply that was no answer (runtime/malformed.py)
 HEALTHY_ADOPTION = 0.2
-OUTWARD = ("customer", "peer")
+OUTWARD = ("customer", "peer")  # the audiences counted, each apart
 DELIVERED_VIOLATIONS_BASIS = (
     "measured: the nightly re-check runs the current outgoing check over the previous day's delivered "
     "replies; a reply it blocks is counted once, on the day it was delivered; must be 0"
@@ -217,6 +220,15 @@ class WeekOverWeek(BaseModel):
     metrics: list[Change]
 
 
+class AudienceFigures(BaseModel):
+    """One more audience's days and totals, counted as the customers' are (the review's figures
+    are the agent's and are 0 here)."""
+
+    audience: str
+    rows: list[DayRow]
+    totals: Counts
+
+
 class Metrics(BaseModel):
     agent: str
     time_zone: str
@@ -226,6 +238,8 @@ class Metrics(BaseModel):
     rows: list[DayRow]
     totals: Counts
     week_over_week: WeekOverWeek
+    # Other agents (A2A and the peer API): counted apart, never in `rows` or `totals`.
+    peers: AudienceFigures
     healthy_review_adoption: float = HEALTHY_ADOPTION
     delivered_violations_basis: str = DELIVERED_VIOLATIONS_BASIS
 
@@ -271,8 +285,13 @@ def _by_day(qs: QuerySet[Any], field: str, zone: ZoneInfo, **aggregates: Any) ->
     return {row.pop("_day"): row for row in rows}
 
 
-def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.date, dict[str, int]]:
-    """The counts of each local day from `first` to `last` (inclusive) with any activity."""
+def day_counts(
+    agent: AgentProfile, first: dt.date, last: dt.date, *, audience: str = "customer"
+) -> dict[dt.date, dict[str, int]]:
+    """The counts of each local day from `first` to `last` (inclusive) with any activity, of one
+    audience's conversations (`customer` or `peer`); the review's figures with the customers'."""
+    if audience not in OUTWARD:
+        raise ValueError(f"audience must be one of {OUTWARD}")
     tz = agent.tenant.time_zone
     zone = ZoneInfo(tz)
     start, end = day_bounds(first, tz)[0], day_bounds(last, tz)[1]
@@ -280,9 +299,9 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
     def within(field: str) -> Q:
         return Q(**{f"{field}__gte": start, f"{field}__lt": end})
 
-    outward = Q(tenant_id=agent.tenant_id, agent=agent, preview=False, audience__in=OUTWARD)
+    outward = Q(tenant_id=agent.tenant_id, agent=agent, preview=False, audience=audience)
     in_session = Q(
-        session__tenant_id=agent.tenant_id, session__agent=agent, session__preview=False, session__audience__in=OUTWARD
+        session__tenant_id=agent.tenant_id, session__agent=agent, session__preview=False, session__audience=audience
     )
     outward_ids = DialogueSession.objects.filter(outward).values("pk")
     parts: list[dict[dt.date, dict[str, Any]]] = [
@@ -314,7 +333,7 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
         ),
         _by_day(
             Span.objects.filter(
-                Q(run__session__agent=agent, run__session__preview=False, run__session__audience__in=OUTWARD),
+                Q(run__session__agent=agent, run__session__preview=False, run__session__audience=audience),
                 within("started_at"),
                 tenant_id=agent.tenant_id,
                 kind="tool",
@@ -332,6 +351,36 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             requests=Count("pk"),
         ),
         _by_day(
+            Rating.objects.filter(in_session, within("created_at")),
+            "created_at",
+            zone,
+            ratings=Count("pk"),
+            rating_stars=Sum(F("stars")),
+        ),
+        _by_day(
+            DeliveredViolation.objects.filter(
+                within("delivered_at"), tenant_id=agent.tenant_id, agent=agent, message__session__audience=audience
+            ),
+            "delivered_at",
+            zone,
+            delivered_violations=Count("pk"),
+        ),
+    ]
+    if audience == "customer":
+        parts += _review_counts(agent, first, last, within, zone)
+    days: dict[dt.date, dict[str, int]] = {}
+    for part in parts:
+        for day, values in part.items():
+            days.setdefault(day, {}).update({k: int(v or 0) for k, v in values.items()})
+    return days
+
+
+def _review_counts(
+    agent: AgentProfile, first: dt.date, last: dt.date, within: Any, zone: ZoneInfo
+) -> list[dict[dt.date, dict[str, Any]]]:
+    """The agent's review figures of those days: the proposals decided and the claims made."""
+    parts = [
+        _by_day(
             ChangeProposal.objects.filter(
                 within("decided_at"), tenant_id=agent.tenant_id, agent=agent, origin=Origin.REVIEW_REPORT
             ),
@@ -339,23 +388,8 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
             zone,
             review_decided=Count("pk", filter=Q(status__in=DECIDED)),
             review_adopted=Count("pk", filter=Q(status__in=ADOPTED)),
-        ),
-        _by_day(
-            Rating.objects.filter(in_session, within("created_at")),
-            "created_at",
-            zone,
-            ratings=Count("pk"),
-            rating_stars=Sum(F("stars")),
-        ),
-    ]
-    parts.append(
-        _by_day(
-            DeliveredViolation.objects.filter(within("delivered_at"), tenant_id=agent.tenant_id, agent=agent),
-            "delivered_at",
-            zone,
-            delivered_violations=Count("pk"),
         )
-    )
+    ]
     # The review reports of those days (one row per day at most: a few dozen small rows), by the
     # day they review: the claims the reviewers made and how many the gate dropped.
     reports: dict[dt.date, dict[str, Any]] = {}
@@ -366,11 +400,7 @@ def day_counts(agent: AgentProfile, first: dt.date, last: dt.date) -> dict[dt.da
         kept = len(report.wins or []) + len(report.misses or []) + len(report.gaps or [])
         reports[report.day] = {"review_claims": kept + dropped, "review_dropped": dropped}
     parts.append(reports)
-    days: dict[dt.date, dict[str, int]] = {}
-    for part in parts:
-        for day, values in part.items():
-            days.setdefault(day, {}).update({k: int(v or 0) for k, v in values.items()})
-    return days
+    return parts
 
 
 def agent_metrics(agent: AgentProfile, *, days: int = DEFAULT_DAYS, now: dt.datetime | None = None) -> Metrics:
@@ -390,6 +420,11 @@ def agent_metrics(agent: AgentProfile, *, days: int = DEFAULT_DAYS, now: dt.date
         for day in (start + dt.timedelta(days=i) for i in range((today - start).days + 1))
     ]
     rows = [row for row in every if row.day >= first]
+    peer_counted = day_counts(agent, first, today, audience="peer")
+    peer_rows = [
+        DayRow(day=day, partial=day == today, **peer_counted.get(day, {}))
+        for day in (first + dt.timedelta(days=i) for i in range(days))
+    ]
     return Metrics(
         agent=agent.slug,
         time_zone=tz,
@@ -399,4 +434,5 @@ def agent_metrics(agent: AgentProfile, *, days: int = DEFAULT_DAYS, now: dt.date
         rows=rows,
         totals=total(rows),
         week_over_week=week_over_week(every, yesterday),
+        peers=AudienceFigures(audience="peer", rows=peer_rows, totals=total(peer_rows)),
     )

@@ -19,7 +19,7 @@ from facade.tenancy.policy import AgentPolicy, NotFound
 from guard.breaker import breaker_current
 from guard.selectors import delivered_violations
 
-from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, agent_metrics
+from .metrics import DEFAULT_DAYS, HEALTHY_ADOPTION, METRICS, PARTS, Counts, Metrics, agent_metrics
 from .review_web import overview_review
 from .schedule_rules import day_bounds
 
@@ -84,10 +84,12 @@ def _parts(row: Counts, metric: str) -> str:
     return f"{getattr(row, top)} / {getattr(row, bottom)}"
 
 
-def violations_context(agent: AgentProfile, first_day: dt.date, *, with_reply: bool) -> list[dict[str, Any]]:
-    """The delivered violations of the period, newest first: the rule, category, day and a pointer
-    to the reply (its message and conversation), with the agent's own words when `with_reply` (the
-    owner's overview); never the customer's message."""
+def violations_context(
+    agent: AgentProfile, first_day: dt.date, *, with_reply: bool, audience: str = "customer"
+) -> list[dict[str, Any]]:
+    """The delivered violations of the period to one audience, newest first: the rule, category,
+    day and a pointer to the reply (its message and conversation), with the agent's own words
+    when `with_reply` (the owner's overview); never the customer's or peer's message."""
     since = day_bounds(first_day, agent.tenant.time_zone)[0]
     return [
         {
@@ -101,8 +103,40 @@ def violations_context(agent: AgentProfile, first_day: dt.date, *, with_reply: b
             "session_id": v.session_id,
             "reply": v.reply,
         }
-        for v in delivered_violations(agent, since=since, with_reply=with_reply)
+        for v in delivered_violations(agent, since=since, with_reply=with_reply, audience=audience)
     ]
+
+
+# The peers' figures (issue 33 §4): the metrics that speak of conversations, counted on theirs.
+PEER_METRICS = ("over_commitment", "knowledge_hit", "clarification_completion", "request_conversion")
+
+
+def peers_context(agent: AgentProfile, data: Metrics, *, with_replies: bool) -> dict[str, Any]:
+    """Other agents' traffic over the same 30 days, counted apart from the customers': the
+    period's figures, never a peer's words."""
+    totals = data.peers.totals
+    kinds = dict(METRICS)
+    return {
+        "conversations": totals.sessions,
+        "replies": totals.replies,
+        "requests": totals.requests,
+        "figures": [
+            {
+                "id": metric,
+                "title": TITLES[metric],
+                "value": shown(getattr(totals, metric), kinds[metric]),
+                "parts": _parts(totals, metric),
+            }
+            for metric in PEER_METRICS
+        ],
+        "delivered_violations": totals.delivered_violations,
+        "violations": violations_context(agent, data.first_day, with_reply=with_replies, audience="peer"),
+        "model_trouble": {
+            "empty": totals.empty_replies,
+            "malformed": totals.malformed_replies,
+            "failed": totals.model_failures,
+        },
+    }
 
 
 def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[str, Any]:
@@ -170,6 +204,7 @@ def metrics_context(agent: AgentProfile, *, with_replies: bool = False) -> dict[
             "failed": data.totals.model_failures,
         },
         "violations": violations_context(agent, data.first_day, with_reply=with_replies),
+        "peers": peers_context(agent, data, with_replies=with_replies),
     }
 
 

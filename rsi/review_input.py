@@ -4,7 +4,13 @@ message, request summary or rating comment is read.  Topics (made from customer 
 scrub and the k-anonymity rule of rsi/review_rules.py before they enter it.
 
 Dialogue rows are read through `apps.get_model`, as approvals/cards.py does: dialogue depends on
-rsi, not the other way round.  Owner sessions and owners' previews are left out."""
+rsi, not the other way round.  Owner sessions and owners' previews are left out.
+
+Each audience is counted apart (issue 33 §4): the figures without a prefix are the customers';
+other agents' conversations (peers, over A2A or the peer API) are counted under `peers.` — their
+sessions, runs, tool errors, requests, knowledge hits and misses, A2A tasks by state and delivered
+violations — and never in the customers' figures.  Topics are the customers' only: a peer's
+unanswered question is counted (`peers.knowledge.misses`), never named."""
 
 from __future__ import annotations
 
@@ -30,6 +36,20 @@ from knowledge.text import EMPTY_TOPIC, topic_label
 from . import schedule_rules
 from .review_rules import ShownTopic, TopicCount, topic_aggregate_key, topics_for_review
 
+PEERS = "peers."  # the prefix of the figures of other agents' conversations
+PEER_BASE_KEYS = tuple(
+    PEERS + key
+    for key in (
+        "sessions.total",
+        "runs.total",
+        "runs.completed",
+        "requests.submit_calls",
+        "requests.created",
+        "knowledge.hits",
+        "knowledge.misses",
+        "guard.delivered_violations",
+    )
+)
 SESSIONS_PER_FIGURE = 3  # how many session ids a figure points at
 # The most-asked topics a review names (each asked by FACADE_UNANSWERED_MIN_ASKERS customers or
 # more); the day's other topics are counted in `topics.other`.  It bounds what a review reads
@@ -57,6 +77,7 @@ BASE_KEYS = (
     "topics.other",
     "topics.other_misses",
     "guard.delivered_violations",
+    *PEER_BASE_KEYS,
 )
 VIOLATIONS_LISTED = 20  # the delivered violations a review input points at one by one (all are counted)
 
@@ -198,10 +219,10 @@ def _ratio(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def violation_key(rule: str, category: str) -> str:
+def violation_key(rule: str, category: str, prefix: str = "") -> str:
     """The figure a delivered violation is counted under: its rule, or its category when the
-    check that objected has no named rule."""
-    return (f"violations.rule.{rule}" if rule else f"violations.category.{category}")[:64]
+    check that objected has no named rule (`prefix`: `peers.` for a reply to another agent)."""
+    return prefix + (f"violations.rule.{rule}" if rule else f"violations.category.{category}")[:64]
 
 
 def _violations(
@@ -211,19 +232,28 @@ def _violations(
     session_ids: QuerySet[Any],
     figures: dict[str, int],
     pointers: dict[str, list[str]],
+    *,
+    audience: str = "customer",
+    prefix: str = "",
 ) -> list[ViolationPointer]:
-    """The day's delivered violations: counted per rule in the database, and the most recent few
-    as pointers (session pointers only to the day's own sessions, which the review resolves)."""
+    """The day's delivered violations of replies to `audience`: counted per rule in the
+    database, and the most recent few as pointers (session pointers only to the day's own
+    sessions, which the review resolves)."""
     violation_model = apps.get_model("guard", "DeliveredViolation")
     day_violations = violation_model.objects.filter(
-        tenant_id=agent.tenant_id, agent=agent, delivered_at__gte=start, delivered_at__lt=end
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        delivered_at__gte=start,
+        delivered_at__lt=end,
+        message__session__audience=audience,
     )
+    total_key = f"{prefix}guard.delivered_violations"
     for rule, category, n in (
         day_violations.values_list("rule", "category").annotate(n=Count("id")).order_by("rule", "category")
     ):
-        key = violation_key(rule, category)
+        key = violation_key(rule, category, prefix)
         figures[key] = figures.get(key, 0) + n
-        figures["guard.delivered_violations"] += n
+        figures[total_key] += n
     _figures(
         figures,
         pointers,
@@ -233,9 +263,9 @@ def _violations(
                 day_violations.filter(message__session_id__in=session_ids),
                 ("rule", "category"),
                 (
-                    ("'guard.delivered_violations'", "true"),
+                    (f"'{total_key}'", "true"),
                     (
-                        "substr(CASE WHEN rule <> '' THEN 'violations.rule.' || rule "
+                        f"'{prefix}' || substr(CASE WHEN rule <> '' THEN 'violations.rule.' || rule "
                         "ELSE 'violations.category.' || category END, 1, 64)",
                         "true",
                     ),
@@ -260,35 +290,39 @@ def _violations(
     ]
 
 
-def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
-    """About a dozen statements whatever the day's size (each counts in the database and returns a
-    few rows), so the time grows with the day's rows and the memory does not (bench/review.py)."""
-    tenant = agent.tenant
-    start, end = day_bounds(tenant, day)
+def _conversations(
+    agent: AgentProfile,
+    start: dt.datetime,
+    end: dt.datetime,
+    figures: dict[str, int],
+    pointers: dict[str, list[str]],
+    *,
+    audience: str,
+    prefix: str,
+) -> QuerySet[Any]:
+    """The figures of one audience's conversations of the day (sessions, runs, tool errors,
+    requests), under `prefix`; returns the day's sessions' ids."""
     session_model = apps.get_model("dialogue", "DialogueSession")
     run_model = apps.get_model("dialogue", "Run")
     span_model = apps.get_model("dialogue", "Span")
     request_model = apps.get_model("dialogue", "CustomerRequest")
-    rating_model = apps.get_model("dialogue", "Rating")
-    trust_model = apps.get_model("dialogue", "TrustChange")
-
-    figures: dict[str, int] = dict.fromkeys(BASE_KEYS, 0)
-    pointers: dict[str, list[str]] = {}
-
     sessions = session_model.objects.filter(
-        agent=agent, audience__in=("customer", "peer"), preview=False, created_at__gte=start, created_at__lt=end
+        agent=agent, audience=audience, preview=False, created_at__gte=start, created_at__lt=end
     )
-    session_families = (("'sessions.total'", "true"), ("'sessions.' || status", "status IN ('expired', 'closed')"))
+    session_families = (
+        (f"'{prefix}sessions.total'", "true"),
+        (f"'{prefix}sessions.' || status", "status IN ('expired', 'closed')"),
+    )
     _figures(figures, pointers, _counted(sessions, ("status",), session_families, "id"))
     session_ids = sessions.values("id")
 
     runs = run_model.objects.filter(tenant_id=agent.tenant_id, session_id__in=session_ids)
     run_families = (
-        ("'runs.total'", "true"),
-        ("'runs.' || status", "true"),
-        ("'runs.needs_input'", "needs_input"),
-        ("'stop.' || stop_reason", "status <> 'completed' AND stop_reason <> ''"),
-        ("'guard.' || guard_category", "guard_category <> ''"),
+        (f"'{prefix}runs.total'", "true"),
+        (f"'{prefix}runs.' || status", "true"),
+        (f"'{prefix}runs.needs_input'", "needs_input"),
+        (f"'{prefix}stop.' || stop_reason", "status <> 'completed' AND stop_reason <> ''"),
+        (f"'{prefix}guard.' || guard_category", "guard_category <> ''"),
     )
     _figures(
         figures, pointers, _counted(runs, ("status", "stop_reason", "guard_category", "needs_input"), run_families)
@@ -296,12 +330,52 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
 
     tool_spans = span_model.objects.filter(tenant_id=agent.tenant_id, kind="tool", run__in=runs.values("id"))
     span_families = (
-        ("'errors.' || outcome", "outcome <> 'ok'"),
-        ("'requests.submit_calls'", "name = 'submit_request'"),
+        (f"'{prefix}errors.' || outcome", "outcome <> 'ok'"),
+        (f"'{prefix}requests.submit_calls'", "name = 'submit_request'"),
     )
     _figures(figures, pointers, _counted(tool_spans, ("name", "outcome"), span_families, "run__session_id"))
     requests = request_model.objects.filter(agent=agent, kind="request", session_id__in=session_ids)
-    _figures(figures, pointers, _counted(requests, (), (("'requests.created'", "true"),)))
+    _figures(figures, pointers, _counted(requests, (), ((f"'{prefix}requests.created'", "true"),)))
+
+    hits = KnowledgeHit.objects.filter(
+        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
+    )
+    _figures(figures, pointers, _counted(hits, (), ((f"'{prefix}knowledge.hits'", "true"),)))
+    misses = KnowledgeMiss.objects.filter(
+        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
+    )
+    _figures(figures, pointers, _counted(misses, (), ((f"'{prefix}knowledge.misses'", "true"),)))
+    return session_ids
+
+
+def _peer_tasks(session_ids: QuerySet[Any], figures: dict[str, int], pointers: dict[str, list[str]]) -> None:
+    """The A2A tasks of the day's peer conversations by the state they are in
+    (`peers.tasks.completed`, `peers.tasks.failed`, …)."""
+    task_model = apps.get_model("peers", "PeerTask")
+    tasks = task_model.objects.filter(session_id__in=session_ids)
+    families = (("'peers.tasks.' || lower(replace(state, 'TASK_STATE_', ''))", "true"),)
+    _figures(figures, pointers, _counted(tasks, ("state",), families))
+
+
+def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> Built:
+    """About twenty statements whatever the day's size (each counts in the database and returns a
+    few rows), so the time grows with the day's rows and the memory does not (bench/review.py)."""
+    tenant = agent.tenant
+    start, end = day_bounds(tenant, day)
+    session_model = apps.get_model("dialogue", "DialogueSession")
+    rating_model = apps.get_model("dialogue", "Rating")
+    trust_model = apps.get_model("dialogue", "TrustChange")
+
+    figures: dict[str, int] = dict.fromkeys(BASE_KEYS, 0)
+    pointers: dict[str, list[str]] = {}
+
+    session_ids = _conversations(agent, start, end, figures, pointers, audience="customer", prefix="")
+    sessions = session_model.objects.filter(pk__in=session_ids)
+    peer_ids = _conversations(agent, start, end, figures, pointers, audience="peer", prefix=PEERS)
+    _peer_tasks(peer_ids, figures, pointers)
+    misses = KnowledgeMiss.objects.filter(
+        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
+    )
 
     ratings = rating_model.objects.filter(session_id__in=session_ids)
     figures["ratings.stars_sum"] = ratings.aggregate(stars_sum=Sum("stars"))["stars_sum"] or 0
@@ -316,15 +390,6 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     )
     moved = trust.aggregate(up=Count("id", filter=Q(delta__gt=0)), down=Count("id", filter=Q(delta__lt=0)))
     figures["trust.up"], figures["trust.down"] = moved["up"], moved["down"]
-
-    hits = KnowledgeHit.objects.filter(
-        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
-    )
-    _figures(figures, pointers, _counted(hits, (), (("'knowledge.hits'", "true"),)))
-    misses = KnowledgeMiss.objects.filter(
-        agent=agent, created_at__gte=start, created_at__lt=end, session_id__in=session_ids
-    )
-    _figures(figures, pointers, _counted(misses, (), (("'knowledge.misses'", "true"),)))
 
     # Only the most-asked topics that k customers asked are read (TOPICS_READ); every other topic
     # is counted in the database.  Only the shown topics' keys are read again, for their pointers.
@@ -356,6 +421,7 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
     figures["topics.other_misses"] = every["misses"] - sum(t.misses for t in shown)
 
     violations = _violations(agent, start, end, session_ids, figures, pointers)
+    violations += _violations(agent, start, end, peer_ids, figures, pointers, audience="peer", prefix=PEERS)
 
     total_runs = figures["runs.total"]
     ratios = {
@@ -365,6 +431,10 @@ def review_input_build(*, agent: AgentProfile, day: dt.date, partial: bool) -> B
         "expired": _ratio(figures["sessions.expired"], figures["sessions.total"]),
         "request_conversion": _ratio(figures["requests.created"], figures["requests.submit_calls"]),
         "knowledge_hit": _ratio(figures["knowledge.hits"], figures["knowledge.hits"] + figures["knowledge.misses"]),
+        "peers.completed": _ratio(figures["peers.runs.completed"], figures["peers.runs.total"]),
+        "peers.knowledge_hit": _ratio(
+            figures["peers.knowledge.hits"], figures["peers.knowledge.hits"] + figures["peers.knowledge.misses"]
+        ),
     }
     review_input = ReviewInput(
         agent=agent.slug,

@@ -24,6 +24,8 @@ MAX_CLAIMS = 30
 SYSTEM = """You review one day of a business's customer-service agent from figures only.
 You receive a JSON object (ReviewInput): `figures` (aggregate key -> count), `ratios`, `sessions`
 (aggregate key -> a few session ids) and `topics` (unanswered topics with their aggregate key).
+Figures without a prefix are the customers'; figures under `peers.` count other agents' conversations
+(peers over A2A or an API) apart: never add them to the customers' or call those agents customers.
 Answer with one JSON object and nothing else: {"claims": [claim, ...]} where a claim is
 {"kind": "win"|"miss"|"gap", "text": "<one sentence>",
  "evidence": [{"type": "aggregate", "key": "<a key of figures>"} or {"type": "session", "id": "<a session id given>"}],

@@ -142,17 +142,19 @@ def offline_review(figures: Figures) -> list[dict[str, Any]]:
         claims.append(claim)
     # Delivered violations must be 0: any is a miss, pointing at the figure (and the day's own
     # conversations among them); the reviewer never sees the replies' words.
-    violations = figures.values.get("guard.delivered_violations", 0)
-    if violations:
-        claims.append(
-            {
-                "kind": "miss",
-                "text": f"{violations} replies sent that day fail the current outgoing check (delivered "
-                "violations, which must be 0).",
-                "evidence": _pointers(figures, "guard.delivered_violations"),
-                "figure": {"key": "guard.delivered_violations", "value": violations},
-            }
-        )
+    # Replies to other agents (peers) are counted apart, and must be 0 too.
+    for key, whom in (("guard.delivered_violations", ""), ("peers.guard.delivered_violations", " to other agents")):
+        violations = figures.values.get(key, 0)
+        if violations:
+            claims.append(
+                {
+                    "kind": "miss",
+                    "text": f"{violations} replies sent{whom} that day fail the current outgoing check (delivered "
+                    "violations, which must be 0).",
+                    "evidence": _pointers(figures, key),
+                    "figure": {"key": key, "value": violations},
+                }
+            )
     runs = figures.values.get("runs.total", 0)
     completed = figures.values.get("runs.completed", 0)
     if runs >= WIN_MIN_RUNS and completed / runs >= WIN_COMPLETION_RATIO:

@@ -176,9 +176,11 @@ ROUTES: dict[str, Rule] = {
     "owner-peers-issue": owner_form(body={"name": "partner"}),
     "owner-peer-trust": owner_form(body={"trust": "ask"}),
     "owner-peer-revoke": owner_form(),
+    "owner-peers-listing": owner_form(body={"listed": "1"}),
     # A2A 1.0 (issue 33): the card is public; the JSON-RPC endpoint answers a peer with a key of
     # the agent (JSON-RPC errors, a2a-sdk's way, with HTTP 200) and anyone else 401.
     "a2a-card": Rule("public", tenant=False, reads=EVERYONE),
+    "a2a-agents": Rule("public", tenant=False, reads=EVERYONE),  # the platform's list of opted-in agents
     "a2a-jsonrpc": Rule("api", tenant=False, writes=frozenset({PEER}), body={"jsonrpc": "2.0"}),
     "peer-keys": api(writes=OWNERS, body={"name": "partner"}),
     "peer-key": api(reads=frozenset(), writes=OWNERS),  # DELETE revokes the spare key

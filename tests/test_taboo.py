@@ -222,12 +222,15 @@ def test_an_approved_taboo_stops_the_reply_that_says_it(
     # Another tenant's agent is not bound by this owner's taboo.
     assert delivered(world_b, language)
 
-    # The review counts taboo blocks as their own figure; the metrics apart from over-commitment.
+    # The review counts taboo blocks as their own figure; the metrics apart from over-commitment;
+    # both the customer's and the peer's, each audience apart (issue 33 §4).
     today = local_today(world_a.tenant)
     built = review_input_build(agent=world_a.agent, day=today, partial=True)
-    assert built.review_input.figures["guard.taboo"] == 2
-    [counts] = day_counts(world_a.agent, today - dt.timedelta(days=1), today + dt.timedelta(days=1)).values()
-    assert (counts["taboo_blocks"], counts["blocked_replies"]) == (2, 0)
+    assert (built.review_input.figures["guard.taboo"], built.review_input.figures["peers.guard.taboo"]) == (1, 1)
+    days = (today - dt.timedelta(days=1), today + dt.timedelta(days=1))
+    for audience in ("customer", "peer"):
+        [counts] = day_counts(world_a.agent, *days, audience=audience).values()
+        assert (counts["taboo_blocks"], counts["blocked_replies"]) == (1, 0)
 
     # Quarantining the lesson's source lifts the ban; releasing it brings it back.
     source = {"source_type": "owner_dialogue", "source_ref": f"session:{owner_session.pk}"}

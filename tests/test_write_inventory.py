@@ -34,6 +34,8 @@ SERVICE_MODULES = (
     "guard.breaker",
     "facade.dialogue.runtime.stranded",
     "facade.peers.services",
+    "facade.peers.stranded",
+    "facade.peers.listing",
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from facade.tenancy.models import AgentProfile
 from facade.tenancy.schemas import Actor
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
@@ -17,6 +18,7 @@ from ledger.services import ledger_append
 from .models import PeerTask
 
 APP = "peers"
+SWEEP = Actor.platform("a2a-tasks")  # the sweep of stranded tasks (peers/stranded.py)
 
 
 class A2ATaskOpened(EventPayload):
@@ -35,6 +37,18 @@ class A2ATaskMessageReceived(EventPayload):
 
 class A2ATaskCanceled(EventPayload):
     runs_stopped: int
+
+
+class A2AListingChanged(EventPayload):
+    agent: str
+    listed: bool
+
+
+class A2ATaskStranded(EventPayload):
+    # The message the task was answering (None: the process died before storing it).
+    message_id: int | None
+    state: str  # the final state the sweep gave it
+    stuck_seconds: int
 
 
 A2A_TASK_OPENED = register(
@@ -59,6 +73,21 @@ A2A_TASK_CANCELED = register(
     entity_type="a2a_task",
     payload=A2ATaskCanceled,
     description="A peer agent canceled one of its tasks (a running turn is asked to stop, as the chat's cancel).",
+)
+A2A_TASK_STRANDED = register(
+    "a2a_task.stranded",
+    app=APP,
+    entity_type="a2a_task",
+    payload=A2ATaskStranded,
+    description="A task left working beyond FACADE_RUN_STUCK_SECONDS (the process answering it died) was ended "
+    "by the sweep: with its run's honest reply, or failed when its message was never stored.",
+)
+A2A_LISTING_CHANGED = register(
+    "a2a_listing.changed",
+    app=APP,
+    entity_type="agent",
+    payload=A2AListingChanged,
+    description="An owner put the agent on the platform's list of A2A agents (/a2a/agents), or took it off.",
 )
 
 
@@ -87,3 +116,21 @@ def a2a_task_message_received(*, task: PeerTask, message_id: int, actor: Actor) 
 
 def a2a_task_canceled(*, task: PeerTask, runs_stopped: int, actor: Actor) -> AppendedEvent:
     return _append(A2A_TASK_CANCELED, task, actor, A2ATaskCanceled(runs_stopped=runs_stopped))
+
+
+def a2a_task_stranded(*, task: PeerTask, message_id: int | None, stuck_seconds: int) -> AppendedEvent:
+    payload = A2ATaskStranded(message_id=message_id, state=task.state, stuck_seconds=stuck_seconds)
+    return _append(A2A_TASK_STRANDED, task, SWEEP, payload)
+
+
+def a2a_listing_changed(*, agent: AgentProfile, listed: bool, actor: Actor) -> AppendedEvent:
+    payload = A2AListingChanged(agent=agent.slug, listed=listed)
+    return ledger_append(
+        chain_id=agent.tenant_id,
+        event_type=A2A_LISTING_CHANGED.name,
+        entity_type=A2A_LISTING_CHANGED.entity_type,
+        entity_id=agent.slug,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        payload=payload.model_dump(),
+    )

@@ -19,6 +19,9 @@ class TaskState(StrEnum):
     AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
 
 
+# The stop reason of a task the sweep of stranded tasks ended (peers/stranded.py).
+STRANDED = "stranded"
+
 TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED})
 
 # The stop reasons of a turn that refused what it was asked: a discount, a special price or a
@@ -51,3 +54,14 @@ def task_state(*, run_status: str | None, stop_reason: str, needs_input: bool, c
 
 def is_terminal(state: TaskState) -> bool:
     return state in TERMINAL
+
+
+def stranded_state(*, run_status: str | None, stop_reason: str, needs_input: bool) -> TaskState:
+    """The state the sweep of stranded tasks gives a task left WORKING beyond the bound: the
+    state its answered run gives (the stranded run's honest reply is FAILED; a turn whose process
+    died after answering keeps its answer's state), and FAILED when nothing answered it
+    (`run_status` None) — never WORKING or SUBMITTED again."""
+    if run_status is None:
+        return TaskState.FAILED
+    state = task_state(run_status=run_status, stop_reason=stop_reason, needs_input=needs_input, canceled=False)
+    return TaskState.FAILED if state in (TaskState.WORKING, TaskState.SUBMITTED) else state

@@ -9,12 +9,21 @@ import uuid
 from typing import Any
 
 from django.db.models import Q
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
 
 from facade.dialogue.models import CustomerRequest, Message
+from facade.dialogue.runtime.prompts import conversation_language
 from facade.tenancy.models import PeerCredential
 
 from .models import PeerTask
 from .protocol import DEFAULT_PAGE, InvalidParamsError, ListTasksRequest
+from .rules import STRANDED
+
+# What a task the sweep of stranded tasks ended says when its message was never stored.
+NOT_SAVED = _(
+    "I couldn't answer this because of a technical problem, and your message was not saved; please send it again."
+)
 
 
 def timestamp(moment: dt.datetime) -> str:
@@ -69,6 +78,17 @@ def task_view(task: PeerTask, *, history_length: int | None = None, include_arti
     status: dict[str, Any] = {"state": task.state, "timestamp": timestamp(task.updated_at)}
     if latest is not None:
         status["message"] = _message(latest, task=task, agent=True)
+    if task.stop_reason == STRANDED and (not asked or asked[-1].pk not in replies):
+        # Ended by the sweep with no turn's answer: its message was never stored.
+        with translation.override(task.language or conversation_language([m.text for m in reversed(asked)])):
+            words = str(NOT_SAVED)
+        status["message"] = {
+            "messageId": f"status-{task.pk}",
+            "contextId": str(task.session_id),
+            "taskId": str(task.pk),
+            "role": "ROLE_AGENT",
+            "parts": [{"text": words, "mediaType": "text/plain"}],
+        }
     view: dict[str, Any] = {"id": str(task.pk), "contextId": str(task.session_id), "status": status}
     if include_artifacts:
         requests = CustomerRequest.objects.filter(run__message__in=asked).order_by("pk")

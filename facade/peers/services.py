@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from facade.dialogue.models import DialogueSession, Message, Run
 from facade.dialogue.runtime.loop import run_cancel, turn_handle
+from facade.dialogue.runtime.prompts import conversation_language
 from facade.dialogue.selectors import session_for_principal
 from facade.dialogue.services import message_admit, message_check, session_open
 from facade.errors import ApplicationError
@@ -205,13 +206,18 @@ def task_begin(
                 peer=credential,
                 session=session,
                 state=TaskState.WORKING.value,
+                pending_message_id=message.message_id,
+                language=conversation_language([text]),
                 updated_at=timezone.now(),
             )
             events.a2a_task_opened(task=task, agent_slug=agent.slug, message_id=None, actor=actor)
         return Begun(task=task, session=session, resume=TaskState.FAILED, agent=agent)
     # One answer at a time: only a task that asks for input takes the message (compare and set).
     taken = PeerTask.objects.filter(pk=task.pk, state=TaskState.INPUT_REQUIRED.value).update(
-        state=TaskState.WORKING.value, updated_at=timezone.now()
+        state=TaskState.WORKING.value,
+        pending_message_id=message.message_id,
+        language=conversation_language([text]),
+        updated_at=timezone.now(),
     )
     if not taken:
         raise UnsupportedOperationError(
@@ -272,6 +278,7 @@ def _task_open(
         peer=credential,
         session=begun.session,
         state=_state_of(run, canceled=False).value,
+        pending_message_id=message.client_message_id,
         updated_at=timezone.now(),
     )
     PeerTaskTurn.objects.create(task=task, message=message)
@@ -286,6 +293,11 @@ def _turn_link(*, task: PeerTask, message: Message, run: Run | None, actor: Acto
     if turn is not None:
         return turn.task
     PeerTaskTurn.objects.create(task=locked, message=message)
+    if is_terminal(TaskState(locked.state)):
+        # Ended meanwhile (canceled, or by the sweep of stranded tasks): the turn is kept in its
+        # history, and an ended task's state is final.
+        events.a2a_task_message_received(task=locked, message_id=message.pk, actor=actor)
+        return locked
     if run is None:
         run = Run.objects.filter(message=message).first()
     locked.state = _state_of(run, canceled=locked.canceled_at is not None).value

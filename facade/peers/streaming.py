@@ -171,7 +171,7 @@ def _answer_detached(**kwargs: Any) -> PeerTask:
 def answer_in_background(*, begun: services.Begun, credential: PeerCredential, text: str, message_id: str) -> None:
     """Answer a task's message in a daemon thread (a non-blocking SendMessage).  A process that
     dies meanwhile leaves the run to the sweep of stranded runs (runtime/stranded.py), which
-    answers the conversation; the task stays WORKING until the peer cancels it (README, Limits)."""
+    answers the conversation, and the sweep of stranded tasks (peers/stranded.py) ends the task."""
 
     def run() -> None:
         try:

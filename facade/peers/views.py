@@ -24,7 +24,7 @@ from facade.tenancy.identity import PeerKeyInvalid, peer_from_authorization
 from facade.tenancy.models import AgentProfile, PeerCredential
 from facade.tenancy.rules import find_audience_key, first_audience_name
 
-from . import protocol, selectors, services, streaming
+from . import listing, protocol, selectors, services, streaming
 from .card import KEY_HEADER, agent_card, card_etag
 from .protocol import (
     A2AError,
@@ -69,6 +69,15 @@ def card_view(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         response = JsonResponse(card, json_dumps_params={"ensure_ascii": False})
     response["ETag"] = etag
+    response["Cache-Control"] = f"public, max-age={CARD_MAX_AGE}"
+    return response
+
+
+@require_GET
+def agents_view(request: HttpRequest) -> HttpResponse:
+    """The platform's list of the agents whose owners opted in (peers/listing.py), public as
+    the cards are, with the same caching."""
+    response = JsonResponse({"agents": listing.listed_agents()}, json_dumps_params={"ensure_ascii": False})
     response["Cache-Control"] = f"public, max-age={CARD_MAX_AGE}"
     return response
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -30,6 +31,7 @@ from facade.tenancy.schemas import Actor
 from facade.tenancy.services import peer_key_create, peer_key_revoke, peer_key_trust_set
 
 from .card import agent_card, base_url, interface_url
+from .listing import agent_listing_set, is_listed
 from .models import PeerTask
 from .rules import TaskState
 
@@ -107,6 +109,8 @@ def _page(request: HttpRequest, agent: AgentProfile, *, issued: str = "", status
         "card": json.dumps(agent_card(agent), indent=2, ensure_ascii=False),
         "example": _example(agent),
         "days": RECENT_DAYS,
+        "listed": is_listed(agent),
+        "list_url": f"{settings.FACADE_PUBLIC_URL.rstrip('/')}{reverse('a2a-agents')}",
     }
     return render(request, "peers/owner_peers.html", context, status=status)
 
@@ -169,3 +173,17 @@ def peer_revoke(request: HttpRequest, slug: str, key_id: str) -> HttpResponse:
     peer_key_revoke(credential=key, actor=Actor.human(request.user.pk))
     messages.success(request, gettext("Key “%(name)s” revoked: it no longer works.") % {"name": key.name})
     return HttpResponseRedirect(reverse("owner-peers", args=[slug]))
+
+
+@require_POST
+@login_required
+def peer_listing(request: HttpRequest, slug: str) -> HttpResponse:
+    """Put the agent on the platform's list of A2A agents, or take it off (`listed`: 1 or 0)."""
+    agent = _owned(request, slug)
+    listed = request.POST.get("listed") == "1"
+    agent_listing_set(agent=agent, listed=listed, actor=Actor.human(request.user.pk))
+    if listed:
+        messages.success(request, gettext("Your agent is on the platform's list of agents."))
+    else:
+        messages.success(request, gettext("Your agent is no longer on the platform's list of agents."))
+    return HttpResponseRedirect(reverse("owner-peers", args=[slug]) + "#listing-h")
