@@ -49,7 +49,11 @@ _SAID_EN: Final = re.compile(
     r"(?:said|say|saying|mention(?:ed|s)?|wrote|write|writing|told|tell|asked|ask|asking|quoted|were quoted|got quoted"
     r"|been quoted|paid|spent|budget(?:ed)?|received|got|saw|seen|found|heard|noted|put|entered|typed|listed"
     r"|described|reported|are looking at|were looking at|are hoping|were hoping|hoped|hope|want(?:ed)?|would like"
-    r"|'d like|need(?:ed)?|expect(?:ed)?|estimated|measured|counted|booked)\b"
+    r"|'d like|need(?:ed)?|expect(?:ed)?|estimated|measured|counted|booked|approved|accepted|okayed|signed)\b"
+    # someone else's price: "the other shop's asking $220", "the other forge quoted £300"
+    r"|\b(?:the other|another|the previous|the last|that|their|the)\s+(?:[a-z-]+\s+){0,2}"
+    r"(?:shop|store|garage|forge|place|company|seller|guy|dealer|firm|business|workshop|vendor|site|website)(?:'s)?"
+    r"\s+(?:is\s+|was\s+)?(?:asking|quoted|quotes|charges|charged|wants|wanted|offered|said)\b"
     r"|\b(?:you have|you had|you've got|you're thinking of|you were thinking of) in mind\b"
     r"|\byour (?:[$€£¥]\s?\d[\d,.]*\s*)?(?:budget|quote|quotation|estimate|figure|number|offer|receipt|invoice|bill"
     r"|message|note|email|request"
@@ -61,7 +65,8 @@ _SAID_EN: Final = re.compile(
 _SAID_ZH: Final = re.compile(
     r"(?<![按照依])(?:您|你)(?:刚才|刚刚|之前|上次|前面|也|说的|提到的)?(?:说|提到|讲|写|问|想要|想|希望|预算|打算|要求|报|付|花|收到"
     r"|看到|发来|填|问的|说的|提的|要的|计划|准备|考虑)"
-    r"|(?:对方|别家|别的店|那边|那家|他们|之前的店|其他店|另一家)(?:给您|给你)?(?:报价|报的|报了|收|要价|开价|说|要)"
+    r"|(?:对方|别家|别的店|那边|那家|他们|之前的店|其他店|另一家|上一家|前一家|上家|之前那家)(?:给您|给你)?"
+    r"(?:报价|报的|报了|收|要价|开价|说|要)"
     r"|(?:您|你)的(?:预算|报价|要求|问题|留言|消息|订单|上限|目标|尺寸)"
     r"|跟您确认一下|和您确认一下|确认一下您|我理解的是|如果我没理解错"
 )

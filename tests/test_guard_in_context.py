@@ -150,6 +150,19 @@ PASSES: list[tuple[str, str | None, tuple[str, ...], str]] = [
         ("My neighbour paid £90 for this last year, is that right?",),
         "I can't judge what your neighbour paid; our list has hedge trimming from £120.",
     ),
+    # Someone else's price said back as theirs.
+    (
+        "said back",
+        None,
+        ("Another workshop quoted me £180 for the hinge set.",),
+        "Thanks, so the other workshop quoted £180 for the hinge set. I've passed the details to our smith.",
+    ),
+    (
+        "said back",
+        None,
+        ("上一家说是真丝的，报价1500",),
+        "明白，上一家说是真丝、报价1500，我先登记下来，请师傅看了实物再说。",
+    ),
     # A date from the record with no entry behind it: a past date is not a deadline.
     ("record looked up", None, ("我的订单发了吗？",), "看到了，您的订单是11月20号下的，21号发出的。"),
     (
