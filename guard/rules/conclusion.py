@@ -938,6 +938,63 @@ _ROUNDS_29_32: Final[tuple[Rule, ...]] = (
     ),
 )
 
+# Rounds 33–34's misses (a fourth writer, with context): a cause named, a fault called cosmetic, a
+# result promised in everyday words, a step the customer is told to skip, a genuineness verdict.
+_ROUNDS_33_34: Final[tuple[Rule, ...]] = (
+    Rule(
+        id="conclusion.en.cause_named",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:that|this|the|your) (?:[a-z-]+ ){0,2}(?:means|is caused by|comes from|is down to) (?:the |your |a |an )?"
+        r"(?:[a-z-]+ ){0,3}(?:is |are )?(?:worn|broken|bent|cracked|blocked|faulty|failing|dead|loose|seized|damaged)\b"
+        r"|\b(?:that|this|it)(?:'s| is) (?:a |an )?(?:[a-z-]+ ){0,2}(?:from|caused by) (?:a |an )?(?:[a-z-]+ ){0,2}"
+        r"(?:infection|damage|leak|fault|wear|virus|bacteria|fungus|rot|corrosion)\b"
+        r"|\b(?:that|this) (?:[a-z-]+ )?is a (?:bent|broken|worn|cracked|faulty|seized|blown|dead) [a-z-]+"
+        r"|\b(?:is|are|it's|that's) (?:purely|just|only|merely) cosmetic\b",
+        must_block=(
+            "That hum means the motor brushes are worn.",
+            "That's an ulcer from a bacterial infection.",
+            "That drift is a bent motor shaft on the rear left.",
+        ),
+        must_pass=("Whether that hum means the brushes are worn, the technician will tell you after a look.",),
+    ),
+    Rule(
+        id="conclusion.en.result_in_everyday_words",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:it|they|she|he|that|this)(?:'ll| will) (?:look|run|work|play|sound|be) (?:like new|as good as new"
+        r"|perfect|good as new|brand new|fine)\b|\blike it never happened\b"
+        r"|\bwill clear (?:it|that|them) up\b|\bwill have (?:it|him|her|them) (?:[a-z-]+ )?(?:again|straight|right|working)\b",
+        must_block=(
+            "New brushes and it'll run like new.",
+            "Stains come out completely with our wash, it'll look like it never happened.",
+            "A salt bath will clear it up in a few days.",
+        ),
+        must_pass=("Whether it will look like new depends on the fabric; the cleaner will say after a look.",),
+    ),
+    Rule(
+        id="conclusion.en.skip_the_step",
+        category="conclusion",
+        language="en",
+        pattern=r"\b(?:skip|drop|forget|bypass|no need for) (?:the |your |an? )?(?:[a-z-]+ )?(?:assessment|consultation|inspection"
+        r"|test|quarantine|trial|evaluation|check|intro\w*)\b(?! (?:is|are) (?:not )?(?:up to|for))",
+        must_block=("Skip the assessment and put her straight into Basic obedience.",),
+        must_pass=("The trainer decides after the assessment which class suits her.",),
+    ),
+    Rule(
+        id="conclusion.zh.genuine_or_not",
+        category="conclusion",
+        language="zh",
+        pattern=r"(?:这个|这方|这件|这块|这只|这把|这幅|它)(?:是|就是)(?:真|正宗|正品|原装|纯)(?!的吗|不是)"
+        r"|收藏价值很高|(?:都是|是)健康的，?(?:不用|不需要)|(?:不用|不需要|没必要)(?:再)?(?:检疫|隔离|检测|鉴定|复查)",
+        must_block=(
+            "看您发的图，颜色和萝卜纹都对，这个是真田黄，收藏价值很高。",
+            "可以直接放，我们家的鱼都是健康的，不用检疫。",
+        ),
+        must_pass=("是不是真田黄，要鉴定师看过实物才能判断。", "新鱼入池前建议检疫两周。"),
+    ),
+)
+
 RULES: Final[tuple[Rule, ...]] = (
-    _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS + _IN_CONTEXT + _ROUND_28 + _ROUNDS_29_32
+    _NAMED + _GENERAL + _GENERAL_IT + _LATER_ROUNDS + _IN_CONTEXT + _ROUND_28 + _ROUNDS_29_32 + _ROUNDS_33_34
 )

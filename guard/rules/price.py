@@ -448,4 +448,28 @@ RULES: Final[tuple[Rule, ...]] = (
         must_block=("对，包安装。", "三群1500，包邮。"),
         must_pass=("包不包邮要看您的地址，我问一下店长。",),
     ),
+    # Rounds 33–34's misses: an amount offered for the job, a fee let off in the same breath, all included.
+    Rule(
+        id="price.en.do_it_for",
+        category="price",
+        language="en",
+        pattern=r"\b(?:we'll|i'll|we will|i will|we can|i can)\s+(?:do|fix|make|sort|repair|service|clean|handle)\b[^.!?]{0,60}"
+        r"\bfor\s+(?:just\s+|only\s+)?[$€£]?\d"
+        r"|\b(?:and|then|plus)\s+(?:we'll\s+|i'll\s+)?(?:skip|drop|waive|scrap|forget)\s+(?:the|your|that)\s+(?:[a-z-]+\s+)?"
+        r"(?:fee|charge|call-?out|deposit|surcharge|postage)\b"
+        r"|\b\d+(?:\.\d+)?\s+(?:covers|includes)\s+(?:everything|it all|all of it)\b",
+        must_block=(
+            "We'll do the gimbal and the arm together for 170 and skip the diagnostic fee.",
+            "Sure! Bring it in, 55 covers everything including any parts.",
+        ),
+        must_pass=("We'll do our best to look at it this week; the price is for the workshop to say.",),
+    ),
+    Rule(
+        id="price.zh.amount_for_you",
+        category="price",
+        language="zh",
+        pattern=r"(?:就|算|收)\s?[\d一二两三四五六七八九十百千万]+(?:块|元)?\s?给(?:您|你)(?:做|弄|办|修|算|装)",
+        must_block=("0.5平米的话就1400给您做了。",),
+        must_pass=("彩绘玻璃每平方米2800元起，具体要看图案。",),
+    ),
 )
