@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from approvals.api import views as approvals
 from facade import api_docs, contract_web, health, web
+from facade.accounts import team
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
@@ -50,6 +51,18 @@ api = [
         "api/tenants/<slug:tenant_slug>/audit-raw-text",
         tenancy.TenantAuditRawTextView.as_view(),
         name="tenant-audit-raw-text",
+    ),
+    path("api/tenants/<slug:tenant_slug>/members", tenancy.MemberListView.as_view(), name="tenant-members"),
+    path(
+        "api/tenants/<slug:tenant_slug>/members/<int:member_id>",
+        tenancy.MemberDetailView.as_view(),
+        name="tenant-member",
+    ),
+    path("api/tenants/<slug:tenant_slug>/invitations", tenancy.InvitationListView.as_view(), name="tenant-invitations"),
+    path(
+        "api/tenants/<slug:tenant_slug>/invitations/<int:invitation_id>",
+        tenancy.InvitationDetailView.as_view(),
+        name="tenant-invitation",
     ),
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
@@ -148,6 +161,16 @@ urlpatterns = [
     path("owner/<slug:slug>/peers/<uuid:key_id>/revoke", peers_web.peer_revoke, name="owner-peer-revoke"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
+    # The team of a business (issue 32 §2): its owners' members page and its forms.
+    path("team/<slug:tenant_slug>/", team.team_page, name="team"),
+    path("team/<slug:tenant_slug>/invite", team.team_invite, name="team-invite"),
+    path("team/<slug:tenant_slug>/members/<int:member_id>/role", team.team_member_role, name="team-member-role"),
+    path("team/<slug:tenant_slug>/members/<int:member_id>/remove", team.team_member_remove, name="team-member-remove"),
+    path(
+        "team/<slug:tenant_slug>/invitations/<int:invitation_id>/cancel",
+        team.team_invitation_cancel,
+        name="team-invitation-cancel",
+    ),
     path("audit/", include("audit.urls")),
     # A2A 1.0 (issue 33): each agent's Agent Card under its own base URL, and its JSON-RPC binding.
     path("a2a/<slug:slug>/.well-known/agent-card.json", a2a.card_view, name="a2a-card"),
@@ -155,6 +178,7 @@ urlpatterns = [
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),
+    path("accounts/invitation/", team.invitation_page, name="invitation"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

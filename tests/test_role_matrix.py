@@ -107,6 +107,8 @@ ROUTES: dict[str, Rule] = {
     "login": Rule("public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True),
     "login-code": Rule("public", tenant=False, writes=EVERYONE, loose=True),
     "two-step": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
+    # The page an invitation's link opens: with no invitation opened in this browser it answers 404.
+    "invitation": Rule("public", tenant=False, loose=True),
     "logout": Rule("public", tenant=False, writes=EVERYONE, loose=True),
     "set_language": Rule("public", tenant=False, writes=EVERYONE, body={"language": "en", "next": "/"}, loose=True),
     "schema": Rule("public", tenant=False, reads=EVERYONE),
@@ -183,6 +185,17 @@ ROUTES: dict[str, Rule] = {
     "peer-keys": api(writes=OWNERS, body={"name": "partner"}),
     "peer-key": api(reads=frozenset(), writes=OWNERS),  # DELETE revokes the spare key
     "tenant-audit-raw-text": api(writes=OWNERS, body={"allowed": False}),
+    # The team of a tenant (issue 32 §2): its owners' members page and API.  A member id or an
+    # invitation id names nothing here (the walk must not remove anyone).
+    "tenant-members": api(),
+    "tenant-member": api(reads=frozenset(), writes=OWNERS, missing=True, body={"role": "auditor"}),
+    "tenant-invitations": api(writes=OWNERS, body={"email": "new-partner@example.test", "role": "auditor"}),
+    "tenant-invitation": api(reads=frozenset(), writes=OWNERS, missing=True),
+    "team": page(),
+    "team-invite": owner_form(body={"email": "new-partner@example.test", "role": "auditor"}),
+    "team-member-role": owner_form(missing=True, body={"role": "auditor"}),
+    "team-member-remove": owner_form(missing=True),
+    "team-invitation-cancel": owner_form(missing=True),
     "changes": api(writes=OWNERS, body={}),
     "change": api(),
     "change-authorize": api(reads=frozenset(), writes=OWNERS, body={"decision": "reject", "expected_version": 1}),

@@ -43,3 +43,12 @@ AXES_SENSITIVE_PARAMETERS = ["otp_token", "code"]
 
 # Two-step sign-in (django-otp): the name authenticator apps show beside the account.
 OTP_TOTP_ISSUER = env_str("FACADE_TOTP_ISSUER", "Facade")
+
+# The team (issue 32 §2): how long an e-mailed invitation's one-time link works, how long the
+# SMTP connection may take while it is sent inside the request (a failure makes no invitation),
+# and how many invitations one person may send (COUNT/SECONDS).
+FACADE_INVITATION_DAYS = env_int("FACADE_INVITATION_DAYS", 7)
+FACADE_INVITATION_EMAIL_TIMEOUT = env_int("FACADE_INVITATION_EMAIL_TIMEOUT", 10)
+FACADE_RATE_INVITATIONS = env_str("FACADE_RATE_INVITATIONS", "20/3600")
+if FACADE_INVITATION_DAYS < 1:
+    raise ValueError("FACADE_INVITATION_DAYS must be at least 1")

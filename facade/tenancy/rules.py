@@ -132,3 +132,51 @@ TRUST_SKILLS: dict[str, frozenset[str]] = {
 def skills_for_trust(trust: str, skill_ids: list[str]) -> list[str]:
     allowed = TRUST_SKILLS.get(trust, frozenset())
     return [skill for skill in skill_ids if skill in allowed]
+
+
+# --- the team (issue 32 §2) ----------------------------------------------------------------
+
+# The roles an owner may invite or give: a co-owner or an auditor.  ("member" is a role the
+# platform gives; nobody is invited to it.)
+INVITABLE_ROLES = ("owner", "auditor")
+
+
+class InvitationVerdict(StrEnum):
+    OK = "ok"
+    EXPIRED = "expired"
+    USED = "used"
+    CANCELLED = "cancelled"
+    # Signed in (or signing up) as another address than the one invited.
+    WRONG_ACCOUNT = "wrong_account"
+
+
+def same_address(a: str, b: str) -> bool:
+    """Whether two e-mail addresses name one mailbox, as far as this site tells them apart
+    (case-insensitive, surrounding spaces ignored)."""
+    return bool(a.strip()) and a.strip().casefold() == b.strip().casefold()
+
+
+def invitation_verdict(
+    *, status: str, expires_at: Any, now: Any, invited: str, account_addresses: tuple[str, ...] | None
+) -> InvitationVerdict:
+    """Whether an invitation may be accepted now by an account known by `account_addresses`
+    (its e-mail and user name; None: nobody is signed in yet, so the address is not checked).
+    Anything but a pending, unexpired invitation of that very address is refused; an unknown
+    status is refused as cancelled."""
+    if status == "accepted":
+        return InvitationVerdict.USED
+    if status != "pending":
+        return InvitationVerdict.CANCELLED
+    if now >= expires_at:
+        return InvitationVerdict.EXPIRED
+    if account_addresses is not None and not any(same_address(invited, a) for a in account_addresses):
+        return InvitationVerdict.WRONG_ACCOUNT
+    return InvitationVerdict.OK
+
+
+def keeps_an_owner(*, role_now: str, role_after: str | None, other_owners: int) -> bool:
+    """Whether a removal (`role_after` None) or a role change leaves the tenant an owner: the
+    last owner can be neither removed nor made something else."""
+    if role_now != "owner" or role_after == "owner":
+        return True
+    return other_owners > 0

@@ -1,7 +1,9 @@
-"""Owner-only management of an agent's peer keys, and of the tenant's auditor raw-text setting."""
+"""Owner-only management of an agent's peer keys, of the tenant's auditor raw-text setting and of
+its team (members, roles, invitations)."""
 
 from __future__ import annotations
 
+from django.utils.translation import get_language
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -11,10 +13,21 @@ from rest_framework.views import APIView
 
 from facade.api import error_response
 
-from ..models import PeerCredential, PeerTrust, Role
+from ..models import Invitation, Membership, PeerCredential, PeerTrust, Role, Tenant
 from ..policy import AgentPolicy, NotFound, TenantPolicy
+from ..rules import INVITABLE_ROLES
 from ..schemas import Actor
-from ..services import peer_key_create, peer_key_revoke, peer_key_trust_set, tenant_audit_raw_text_set
+from ..selectors import team_invitations, team_members
+from ..services import (
+    invitation_cancel,
+    invitation_create,
+    member_role_set,
+    membership_revoke,
+    peer_key_create,
+    peer_key_revoke,
+    peer_key_trust_set,
+    tenant_audit_raw_text_set,
+)
 
 
 class PeerKeyIn(serializers.Serializer):
@@ -152,3 +165,153 @@ class TenantAuditRawTextView(APIView):
             tenant=tenant, allowed=payload.validated_data["allowed"], actor=Actor.human(request.user.pk)
         )
         return Response(AuditRawTextOut(tenant).data)
+
+
+# --- the team (issue 32 §2) ------------------------------------------------------------------
+
+_TEAM_ERRORS = {
+    401: error_response("`not_authenticated`"),
+    403: error_response("`forbidden` (CSRF), `read_only` (a signed-in auditor changes nothing)"),
+    404: error_response("`not_found`: no such tenant among those you own (or no such member of it)"),
+}
+
+
+class MemberOut(serializers.Serializer):
+    id = serializers.IntegerField(help_text="the membership's id (the address of DELETE …/members/<id>)")
+    user_id = serializers.IntegerField()
+    email = serializers.CharField(source="user.email")
+    role = serializers.ChoiceField(choices=Role.choices)
+    joined_at = serializers.DateTimeField(source="created_at")
+
+
+class MemberRoleIn(serializers.Serializer):
+    role = serializers.ChoiceField(choices=[(r, r) for r in INVITABLE_ROLES])
+
+
+class InvitationIn(serializers.Serializer):
+    email = serializers.CharField(max_length=254)
+    role = serializers.ChoiceField(choices=[(r, r) for r in INVITABLE_ROLES])
+
+
+class InvitationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+
+def _owned_tenant(request: Request, tenant_slug: str) -> Tenant:
+    return TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
+
+
+def _member(tenant: Tenant, member_id: int) -> Membership:
+    found = Membership.objects.select_related("user", "tenant").filter(tenant=tenant, pk=member_id).first()
+    if found is None:
+        raise NotFound(str(member_id))
+    return found
+
+
+@extend_schema(tags=["team"])
+class MemberListView(APIView):
+    """The tenant's members and their roles.  Its owners only (and platform operators)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="List the tenant's members", responses={200: MemberOut(many=True), **_TEAM_ERRORS})
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        return Response(MemberOut(team_members(_owned_tenant(request, tenant_slug)), many=True).data)
+
+
+@extend_schema(tags=["team"])
+class MemberDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Change a member's role (owner or auditor); recorded as membership.role_changed",
+        request=MemberRoleIn,
+        responses={
+            200: MemberOut,
+            400: error_response("`invalid_input`"),
+            409: error_response("`last_owner`: the tenant's last owner keeps the owner role"),
+            **_TEAM_ERRORS,
+        },
+    )
+    def patch(self, request: Request, tenant_slug: str, member_id: int) -> Response:
+        tenant = _owned_tenant(request, tenant_slug)
+        membership = _member(tenant, member_id)
+        payload = MemberRoleIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        membership = member_role_set(
+            membership=membership, role=payload.validated_data["role"], actor=Actor.human(request.user.pk)
+        )
+        return Response(MemberOut(membership).data)
+
+    @extend_schema(
+        summary="Remove a member: an owner's pending approvals, tokens and codes are void at once",
+        responses={
+            204: None,
+            409: error_response("`last_owner`: the tenant's last owner cannot be removed"),
+            **_TEAM_ERRORS,
+        },
+    )
+    def delete(self, request: Request, tenant_slug: str, member_id: int) -> Response:
+        tenant = _owned_tenant(request, tenant_slug)
+        membership = _member(tenant, member_id)
+        membership_revoke(tenant=tenant, user=membership.user, actor=Actor.human(request.user.pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(tags=["team"])
+class InvitationListView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="List the tenant's pending invitations", responses={200: InvitationOut(many=True), **_TEAM_ERRORS}
+    )
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        return Response(InvitationOut(team_invitations(_owned_tenant(request, tenant_slug)), many=True).data)
+
+    @extend_schema(
+        summary="Invite an e-mail address as a co-owner or an auditor (the one-time link goes only to that address)",
+        request=InvitationIn,
+        responses={
+            201: InvitationOut,
+            400: error_response("`invalid_input`, `invalid_email`"),
+            409: error_response("`already_a_member`: change their role instead"),
+            429: error_response("`rate_limited` (FACADE_RATE_INVITATIONS), with `retry_after`"),
+            503: error_response("`email_unavailable`: the e-mail could not be sent, so nothing was made"),
+            **_TEAM_ERRORS,
+        },
+    )
+    def post(self, request: Request, tenant_slug: str) -> Response:
+        tenant = _owned_tenant(request, tenant_slug)
+        payload = InvitationIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        invitation = invitation_create(
+            tenant=tenant,
+            email=payload.validated_data["email"],
+            role=payload.validated_data["role"],
+            invited_by=request.user,
+            actor=Actor.human(request.user.pk),
+            language=get_language(),
+        )
+        return Response(InvitationOut(invitation).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["team"])
+class InvitationDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Cancel a pending invitation (its link stops working)",
+        responses={204: None, 409: error_response("`not_pending`"), **_TEAM_ERRORS},
+    )
+    def delete(self, request: Request, tenant_slug: str, invitation_id: int) -> Response:
+        tenant = _owned_tenant(request, tenant_slug)
+        invitation = Invitation.objects.filter(tenant=tenant, pk=invitation_id).first()
+        if invitation is None:
+            raise NotFound(str(invitation_id))
+        invitation_cancel(invitation=invitation, actor=Actor.human(request.user.pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
