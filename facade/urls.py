@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from approvals.api import views as approvals
 from facade import api_docs, contract_web, health, web
-from facade.accounts import team
+from facade.accounts import operator, signup, team
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
@@ -52,6 +52,7 @@ api = [
         tenancy.TenantAuditRawTextView.as_view(),
         name="tenant-audit-raw-text",
     ),
+    path("api/businesses", tenancy.BusinessListView.as_view(), name="businesses-api"),
     path("api/tenants/<slug:tenant_slug>/members", tenancy.MemberListView.as_view(), name="tenant-members"),
     path(
         "api/tenants/<slug:tenant_slug>/members/<int:member_id>",
@@ -161,6 +162,9 @@ urlpatterns = [
     path("owner/<slug:slug>/peers/<uuid:key_id>/revoke", peers_web.peer_revoke, name="owner-peer-revoke"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
+    # The platform operator takes on businesses (issue 32 §1).
+    path("platform/businesses/", operator.businesses_page, name="businesses"),
+    path("platform/businesses/new", operator.business_new, name="business-new"),
     # The team of a business (issue 32 §2): its owners' members page and its forms.
     path("team/<slug:tenant_slug>/", team.team_page, name="team"),
     path("team/<slug:tenant_slug>/invite", team.team_invite, name="team-invite"),
@@ -179,6 +183,8 @@ urlpatterns = [
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),
     path("accounts/invitation/", team.invitation_page, name="invitation"),
+    path("signup/", signup.signup_page, name="signup"),
+    path("signup/verify/", signup.signup_verify, name="signup-verify"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

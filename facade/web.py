@@ -63,6 +63,8 @@ def home(request: HttpRequest) -> HttpResponse:
         # Signed out, `/` leads to the chats a visitor may use: every agent's customer page is
         # public by its slug (AgentPolicy.get_public), so none is disclosed that was not.
         "public_agents": [] if request.user.is_authenticated else public_agents(),
+        # Self-service sign-up of a business (issue 32 §1), when the installation offers it.
+        "signup_offered": settings.FACADE_SIGNUP != "off",
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).
         "verify_text": {

@@ -109,6 +109,9 @@ ROUTES: dict[str, Rule] = {
     "two-step": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
     # The page an invitation's link opens: with no invitation opened in this browser it answers 404.
     "invitation": Rule("public", tenant=False, loose=True),
+    # Self-service sign-up (FACADE_SIGNUP, off by default: 404).
+    "signup": Rule("public", tenant=False, loose=True),
+    "signup-verify": Rule("public", tenant=False, loose=True),
     "logout": Rule("public", tenant=False, writes=EVERYONE, loose=True),
     "set_language": Rule("public", tenant=False, writes=EVERYONE, body={"language": "en", "next": "/"}, loose=True),
     "schema": Rule("public", tenant=False, reads=EVERYONE),
@@ -191,6 +194,10 @@ ROUTES: dict[str, Rule] = {
     "tenant-member": api(reads=frozenset(), writes=OWNERS, missing=True, body={"role": "auditor"}),
     "tenant-invitations": api(writes=OWNERS, body={"email": "new-partner@example.test", "role": "auditor"}),
     "tenant-invitation": api(reads=frozenset(), writes=OWNERS, missing=True),
+    # The platform operator takes on businesses (issue 32 §1): none of these roles is an operator.
+    "businesses-api": Rule("api", tenant=False),
+    "businesses": Rule("page", tenant=False),
+    "business-new": Rule("page", tenant=False, body={"name": "x", "slug": "x"}),
     "team": page(),
     "team-invite": owner_form(body={"email": "new-partner@example.test", "role": "auditor"}),
     "team-member-role": owner_form(missing=True, body={"role": "auditor"}),

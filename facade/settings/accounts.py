@@ -52,3 +52,15 @@ FACADE_INVITATION_EMAIL_TIMEOUT = env_int("FACADE_INVITATION_EMAIL_TIMEOUT", 10)
 FACADE_RATE_INVITATIONS = env_str("FACADE_RATE_INVITATIONS", "20/3600")
 if FACADE_INVITATION_DAYS < 1:
     raise ValueError("FACADE_INVITATION_DAYS must be at least 1")
+
+# Self-service sign-up of a business (issue 32 §1): `off` (the default: businesses join through a
+# platform operator, /signup/ answers 404), `invite` (the same, and /signup/ tells visitors to ask
+# the platform for an invitation), `open` (anyone may sign a business up; nothing is created until
+# the e-mailed link is opened, within FACADE_SIGNUP_LINK_HOURS).  Sign-up links sent per address
+# and per client address are limited (COUNT/SECONDS).
+FACADE_SIGNUP = env_str("FACADE_SIGNUP", "off").strip().lower()
+if FACADE_SIGNUP not in ("off", "invite", "open"):
+    raise ValueError("FACADE_SIGNUP is one of off, invite, open")
+FACADE_SIGNUP_LINK_HOURS = env_int("FACADE_SIGNUP_LINK_HOURS", 24)
+FACADE_RATE_SIGNUP = env_str("FACADE_RATE_SIGNUP", "3/3600")
+FACADE_RATE_SIGNUP_IP = env_str("FACADE_RATE_SIGNUP_IP", "10/3600")

@@ -38,6 +38,11 @@ class TenantTimeZoneChanged(EventPayload):
     previous: str
 
 
+class TenantLanguagesChanged(EventPayload):
+    languages: list[str]  # codes of the site's languages, the main one first
+    previous: list[str]
+
+
 class TenantAuditRawTextChanged(EventPayload):
     allowed: bool  # auditors may now (or may no longer) read customers' own words in the console
 
@@ -136,6 +141,13 @@ TENANT_TIME_ZONE_CHANGED = register(
     entity_type="tenant",
     payload=TenantTimeZoneChanged,
     description="The tenant's time zone changed: its nightly review and morning observe follow its local days.",
+)
+TENANT_LANGUAGES_CHANGED = register(
+    "tenant.languages_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantLanguagesChanged,
+    description="The languages the business serves its customers in changed.",
 )
 TENANT_AUDIT_RAW_TEXT_CHANGED = register(
     "tenant.audit_raw_text_changed",
@@ -277,6 +289,11 @@ def tenant_l3_policy_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
 def tenant_time_zone_changed(*, tenant: Tenant, previous: str, actor: Actor) -> AppendedEvent:
     payload = TenantTimeZoneChanged(time_zone=tenant.time_zone, previous=previous)
     return _append(TENANT_TIME_ZONE_CHANGED, tenant.pk, tenant.pk, actor, payload)
+
+
+def tenant_languages_changed(*, tenant: Tenant, previous: list[str], actor: Actor) -> AppendedEvent:
+    payload = TenantLanguagesChanged(languages=list(tenant.languages), previous=previous)
+    return _append(TENANT_LANGUAGES_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
 def tenant_audit_raw_text_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:

@@ -16,6 +16,11 @@ def default_time_zone() -> str:
     return str(settings.TIME_ZONE)
 
 
+def default_languages() -> list[str]:
+    """A business serves its customers in every language of the site unless it says otherwise."""
+    return [code for code, _name in settings.LANGUAGES]
+
+
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -33,6 +38,9 @@ class Tenant(models.Model):
     # Auditors may read customers' own words in the auditor console (each read is recorded in
     # the ledger); off by default: auditors see pointers, summaries and metrics.
     auditors_read_raw_text = models.BooleanField(default=False)
+    # The languages the business serves its customers in (codes of settings.LANGUAGES, its first
+    # the main one); set when it joins (`business_create`) and by `tenant_languages_set`.
+    languages = models.JSONField(default=default_languages)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -134,6 +134,30 @@ def skills_for_trust(trust: str, skill_ids: list[str]) -> list[str]:
     return [skill for skill in skill_ids if skill in allowed]
 
 
+# --- a business joins (issue 32 §1) --------------------------------------------------------
+
+_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+
+
+def slug_problem(slug: object) -> str | None:
+    """Why `slug` cannot be a business's or an agent's address (None: it can): lower-case letters,
+    digits and hyphens, 1 to 64, not starting or ending with a hyphen."""
+    if not isinstance(slug, str) or not _SLUG.fullmatch(slug):
+        return "an address is 1 to 64 lower-case letters, digits and hyphens (e.g. rosa-bakery)"
+    return None
+
+
+def languages_problem(languages: object, site_languages: tuple[str, ...]) -> str | None:
+    """Why `languages` is not a list of the site's languages a business may serve customers in."""
+    if not isinstance(languages, list) or not languages:
+        return "choose at least one language"
+    if any(not isinstance(code, str) or code not in site_languages for code in languages):
+        return f"languages are among: {', '.join(site_languages)}"
+    if len(set(languages)) != len(languages):
+        return "a language is named twice"
+    return None
+
+
 # --- the team (issue 32 §2) ----------------------------------------------------------------
 
 # The roles an owner may invite or give: a co-owner or an auditor.  ("member" is a role the

@@ -6,12 +6,14 @@ import hashlib
 import hmac
 import logging
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http import HTTPStatus
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.mail import get_connection, send_mail
 from django.core.validators import validate_email
@@ -51,7 +53,11 @@ class TenancyError(ApplicationError):
 @transaction.atomic
 def tenant_create(*, slug: str, name: str, actor: Actor) -> Tenant:
     if Tenant.objects.filter(slug=slug).exists():
-        raise TenancyError("tenant_exists", f"a tenant with slug {slug!r} already exists")
+        raise TenancyError(
+            "tenant_exists",
+            gettext("The address %(slug)s is taken: choose another.") % {"slug": slug},
+            HTTPStatus.CONFLICT,
+        )
     tenant = Tenant.objects.create(slug=slug, name=name)
     events.tenant_created(tenant=tenant, actor=actor)
     return tenant
@@ -104,6 +110,22 @@ def tenant_time_zone_set(*, tenant: Tenant, time_zone: str, actor: Actor) -> Ten
     previous, tenant.time_zone = tenant.time_zone, time_zone
     tenant.save(update_fields=["time_zone"])
     events.tenant_time_zone_changed(tenant=tenant, previous=previous, actor=actor)
+    return tenant
+
+
+@transaction.atomic
+def tenant_languages_set(*, tenant: Tenant, languages: list[str], actor: Actor) -> Tenant:
+    """The languages the business serves its customers in (codes of settings.LANGUAGES, the main
+    one first).  Setting what is already set writes nothing."""
+    problem = rules.languages_problem(languages, tuple(code for code, _name in settings.LANGUAGES))
+    if problem:
+        raise TenancyError("invalid_languages", problem)
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    if list(tenant.languages) == languages:
+        return tenant
+    previous, tenant.languages = list(tenant.languages), list(languages)
+    tenant.save(update_fields=["languages"])
+    events.tenant_languages_changed(tenant=tenant, previous=previous, actor=actor)
     return tenant
 
 
@@ -218,7 +240,11 @@ def agent_create(
     """A new agent and version 1 of its contract (`skill_ids`: its skills, when not the platform's
     default ones)."""
     if AgentProfile.objects.filter(slug=slug).exists():
-        raise TenancyError("agent_exists", f"an agent with slug {slug!r} already exists")
+        raise TenancyError(
+            "agent_exists",
+            gettext("The agent address %(slug)s is taken: choose another.") % {"slug": slug},
+            HTTPStatus.CONFLICT,
+        )
     agent = AgentProfile.objects.create(tenant=tenant, slug=slug, name=name)
     events.agent_created(agent=agent, actor=actor)
     # Version 1 of its contract, from the profile's defaults.  Imported here because approvals
@@ -607,3 +633,211 @@ def member_role_set(*, membership: Membership, role: str, actor: Actor) -> Membe
         for agent in agents.filter(owners=user):
             agent_owner_remove(agent=agent, user=user, actor=actor)
     return membership
+
+
+# --- a business joins (issue 32 §1) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewBusiness:
+    tenant: Tenant
+    agent: AgentProfile
+    invitation: Invitation | None  # of its first owner, when an address was given
+
+
+def business_create(
+    *,
+    name: str,
+    slug: str,
+    time_zone: str,
+    languages: list[str],
+    agent_slug: str,
+    agent_name: str,
+    actor: Actor,
+    owner_email: str | None = None,
+    invited_by: Any | None = None,
+    language: str | None = None,
+    skill_ids: list[str] | None = None,
+) -> NewBusiness:
+    """A business joins: its tenant (name, address, time zone, languages), its first agent and —
+    given `owner_email` — the invitation of its first owner, who owns the agent once they accept.
+    All or nothing, in one transaction: a taken address (409 `tenant_exists`, `agent_exists`), a
+    bad one (400 `invalid_slug`), a time zone or languages refused, or an invitation e-mail that
+    could not be sent (503 `email_unavailable`) leaves nothing behind.  The same services as
+    every other write, each with its ledger event (`manage.py seed_demo` calls this too)."""
+    name = " ".join(str(name).split())
+    if not 1 <= len(name) <= 200:
+        raise TenancyError("invalid_name", gettext("A business needs a name of 1 to 200 characters."))
+    agent_name = " ".join(str(agent_name).split()) or name
+    for value in (slug, agent_slug):
+        problem = rules.slug_problem(value)
+        if problem:
+            raise TenancyError("invalid_slug", problem)
+    address = normalised_address(owner_email) if owner_email else None
+    with transaction.atomic():
+        tenant = tenant_create(slug=slug, name=name, actor=actor)
+        tenant = tenant_time_zone_set(tenant=tenant, time_zone=time_zone, actor=actor)
+        tenant = tenant_languages_set(tenant=tenant, languages=languages, actor=actor)
+        agent = agent_create(tenant=tenant, slug=agent_slug, name=agent_name[:200], actor=actor, skill_ids=skill_ids)
+        invitation = None
+        if address is not None:
+            invitation = invitation_create(
+                tenant=tenant,
+                email=address,
+                role=Role.OWNER,
+                invited_by=invited_by,
+                actor=actor,
+                language=language,
+            )
+    return NewBusiness(tenant=tenant, agent=agent, invitation=invitation)
+
+
+# --- self-service sign-up (FACADE_SIGNUP=open) ------------------------------------------------
+
+SIGNUP_SALT = "facade.tenancy.signup"
+
+
+@dataclass(frozen=True)
+class SignupRequest:
+    """What a person signing a business up asked for; nothing of it is stored until their
+    e-mailed link is opened (it travels signed, inside the link)."""
+
+    name: str
+    slug: str
+    time_zone: str
+    languages: list[str]
+    agent_slug: str
+    agent_name: str
+    email: str
+
+
+def signup_check(request: SignupRequest) -> SignupRequest:
+    """The request as it will be made (the address normalised), or a refusal with the reason the
+    form shows: a bad name, address, time zone or languages, or a taken address (409)."""
+    name = " ".join(request.name.split())
+    if not 1 <= len(name) <= 200:
+        raise TenancyError("invalid_name", gettext("A business needs a name of 1 to 200 characters."))
+    for value in (request.slug, request.agent_slug):
+        problem = rules.slug_problem(value)
+        if problem:
+            raise TenancyError("invalid_slug", problem)
+    problem = rules.time_zone_problem(request.time_zone)
+    if problem:
+        raise TenancyError("invalid_time_zone", problem)
+    problem = rules.languages_problem(request.languages, tuple(code for code, _name in settings.LANGUAGES))
+    if problem:
+        raise TenancyError("invalid_languages", problem)
+    if Tenant.objects.filter(slug=request.slug).exists():
+        raise TenancyError(
+            "tenant_exists",
+            gettext("The address %(slug)s is taken: choose another.") % {"slug": request.slug},
+            HTTPStatus.CONFLICT,
+        )
+    if AgentProfile.objects.filter(slug=request.agent_slug).exists():
+        raise TenancyError(
+            "agent_exists",
+            gettext("The agent address %(slug)s is taken: choose another.") % {"slug": request.agent_slug},
+            HTTPStatus.CONFLICT,
+        )
+    return SignupRequest(
+        name=name,
+        slug=request.slug,
+        time_zone=request.time_zone,
+        languages=list(request.languages),
+        agent_slug=request.agent_slug,
+        agent_name=" ".join(request.agent_name.split())[:200] or name,
+        email=normalised_address(request.email),
+    )
+
+
+def signup_link_send(*, request: SignupRequest, client_ip: str, language: str) -> SignupRequest:
+    """Check a sign-up and e-mail its address a link that makes the business once opened (within
+    FACADE_SIGNUP_LINK_HOURS).  Nothing is stored.  Limited per address and per client address
+    (429 `rate_limited`); a mail server that does not take it answers 503 `email_unavailable`.
+    Whether the address already has an account is not said here: the e-mail's link asks its
+    holder to sign in with it then."""
+    checked = signup_check(request)
+    limited = rate_check(
+        [
+            ("signup:address", hashlib.sha256(checked.email.encode()).hexdigest(), settings.FACADE_RATE_SIGNUP),
+            ("signup:ip", client_ip or "unknown", settings.FACADE_RATE_SIGNUP_IP),
+        ]
+    )
+    if limited is not None:
+        raise rate_limited_error(limited, "sign-up links")
+    token = signing.dumps({**checked.__dict__, "language": language}, salt=SIGNUP_SALT, compress=True)
+    link = f"{settings.FACADE_PUBLIC_URL.rstrip('/')}{reverse('signup-verify')}?token={token}"
+    with translation.override(language):
+        subject = gettext("Confirm the sign-up of %(name)s on Facade") % {"name": checked.name}
+        body = "\n".join(
+            [
+                gettext("Someone, hopefully you, asked to sign up %(name)s (%(slug)s) on Facade with this address.")
+                % {"name": checked.name, "slug": checked.slug},
+                "",
+                gettext("Open this link within %(hours)s hours to create it:")
+                % {"hours": settings.FACADE_SIGNUP_LINK_HOURS},
+                link,
+                "",
+                gettext("Nothing is created until you open it. If it was not you, ignore this e-mail."),
+            ]
+        )
+    try:
+        connection = get_connection(timeout=settings.FACADE_INVITATION_EMAIL_TIMEOUT)
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [checked.email], connection=connection)
+    except Exception as exc:
+        logger.warning("sign-up e-mail not sent: %s", type(exc).__name__)
+        raise TenancyError(
+            "email_unavailable",
+            gettext("The confirmation e-mail could not be sent. Try again later."),
+            HTTPStatus.SERVICE_UNAVAILABLE,
+        ) from None
+    return checked
+
+
+def signup_link_read(token: str) -> tuple[SignupRequest, str] | None:
+    """The sign-up a link carries and the language it was asked in, or None (forged, altered,
+    expired)."""
+    try:
+        data = signing.loads(token, salt=SIGNUP_SALT, max_age=settings.FACADE_SIGNUP_LINK_HOURS * 3600)
+        language = str(data.pop("language", settings.LANGUAGE_CODE))
+        return SignupRequest(**data), language
+    except (signing.BadSignature, TypeError, ValueError, AttributeError):
+        return None
+
+
+def business_signup(
+    *, request: SignupRequest, user: Any | None = None, password: str | None = None
+) -> tuple[NewBusiness, Any]:
+    """Make the business a verified sign-up asked for, in one transaction: the account of its
+    address (created with `password`, or the signed-in `user`, whose address it must be: 403
+    `wrong_account`), the business through `business_create` and that account as its first
+    owner.  A link opened twice finds its address taken (409 `tenant_exists`)."""
+    checked = signup_check(request)
+    with transaction.atomic():
+        if user is None:
+            if password is None or accounts_of_address(checked.email).exists():
+                raise TenancyError(
+                    "account_exists",
+                    gettext("An account with this address exists: sign in with it to accept."),
+                    HTTPStatus.CONFLICT,
+                )
+            user, _created = user_ensure(email=checked.email, password=password)
+        elif not any(rules.same_address(checked.email, a) for a in (str(user.email or ""), user.get_username())):
+            raise TenancyError(
+                "wrong_account",
+                gettext("This sign-up is for another e-mail address than the account you are signed in with."),
+                HTTPStatus.FORBIDDEN,
+            )
+        actor = Actor.human(user.pk)
+        made = business_create(
+            name=checked.name,
+            slug=checked.slug,
+            time_zone=checked.time_zone,
+            languages=checked.languages,
+            agent_slug=checked.agent_slug,
+            agent_name=checked.agent_name,
+            actor=actor,
+        )
+        membership_grant(tenant=made.tenant, user=user, role=Role.OWNER, actor=actor)
+        agent_owner_add(agent=made.agent, user=user, actor=actor)
+    return made, user

@@ -3,7 +3,9 @@ its team (members, roles, invitations)."""
 
 from __future__ import annotations
 
-from django.utils.translation import get_language
+from http import HTTPStatus
+
+from django.utils.translation import get_language, gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -12,13 +14,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from facade.api import error_response
+from facade.errors import ApplicationError
 
 from ..models import Invitation, Membership, PeerCredential, PeerTrust, Role, Tenant
-from ..policy import AgentPolicy, NotFound, TenantPolicy
+from ..policy import AgentPolicy, NotFound, TenantPolicy, is_platform_operator
 from ..rules import INVITABLE_ROLES
 from ..schemas import Actor
 from ..selectors import team_invitations, team_members
 from ..services import (
+    business_create,
     invitation_cancel,
     invitation_create,
     member_role_set,
@@ -315,3 +319,101 @@ class InvitationDetailView(APIView):
             raise NotFound(str(invitation_id))
         invitation_cancel(invitation=invitation, actor=Actor.human(request.user.pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- a business joins (issue 32 §1) ------------------------------------------------------------
+
+
+class NotAnOperator(ApplicationError):
+    http_status = HTTPStatus.FORBIDDEN
+
+
+def _operator(request: Request) -> None:
+    if not is_platform_operator(request.user):
+        raise NotAnOperator("not_an_operator", gettext("Only the platform's operators take on businesses."))
+
+
+class BusinessAgentIn(serializers.Serializer):
+    slug = serializers.CharField(max_length=64)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class BusinessIn(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    slug = serializers.CharField(max_length=64)
+    time_zone = serializers.CharField(max_length=64)
+    languages = serializers.ListField(child=serializers.CharField(max_length=16), min_length=1, max_length=8)
+    agent = BusinessAgentIn()
+    owner_email = serializers.CharField(max_length=254)
+
+
+class BusinessOut(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    time_zone = serializers.CharField()
+    languages = serializers.ListField(child=serializers.CharField())
+    created_at = serializers.DateTimeField()
+
+
+_OPERATOR_ERRORS = {
+    401: error_response("`not_authenticated`"),
+    403: error_response("`forbidden` (CSRF), `not_an_operator`"),
+}
+
+
+@extend_schema(tags=["businesses"])
+class BusinessListView(APIView):
+    """Businesses on the platform: its operators list them and take on new ones."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="List the businesses", responses={200: BusinessOut(many=True), **_OPERATOR_ERRORS})
+    def get(self, request: Request) -> Response:
+        _operator(request)
+        return Response(BusinessOut(Tenant.objects.order_by("slug"), many=True).data)
+
+    @extend_schema(
+        summary="Take on a business: its tenant, its first agent and its first owner's invitation",
+        request=BusinessIn,
+        responses={
+            201: inline_serializer(
+                name="BusinessCreated",
+                fields={
+                    "business": BusinessOut(),
+                    "agent": serializers.CharField(),
+                    "invitation": InvitationOut(),
+                },
+            ),
+            400: error_response(
+                "`invalid_input`, `invalid_name`, `invalid_slug`, `invalid_time_zone`, `invalid_languages`, "
+                "`invalid_email`"
+            ),
+            409: error_response("`tenant_exists`, `agent_exists`: that address is taken"),
+            429: error_response("`rate_limited` (FACADE_RATE_INVITATIONS), with `retry_after`"),
+            503: error_response("`email_unavailable`: the invitation could not be sent, so nothing was made"),
+            **_OPERATOR_ERRORS,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        _operator(request)
+        payload = BusinessIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        made = business_create(
+            name=data["name"],
+            slug=data["slug"],
+            time_zone=data["time_zone"],
+            languages=list(data["languages"]),
+            agent_slug=data["agent"]["slug"],
+            agent_name=data["agent"]["name"],
+            owner_email=data["owner_email"],
+            invited_by=request.user,
+            actor=Actor.human(request.user.pk),
+            language=get_language(),
+        )
+        body = {
+            "business": BusinessOut(made.tenant).data,
+            "agent": made.agent.slug,
+            "invitation": InvitationOut(made.invitation).data,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
