@@ -41,6 +41,11 @@ ALLOWED_NAMES = frozenset(
         "ledger-checkpoints",
         "audit-verify-run",  # the console's "verify now" (a record of the check, nothing more)
         "invitation",  # accepting an invitation to another tenant (the invitation governs it)
+        # A reader's own account: a forgotten password, a changed e-mail address.
+        "password_reset",
+        "password_reset_confirm",
+        "email-change",
+        "email-change-confirm",
     }
 )
 

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from approvals.api import views as approvals
 from facade import api_docs, contract_web, health, web
-from facade.accounts import operator, signup, team
+from facade.accounts import operator, recovery, signup, team
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
@@ -183,6 +183,19 @@ urlpatterns = [
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),
     path("accounts/invitation/", team.invitation_page, name="invitation"),
+    # A forgotten password (Django's own flow) and a changed e-mail address (issue 32 §2).
+    path("accounts/password/reset/", recovery.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "accounts/password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"
+    ),
+    path("accounts/email/", recovery.email_change, name="email-change"),
+    path("accounts/email/confirm/", recovery.email_change_confirm, name="email-change-confirm"),
     path("signup/", signup.signup_page, name="signup"),
     path("signup/verify/", signup.signup_verify, name="signup-verify"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

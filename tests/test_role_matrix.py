@@ -109,6 +109,15 @@ ROUTES: dict[str, Rule] = {
     "two-step": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
     # The page an invitation's link opens: with no invitation opened in this browser it answers 404.
     "invitation": Rule("public", tenant=False, loose=True),
+    # A forgotten password (Django's flow) and a changed e-mail address (issue 32 §2).
+    "password_reset": Rule(
+        "public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True, body={"email": "nobody@example.test"}
+    ),
+    "password_reset_done": Rule("public", tenant=False, reads=EVERYONE),
+    "password_reset_confirm": Rule("public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True),
+    "password_reset_complete": Rule("public", tenant=False, reads=EVERYONE),
+    "email-change": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
+    "email-change-confirm": Rule("page", tenant=False, loose=True),
     # Self-service sign-up (FACADE_SIGNUP, off by default: 404).
     "signup": Rule("public", tenant=False, loose=True),
     "signup-verify": Rule("public", tenant=False, loose=True),
@@ -378,6 +387,8 @@ def fill(route: Route, side: Side, role: str) -> str:
         "entry_id": str(side.entry_id),
         "day": "2026-01-05",
         "seq": "1",
+        "uidb64": "MQ",  # a password reset link with a token that is no token
+        "token": "no-such-token",
     }
 
     def value(match: re.Match[str]) -> str:

@@ -64,3 +64,12 @@ if FACADE_SIGNUP not in ("off", "invite", "open"):
 FACADE_SIGNUP_LINK_HOURS = env_int("FACADE_SIGNUP_LINK_HOURS", 24)
 FACADE_RATE_SIGNUP = env_str("FACADE_RATE_SIGNUP", "3/3600")
 FACADE_RATE_SIGNUP_IP = env_str("FACADE_RATE_SIGNUP_IP", "10/3600")
+
+# A forgotten password (Django's reset flow) and a changed e-mail address: reset e-mails per
+# address and per client address, e-mail change confirmations per account (COUNT/SECONDS), and
+# how long an e-mail change's link works.  Django's PASSWORD_RESET_TIMEOUT (seconds) is the reset
+# link's life.
+FACADE_RATE_PASSWORD_RESET = env_str("FACADE_RATE_PASSWORD_RESET", "3/3600")
+FACADE_RATE_PASSWORD_RESET_IP = env_str("FACADE_RATE_PASSWORD_RESET_IP", "20/3600")
+FACADE_EMAIL_CHANGE_HOURS = env_int("FACADE_EMAIL_CHANGE_HOURS", 24)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3600)
