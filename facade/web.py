@@ -58,7 +58,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "owned_agents": owned_agent_cards(request.user),
         "ledger_tenants": ledger_tenants(request.user).order_by("slug"),
         # The businesses whose team (members page) the user manages: the tenants they own.
-        "team_tenants": TenantPolicy.with_roles(request.user, (Role.OWNER.value,)).order_by("slug"),
+        "team_tenants": TenantPolicy.as_member(request.user, (Role.OWNER.value,)).order_by("slug"),
         "demo_outbox": outbox_enabled(),
         # Signed out, `/` leads to the chats a visitor may use: every agent's customer page is
         # public by its slug (AgentPolicy.get_public), so none is disclosed that was not.

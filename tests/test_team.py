@@ -265,9 +265,16 @@ def test_only_the_tenants_owners_invite(world_a: TenantWorld, world_b: TenantWor
     assert anonymous.post(
         "/api/tenants/alpha/invitations", {"email": "x@alpha.test", "role": "owner"}, content_type="application/json"
     ).status_code in (401, 403)
+    # A platform operator takes businesses on but does not manage their people.
+    from test_business import operator
+
+    staff = strict_client(operator())
+    assert staff.get("/api/tenants/alpha/members").status_code == 404
+    assert invite(staff, world_a, "friend@alpha.test", "owner").status_code == 404
+    assert staff.delete(f"/api/tenants/alpha/members/{world_a.owner.memberships.get().pk}").status_code == 404
     # The members page, likewise.
     assert Client().get("/team/alpha/").status_code == 302
-    for user in (world_a.member, world_b.owner):
+    for user in (world_a.member, world_b.owner, operator()):
         page = Client()
         page.force_login(user)
         assert page.get("/team/alpha/").status_code == 404

@@ -4,9 +4,10 @@ invitation's link opens, where the invited person accepts — creating their acc
 with the invited address.
 
 Server-rendered; every write is a plain form POST (CSRF) through the one tenancy service that
-also writes the ledger.  The members page answers 404 to anyone but the tenant's owners (and
-platform operators).  An invitation's secret travels mail → browser → this page, which keeps
-only the invitation's id in the session and drops the secret from the address bar."""
+also writes the ledger.  The members page answers 404 to anyone but the tenant's own owners —
+platform operators included: they take a business on, its owners decide who belongs to it.
+An invitation's secret travels mail → browser → this page, which keeps only the invitation's id
+in the session and drops the secret from the address bar."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ class InvitationRow:
 
 def _owned_tenant(request: HttpRequest, tenant_slug: str) -> Tenant:
     try:
-        return TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
+        return TenantPolicy.get_as_member(request.user, tenant_slug, (Role.OWNER.value,))
     except NotFound as exc:
         raise Http404("no such business among those you own") from exc
 

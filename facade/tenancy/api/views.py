@@ -207,7 +207,8 @@ class InvitationOut(serializers.Serializer):
 
 
 def _owned_tenant(request: Request, tenant_slug: str) -> Tenant:
-    return TenantPolicy.get(request.user, tenant_slug, (Role.OWNER.value,))
+    """The tenant's own owners manage its team; platform operators do not (TenantPolicy.as_member)."""
+    return TenantPolicy.get_as_member(request.user, tenant_slug, (Role.OWNER.value,))
 
 
 def _member(tenant: Tenant, member_id: int) -> Membership:
