@@ -160,3 +160,64 @@ def test_an_owner_invites_an_auditor_who_accepts_by_the_emailed_link(
     finally:
         for person in (owner, invited, holder):
             person.close()
+
+
+ATTACK_WORDS = {
+    "en": {
+        "wrong": "This invitation is for stranger@alpha.test, and you are signed in as member@alpha.test.",
+        "expired": "This invitation has expired.",
+    },
+    "zh-hans": {
+        "wrong": "此邀请是发给 stranger@alpha.test 的，而您当前以 member@alpha.test 登录。",
+        "expired": "此邀请已过期。",
+    },
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "language, phone", [("en", False), ("zh-hans", True)], ids=["english-desktop", "chinese-phone"]
+)
+def test_someone_elses_and_an_expired_invitation_link_are_refused_in_the_browser(
+    browser: Any, world: TenantWorld, site: str, smtp: Any, settings: Any, language: str, phone: bool
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from facade.tenancy.schemas import Actor
+    from facade.tenancy.services import invitation_create
+
+    settings.FACADE_PUBLIC_URL = site
+    tag = f"team-attack-{language}-{'phone' if phone else 'desktop'}"
+    for email, days_ago in (("stranger@alpha.test", 0), ("late@alpha.test", 8)):
+        invitation_create(
+            tenant=world.tenant,
+            email=email,
+            role="owner",
+            invited_by=world.owner,
+            actor=Actor.human(world.owner.pk),
+            now=timezone.now() - timedelta(days=days_ago),
+        )
+    links = [LINK.search(m.get_payload(decode=True).decode()) for _, m in smtp.received]
+    assert all(links)
+    member = Person(browser, site, phone)
+    try:
+        page = member.page
+        page.goto(f"{site}/accounts/login/")
+        page.get_by_label("Email").fill("member@alpha.test")
+        page.get_by_label("Password").fill("pw-alpha")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(f"{site}/")
+        member.speak(language)
+        page.goto(links[0].group(1))  # type: ignore[union-attr]
+        expect(page.get_by_role("alert")).to_contain_text(ATTACK_WORDS[language]["wrong"])
+        assert page.get_by_role("button", name="Accept the invitation").count() == 0
+        shoot(page, f"{tag}-1-wrong-account")
+        page.goto(links[1].group(1))  # type: ignore[union-attr]
+        expect(page.get_by_role("alert")).to_contain_text(ATTACK_WORDS[language]["expired"])
+        shoot(page, f"{tag}-2-expired")
+    finally:
+        member.close()
+    assert not Membership.objects.filter(tenant=world.tenant, user__username__in=["stranger@alpha.test"]).exists()
+    assert Membership.objects.get(tenant=world.tenant, user=world.member).role == "member"
