@@ -46,6 +46,7 @@ ALLOWED_NAMES = frozenset(
         "password_reset_confirm",
         "email-change",
         "email-change-confirm",
+        "password_change",
     }
 )
 

@@ -194,6 +194,12 @@ urlpatterns = [
     path(
         "accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"
     ),
+    path("accounts/settings/", recovery.account_settings, name="account-settings"),
+    path(
+        "accounts/password/change/",
+        auth_views.PasswordChangeView.as_view(success_url="/accounts/settings/?changed=password"),
+        name="password_change",
+    ),
     path("accounts/email/", recovery.email_change, name="email-change"),
     path("accounts/email/confirm/", recovery.email_change_confirm, name="email-change-confirm"),
     path("signup/", signup.signup_page, name="signup"),

@@ -143,3 +143,24 @@ def test_an_address_of_another_account_is_said_only_to_that_mailbox(world_a: Ten
     assert taken.status_code == 409 and "already belongs to another account" in taken.content.decode()
     world_a.owner.refresh_from_db()
     assert world_a.owner.email == "owner@alpha.test"
+
+
+def test_the_account_page_offers_the_address_the_password_and_two_step_sign_in(world_a: TenantWorld) -> None:
+    from facade.tenancy.schemas import Actor
+    from facade.tenancy.services import tenant_totp_require
+
+    tenant_totp_require(tenant=world_a.tenant, required=True, actor=Actor.platform("tests"))
+    owner = Client()
+    owner.force_login(world_a.owner)
+    # An owner of a tenant that requires an authenticator is sent to enrol first (/accounts/ is exempt).
+    page = owner.get("/accounts/settings/").content.decode()
+    assert "Turn it on with an authenticator app" in page and "Your business requires it." in page
+    assert 'href="/accounts/email/"' in page and 'href="/accounts/password/change/"' in page
+    changed = owner.post(
+        "/accounts/password/change/",
+        {"old_password": "pw-alpha", "new_password1": PASSWORD, "new_password2": PASSWORD},
+    )
+    assert (changed.status_code, changed["Location"]) == (302, "/accounts/settings/?changed=password")
+    assert signs_in("owner@alpha.test", PASSWORD)
+    zh = owner.get("/accounts/settings/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "您的账户" in zh.content.decode() and "修改密码" in zh.content.decode()

@@ -1,7 +1,8 @@
 """A forgotten password in a real browser (issue 32 §2: Debian's Chromium against the live server,
 the e-mail through a real SMTP server), in English on a desktop and in Chinese at phone width:
 from the sign-in page to the e-mailed link, a new password, and signing in with it; then the
-e-mail change page.  Screenshots go to var/screenshots/ (or FACADE_SHOTS)."""
+account page (address, password, two-step sign-in) and the e-mail change page.  Screenshots go
+to var/screenshots/ (or FACADE_SHOTS)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ WORDS = {
         "sign_in": "Sign in",
         "password": "Password",
         "change_email": "Change your e-mail address",
+        "account": "Your account",
+        "two_step": "Turn it on with an authenticator app",
     },
     "zh-hans": {
         "forgot": "忘记密码了吗？",
@@ -42,6 +45,8 @@ WORDS = {
         "sign_in": "登录",
         "password": "密码",
         "change_email": "更改电子邮件地址",
+        "account": "您的账户",
+        "two_step": "用身份验证器应用开启",
     },
 }
 
@@ -81,8 +86,12 @@ def test_a_forgotten_password_is_reset_in_the_browser(
         page.get_by_label(words["password"], exact=True).fill(PASSWORD)
         page.get_by_role("button", name=words["sign_in"]).click()
         expect(page).to_have_url(f"{site}/")
+        page.get_by_role("link", name=words["account"]).click()
+        expect(page.get_by_role("heading", level=1)).to_have_text(words["account"])
+        expect(page.get_by_role("link", name=words["two_step"])).to_be_visible()
+        shoot(page, f"{tag}-5-account")
         page.get_by_role("link", name=words["change_email"]).click()
         expect(page.get_by_role("heading", level=1)).to_have_text(words["change_email"])
-        shoot(page, f"{tag}-5-email-change")
+        shoot(page, f"{tag}-6-email-change")
     finally:
         person.close()

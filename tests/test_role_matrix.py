@@ -118,6 +118,8 @@ ROUTES: dict[str, Rule] = {
     "password_reset_complete": Rule("public", tenant=False, reads=EVERYONE),
     "email-change": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
     "email-change-confirm": Rule("page", tenant=False, loose=True),
+    "account-settings": Rule("page", tenant=False, reads=SIGNED_IN),
+    "password_change": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
     # Self-service sign-up (FACADE_SIGNUP, off by default: 404).
     "signup": Rule("public", tenant=False, loose=True),
     "signup-verify": Rule("public", tenant=False, loose=True),

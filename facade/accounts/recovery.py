@@ -32,10 +32,12 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from facade.ratelimit import rate_check, request_client_ip
 from facade.tenancy.services import TenancyError, accounts_of_address, normalised_address
+
+from .devices import confirmed_device, must_have_device
 
 # --- a forgotten password ----------------------------------------------------------------
 
@@ -168,3 +170,18 @@ def email_change_confirm(request: HttpRequest) -> HttpResponse:
         )
     messages.success(request, gettext("You sign in with %(address)s from now on.") % {"address": address})
     return HttpResponseRedirect(reverse("home"))
+
+
+# --- the account's own settings ----------------------------------------------------------
+
+
+@require_safe
+@login_required
+def account_settings(request: HttpRequest) -> HttpResponse:
+    """A signed-in person's own settings: the address they sign in with (change it), their
+    password (change it) and two-step sign-in (enrol an authenticator, or see that one is on)."""
+    context = {
+        "two_step_on": confirmed_device(request.user) is not None,
+        "two_step_required": must_have_device(request.user),
+    }
+    return render(request, "registration/account_settings.html", context)
