@@ -4,7 +4,7 @@ every unsafe method (POST, PUT, PATCH, DELETE) on every route — `{"error": "re
 `/api/`, the site's 403 page elsewhere — whatever the view behind it would have allowed.
 
 The few exceptions are what a reader needs to come and go: sign in and out (the site's and the
-admin's), the two-step flows, the language menu, the console's own "verify now"
+admin's), the two-step flows, the language menu, accepting an invitation, the console's own "verify now"
 (`/audit/<tenant>/verification/run`, which writes nothing but its `audit.verified` record) and
 `POST /api/ledger/checkpoints` (verify the chain and sign a checkpoint of its head: a file outside
 the database that records nothing new, which is how an auditor pins what they have verified).
@@ -40,6 +40,13 @@ ALLOWED_NAMES = frozenset(
         "admin:logout",
         "ledger-checkpoints",
         "audit-verify-run",  # the console's "verify now" (a record of the check, nothing more)
+        "invitation",  # accepting an invitation to another tenant (the invitation governs it)
+        # A reader's own account: a forgotten password, a changed e-mail address.
+        "password_reset",
+        "password_reset_confirm",
+        "email-change",
+        "email-change-confirm",
+        "password_change",
     }
 )
 

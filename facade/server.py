@@ -12,6 +12,7 @@ Twisted's second pass over every upload."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -41,12 +42,17 @@ def leave_forms_to_django() -> bool:
 # customer's — so it never reaches the log: the path is logged, and "?…" where a query was
 # (issue 28 §5).  Every entry passes through `Server.log_action` on its way to the access log.
 QUERY_WITHHELD = "?…"
+# Django's password reset link carries its one-time token in the path (issue 32):
+# /accounts/password/reset/<uidb64>/<token>/ is logged with "…" for the token.
+_RESET_LINK = re.compile(r"^(/accounts/password/reset/[^/]+/)(?!set-password/)[^/?#]+/")
 
 
 def path_for_log(path: object) -> object:
-    """`path` without its query string (and fragment), "?…" in its place when there was one."""
+    """`path` without its query string (and fragment), "?…" in its place when there was one, and
+    without a password reset link's token."""
     if not isinstance(path, str):
         return path
+    path = _RESET_LINK.sub(r"\1…/", path)
     cut = min((i for i in (path.find("?"), path.find("#")) if i >= 0), default=-1)
     return path if cut < 0 else path[:cut] + QUERY_WITHHELD
 

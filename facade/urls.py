@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from approvals.api import views as approvals
 from facade import api_docs, contract_web, health, web
+from facade.accounts import operator, recovery, signup, team
 from facade.accounts import views as accounts
 from facade.dialogue import web as dialogue_web
 from facade.dialogue.api import views as dialogue
@@ -50,6 +51,19 @@ api = [
         "api/tenants/<slug:tenant_slug>/audit-raw-text",
         tenancy.TenantAuditRawTextView.as_view(),
         name="tenant-audit-raw-text",
+    ),
+    path("api/businesses", tenancy.BusinessListView.as_view(), name="businesses-api"),
+    path("api/tenants/<slug:tenant_slug>/members", tenancy.MemberListView.as_view(), name="tenant-members"),
+    path(
+        "api/tenants/<slug:tenant_slug>/members/<int:member_id>",
+        tenancy.MemberDetailView.as_view(),
+        name="tenant-member",
+    ),
+    path("api/tenants/<slug:tenant_slug>/invitations", tenancy.InvitationListView.as_view(), name="tenant-invitations"),
+    path(
+        "api/tenants/<slug:tenant_slug>/invitations/<int:invitation_id>",
+        tenancy.InvitationDetailView.as_view(),
+        name="tenant-invitation",
     ),
     path("api/ledger/verify", ledger.LedgerVerifyView.as_view(), name="ledger-verify"),
     path("api/ledger/checkpoints", ledger.LedgerCheckpointView.as_view(), name="ledger-checkpoints"),
@@ -149,6 +163,19 @@ urlpatterns = [
     path("owner/<slug:slug>/peers/<uuid:key_id>/revoke", peers_web.peer_revoke, name="owner-peer-revoke"),
     path("owner/<slug:slug>/requests/<int:request_id>/move", dialogue_web.request_move, name="owner-request-move"),
     path("owner/<slug:slug>/requests/<int:request_id>/reply", dialogue_web.request_answer, name="owner-request-reply"),
+    # The platform operator takes on businesses (issue 32 §1).
+    path("platform/businesses/", operator.businesses_page, name="businesses"),
+    path("platform/businesses/new", operator.business_new, name="business-new"),
+    # The team of a business (issue 32 §2): its owners' members page and its forms.
+    path("team/<slug:tenant_slug>/", team.team_page, name="team"),
+    path("team/<slug:tenant_slug>/invite", team.team_invite, name="team-invite"),
+    path("team/<slug:tenant_slug>/members/<int:member_id>/role", team.team_member_role, name="team-member-role"),
+    path("team/<slug:tenant_slug>/members/<int:member_id>/remove", team.team_member_remove, name="team-member-remove"),
+    path(
+        "team/<slug:tenant_slug>/invitations/<int:invitation_id>/cancel",
+        team.team_invitation_cancel,
+        name="team-invitation-cancel",
+    ),
     path("audit/", include("audit.urls")),
     # A2A 1.0 (issue 33): each agent's Agent Card under its own base URL, and its JSON-RPC binding.
     path("a2a/agents", a2a.agents_view, name="a2a-agents"),
@@ -157,6 +184,28 @@ urlpatterns = [
     path("accounts/login/", accounts.SignInView.as_view(), name="login"),
     path("accounts/login/code/", accounts.sign_in_code, name="login-code"),
     path("accounts/two-step/", accounts.two_step_setup, name="two-step"),
+    path("accounts/invitation/", team.invitation_page, name="invitation"),
+    # A forgotten password (Django's own flow) and a changed e-mail address (issue 32 §2).
+    path("accounts/password/reset/", recovery.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "accounts/password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"
+    ),
+    path("accounts/settings/", recovery.account_settings, name="account-settings"),
+    path(
+        "accounts/password/change/",
+        auth_views.PasswordChangeView.as_view(success_url="/accounts/settings/?changed=password"),
+        name="password_change",
+    ),
+    path("accounts/email/", recovery.email_change, name="email-change"),
+    path("accounts/email/confirm/", recovery.email_change_confirm, name="email-change-confirm"),
+    path("signup/", signup.signup_page, name="signup"),
+    path("signup/verify/", signup.signup_verify, name="signup-verify"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

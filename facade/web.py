@@ -21,8 +21,8 @@ from approvals.selectors import pending_count
 from approvals.web import approvals_texts, outbox_enabled
 from audit.access import is_auditor_only
 from facade.dialogue.selectors import requests_simulated_for_owner, requests_waiting_for_owner
-from facade.tenancy.models import AgentProfile
-from facade.tenancy.policy import AgentPolicy, NotFound, ledger_tenants
+from facade.tenancy.models import AgentProfile, Role
+from facade.tenancy.policy import AgentPolicy, NotFound, TenantPolicy, ledger_tenants
 from knowledge.selectors import unanswered_count
 
 
@@ -57,10 +57,14 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "owned_agents": owned_agent_cards(request.user),
         "ledger_tenants": ledger_tenants(request.user).order_by("slug"),
+        # The businesses whose team (members page) the user manages: the tenants they own.
+        "team_tenants": TenantPolicy.as_member(request.user, (Role.OWNER.value,)).order_by("slug"),
         "demo_outbox": outbox_enabled(),
         # Signed out, `/` leads to the chats a visitor may use: every agent's customer page is
         # public by its slug (AgentPolicy.get_public), so none is disclosed that was not.
         "public_agents": [] if request.user.is_authenticated else public_agents(),
+        # Self-service sign-up of a business (issue 32 §1), when the installation offers it.
+        "signup_offered": settings.FACADE_SIGNUP != "off",
         # The Verify button's texts, written into the page as JSON by json_script (so that no
         # translation can break out of the data island).
         "verify_text": {

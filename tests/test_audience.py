@@ -365,6 +365,9 @@ def _remove_by_agent_owner_remove(world: Any) -> None:
 
 
 def _remove_by_membership_revoke(world: Any) -> None:
+    # The tenant keeps an owner: its last one cannot be removed (issue 32).
+    keeper, _ = user_ensure(email=f"keeper@{world.tenant.slug}.test", password=None)
+    membership_grant(tenant=world.tenant, user=keeper, role=Role.OWNER, actor=ACTOR)
     membership_revoke(tenant=world.tenant, user=world.owner, actor=ACTOR)
 
 

@@ -231,6 +231,7 @@ def test_an_l3_decision_waits_for_a_removal_in_progress_and_then_sees_it() -> No
     from facade.tenancy.models import Membership
 
     world = build_tenant("lockstep")
+    second_owner(world)  # the tenant's last owner could not be removed (issue 32)
     proposal = change(world)
     issued = token_issue(
         agent=world.agent,

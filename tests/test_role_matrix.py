@@ -107,6 +107,22 @@ ROUTES: dict[str, Rule] = {
     "login": Rule("public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True),
     "login-code": Rule("public", tenant=False, writes=EVERYONE, loose=True),
     "two-step": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
+    # The page an invitation's link opens: with no invitation opened in this browser it answers 404.
+    "invitation": Rule("public", tenant=False, loose=True),
+    # A forgotten password (Django's flow) and a changed e-mail address (issue 32 §2).
+    "password_reset": Rule(
+        "public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True, body={"email": "nobody@example.test"}
+    ),
+    "password_reset_done": Rule("public", tenant=False, reads=EVERYONE),
+    "password_reset_confirm": Rule("public", tenant=False, reads=EVERYONE, writes=EVERYONE, loose=True),
+    "password_reset_complete": Rule("public", tenant=False, reads=EVERYONE),
+    "email-change": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
+    "email-change-confirm": Rule("page", tenant=False, loose=True),
+    "account-settings": Rule("page", tenant=False, reads=SIGNED_IN),
+    "password_change": Rule("page", tenant=False, reads=SIGNED_IN, writes=SIGNED_IN, loose=True),
+    # Self-service sign-up (FACADE_SIGNUP, off by default: 404).
+    "signup": Rule("public", tenant=False, loose=True),
+    "signup-verify": Rule("public", tenant=False, loose=True),
     "logout": Rule("public", tenant=False, writes=EVERYONE, loose=True),
     "set_language": Rule("public", tenant=False, writes=EVERYONE, body={"language": "en", "next": "/"}, loose=True),
     "schema": Rule("public", tenant=False, reads=EVERYONE),
@@ -185,6 +201,21 @@ ROUTES: dict[str, Rule] = {
     "peer-keys": api(writes=OWNERS, body={"name": "partner"}),
     "peer-key": api(reads=frozenset(), writes=OWNERS),  # DELETE revokes the spare key
     "tenant-audit-raw-text": api(writes=OWNERS, body={"allowed": False}),
+    # The team of a tenant (issue 32 §2): its owners' members page and API.  A member id or an
+    # invitation id names nothing here (the walk must not remove anyone).
+    "tenant-members": api(),
+    "tenant-member": api(reads=frozenset(), writes=OWNERS, missing=True, body={"role": "auditor"}),
+    "tenant-invitations": api(writes=OWNERS, body={"email": "new-partner@example.test", "role": "auditor"}),
+    "tenant-invitation": api(reads=frozenset(), writes=OWNERS, missing=True),
+    # The platform operator takes on businesses (issue 32 §1): none of these roles is an operator.
+    "businesses-api": Rule("api", tenant=False),
+    "businesses": Rule("page", tenant=False),
+    "business-new": Rule("page", tenant=False, body={"name": "x", "slug": "x"}),
+    "team": page(),
+    "team-invite": owner_form(body={"email": "new-partner@example.test", "role": "auditor"}),
+    "team-member-role": owner_form(missing=True, body={"role": "auditor"}),
+    "team-member-remove": owner_form(missing=True),
+    "team-invitation-cancel": owner_form(missing=True),
     "changes": api(writes=OWNERS, body={}),
     "change": api(),
     "change-authorize": api(reads=frozenset(), writes=OWNERS, body={"decision": "reject", "expected_version": 1}),
@@ -360,6 +391,8 @@ def fill(route: Route, side: Side, role: str) -> str:
         "entry_id": str(side.entry_id),
         "day": "2026-01-05",
         "seq": "1",
+        "uidb64": "MQ",  # a password reset link with a token that is no token
+        "token": "no-such-token",
     }
 
     def value(match: re.Match[str]) -> str:

@@ -43,3 +43,33 @@ AXES_SENSITIVE_PARAMETERS = ["otp_token", "code"]
 
 # Two-step sign-in (django-otp): the name authenticator apps show beside the account.
 OTP_TOTP_ISSUER = env_str("FACADE_TOTP_ISSUER", "Facade")
+
+# The team (issue 32 §2): how long an e-mailed invitation's one-time link works, how long the
+# SMTP connection may take while it is sent inside the request (a failure makes no invitation),
+# and how many invitations one person may send (COUNT/SECONDS).
+FACADE_INVITATION_DAYS = env_int("FACADE_INVITATION_DAYS", 7)
+FACADE_INVITATION_EMAIL_TIMEOUT = env_int("FACADE_INVITATION_EMAIL_TIMEOUT", 10)
+FACADE_RATE_INVITATIONS = env_str("FACADE_RATE_INVITATIONS", "20/3600")
+if FACADE_INVITATION_DAYS < 1:
+    raise ValueError("FACADE_INVITATION_DAYS must be at least 1")
+
+# Self-service sign-up of a business (issue 32 §1): `off` (the default: businesses join through a
+# platform operator, /signup/ answers 404), `invite` (the same, and /signup/ tells visitors to ask
+# the platform for an invitation), `open` (anyone may sign a business up; nothing is created until
+# the e-mailed link is opened, within FACADE_SIGNUP_LINK_HOURS).  Sign-up links sent per address
+# and per client address are limited (COUNT/SECONDS).
+FACADE_SIGNUP = env_str("FACADE_SIGNUP", "off").strip().lower()
+if FACADE_SIGNUP not in ("off", "invite", "open"):
+    raise ValueError("FACADE_SIGNUP is one of off, invite, open")
+FACADE_SIGNUP_LINK_HOURS = env_int("FACADE_SIGNUP_LINK_HOURS", 24)
+FACADE_RATE_SIGNUP = env_str("FACADE_RATE_SIGNUP", "3/3600")
+FACADE_RATE_SIGNUP_IP = env_str("FACADE_RATE_SIGNUP_IP", "10/3600")
+
+# A forgotten password (Django's reset flow) and a changed e-mail address: reset e-mails per
+# address and per client address, e-mail change confirmations per account (COUNT/SECONDS), and
+# how long an e-mail change's link works.  Django's PASSWORD_RESET_TIMEOUT (seconds) is the reset
+# link's life.
+FACADE_RATE_PASSWORD_RESET = env_str("FACADE_RATE_PASSWORD_RESET", "3/3600")
+FACADE_RATE_PASSWORD_RESET_IP = env_str("FACADE_RATE_PASSWORD_RESET_IP", "20/3600")
+FACADE_EMAIL_CHANGE_HOURS = env_int("FACADE_EMAIL_CHANGE_HOURS", 24)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3600)

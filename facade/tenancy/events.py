@@ -7,13 +7,13 @@ public half).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ledger.catalogue import EventPayload, EventType, register
 from ledger.schemas import AppendedEvent
 from ledger.services import ledger_append
 
-from .models import AgentProfile, Customer, Membership, PeerCredential, Tenant
+from .models import AgentProfile, Customer, Invitation, Membership, PeerCredential, Tenant
 from .schemas import Actor
 
 APP = "tenancy"
@@ -38,6 +38,11 @@ class TenantTimeZoneChanged(EventPayload):
     previous: str
 
 
+class TenantLanguagesChanged(EventPayload):
+    languages: list[str]  # codes of the site's languages, the main one first
+    previous: list[str]
+
+
 class TenantAuditRawTextChanged(EventPayload):
     allowed: bool  # auditors may now (or may no longer) read customers' own words in the console
 
@@ -49,6 +54,36 @@ class MembershipGranted(EventPayload):
 
 class MembershipRevoked(EventPayload):
     user_id: int
+
+
+class MembershipRoleChanged(EventPayload):
+    user_id: int
+    role: str
+    previous: str
+
+
+class InvitationCreated(EventPayload):
+    role: str
+    sent_to: str  # masked: b***@shop.example — the address itself stays on the invitation row
+    expires_at: str  # ISO 8601, UTC
+    replaced: int  # earlier pending invitations of the same address, now cancelled
+
+
+class InvitationAccepted(EventPayload):
+    user_id: int
+    role: str
+    account_created: bool
+
+
+class InvitationCancelled(EventPayload):
+    reason: Literal["cancelled", "replaced"]
+
+
+class InvitationRefused(EventPayload):
+    # Someone holding the link tried to accept an invitation that cannot be accepted any more, or
+    # while signed in as another address.  `user_id`: the signed-in account, if any.
+    reason: Literal["expired", "used", "cancelled", "wrong_account"]
+    user_id: int | None
 
 
 class AgentCreated(EventPayload):
@@ -107,6 +142,13 @@ TENANT_TIME_ZONE_CHANGED = register(
     payload=TenantTimeZoneChanged,
     description="The tenant's time zone changed: its nightly review and morning observe follow its local days.",
 )
+TENANT_LANGUAGES_CHANGED = register(
+    "tenant.languages_changed",
+    app=APP,
+    entity_type="tenant",
+    payload=TenantLanguagesChanged,
+    description="The languages the business serves its customers in changed.",
+)
 TENANT_AUDIT_RAW_TEXT_CHANGED = register(
     "tenant.audit_raw_text_changed",
     app=APP,
@@ -120,7 +162,45 @@ MEMBERSHIP_GRANTED = register(
     app=APP,
     entity_type="membership",
     payload=MembershipGranted,
-    description="A user was given a role in the tenant, or their role was changed.",
+    description="A user was given a role in the tenant.",
+)
+MEMBERSHIP_ROLE_CHANGED = register(
+    "membership.role_changed",
+    app=APP,
+    entity_type="membership",
+    payload=MembershipRoleChanged,
+    description="A member's role in the tenant was changed (an owner who stops being one loses their "
+    "pending approvals at once: authority.approvals_voided).",
+)
+INVITATION_CREATED = register(
+    "invitation.created",
+    app=APP,
+    entity_type="invitation",
+    payload=InvitationCreated,
+    description="An owner invited an e-mail address into the tenant; the e-mail with its one-time link was "
+    "accepted by the mail server (only a hash of the link's secret is stored).",
+)
+INVITATION_ACCEPTED = register(
+    "invitation.accepted",
+    app=APP,
+    entity_type="invitation",
+    payload=InvitationAccepted,
+    description="The invited address accepted: its account (created now, or signed in) became a member.",
+)
+INVITATION_CANCELLED = register(
+    "invitation.cancelled",
+    app=APP,
+    entity_type="invitation",
+    payload=InvitationCancelled,
+    description="A pending invitation stopped working: an owner cancelled it, or a newer one replaced it.",
+)
+INVITATION_REFUSED = register(
+    "invitation.refused",
+    app=APP,
+    entity_type="invitation",
+    payload=InvitationRefused,
+    description="An invitation's link was used but refused: expired, already used, cancelled, or by another "
+    "account than the invited address.",
 )
 MEMBERSHIP_REVOKED = register(
     "membership.revoked",
@@ -211,6 +291,11 @@ def tenant_time_zone_changed(*, tenant: Tenant, previous: str, actor: Actor) -> 
     return _append(TENANT_TIME_ZONE_CHANGED, tenant.pk, tenant.pk, actor, payload)
 
 
+def tenant_languages_changed(*, tenant: Tenant, previous: list[str], actor: Actor) -> AppendedEvent:
+    payload = TenantLanguagesChanged(languages=list(tenant.languages), previous=previous)
+    return _append(TENANT_LANGUAGES_CHANGED, tenant.pk, tenant.pk, actor, payload)
+
+
 def tenant_audit_raw_text_changed(*, tenant: Tenant, actor: Actor) -> AppendedEvent:
     payload = TenantAuditRawTextChanged(allowed=tenant.auditors_read_raw_text)
     return _append(TENANT_AUDIT_RAW_TEXT_CHANGED, tenant.pk, tenant.pk, actor, payload)
@@ -224,6 +309,40 @@ def membership_granted(*, membership: Membership, actor: Actor) -> AppendedEvent
 def membership_revoked(*, tenant: Tenant, membership_id: int, user_id: int, actor: Actor) -> AppendedEvent:
     """Written after the membership row is gone, hence ids rather than the row."""
     return _append(MEMBERSHIP_REVOKED, tenant.pk, membership_id, actor, MembershipRevoked(user_id=user_id))
+
+
+def membership_role_changed(*, membership: Membership, previous: str, actor: Actor) -> AppendedEvent:
+    payload = MembershipRoleChanged(user_id=membership.user_id, role=membership.role, previous=previous)
+    return _append(MEMBERSHIP_ROLE_CHANGED, membership.tenant_id, membership.pk, actor, payload)
+
+
+def invitation_created(*, invitation: Invitation, sent_to: str, replaced: int, actor: Actor) -> AppendedEvent:
+    payload = InvitationCreated(
+        role=invitation.role, sent_to=sent_to, expires_at=invitation.expires_at.isoformat(), replaced=replaced
+    )
+    return _append(INVITATION_CREATED, invitation.tenant_id, invitation.pk, actor, payload)
+
+
+def invitation_accepted(*, invitation: Invitation, user_id: int, account_created: bool, actor: Actor) -> AppendedEvent:
+    payload = InvitationAccepted(user_id=user_id, role=invitation.role, account_created=account_created)
+    return _append(INVITATION_ACCEPTED, invitation.tenant_id, invitation.pk, actor, payload)
+
+
+def invitation_cancelled(
+    *, invitation: Invitation, reason: Literal["cancelled", "replaced"], actor: Actor
+) -> AppendedEvent:
+    return _append(INVITATION_CANCELLED, invitation.tenant_id, invitation.pk, actor, InvitationCancelled(reason=reason))
+
+
+def invitation_refused(
+    *,
+    invitation: Invitation,
+    reason: Literal["expired", "used", "cancelled", "wrong_account"],
+    user_id: int | None,
+    actor: Actor,
+) -> AppendedEvent:
+    payload = InvitationRefused(reason=reason, user_id=user_id)
+    return _append(INVITATION_REFUSED, invitation.tenant_id, invitation.pk, actor, payload)
 
 
 def agent_created(*, agent: AgentProfile, actor: Actor) -> AppendedEvent:

@@ -16,6 +16,11 @@ def default_time_zone() -> str:
     return str(settings.TIME_ZONE)
 
 
+def default_languages() -> list[str]:
+    """A business serves its customers in every language of the site unless it says otherwise."""
+    return [code for code, _name in settings.LANGUAGES]
+
+
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -33,6 +38,9 @@ class Tenant(models.Model):
     # Auditors may read customers' own words in the auditor console (each read is recorded in
     # the ledger); off by default: auditors see pointers, summaries and metrics.
     auditors_read_raw_text = models.BooleanField(default=False)
+    # The languages the business serves its customers in (codes of settings.LANGUAGES, its first
+    # the main one); set when it joins (`business_create`) and by `tenant_languages_set`.
+    languages = models.JSONField(default=default_languages)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -200,3 +208,38 @@ class UserLanguage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: {self.language}"
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    # Cancelled by an owner, or replaced by a newer invitation of the same address.
+    CANCELLED = "cancelled"
+
+
+class Invitation(models.Model):
+    """An owner's invitation of an e-mail address into the tenant, as a co-owner or an auditor
+    (issue 32 §2).  The e-mail carries a one-time link; only a SHA-256 of its secret is stored,
+    like a peer key's.  It works once, until `expires_at`, and only for an account of `email`."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)  # lower-cased; the account it makes or joins
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=16, choices=InvitationStatus.choices, default=InvitationStatus.PENDING)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    # Who accepted it, and when (the account bound to `email`).
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "email", "status"], name="tenancy_invitation_address")]
+
+    def __str__(self) -> str:
+        return f"invitation {self.pk} to {self.tenant_id} as {self.role} ({self.status})"

@@ -118,6 +118,23 @@ class TenantPolicy:
             raise NotFound(slug)
         return tenant
 
+    @staticmethod
+    def as_member(user: UserLike, roles: tuple[str, ...]) -> QuerySet[Tenant]:
+        """The tenants where `user` itself holds one of `roles` — platform operators included only
+        where they are members.  Membership is authority (issue 32): who belongs to a business is
+        its own owners' to decide; an operator takes a business on and invites its first owner,
+        but does not add, promote or remove its people."""
+        if not _active(user):
+            return Tenant.objects.none()
+        return Tenant.objects.filter(memberships__user_id=cast(int, user.pk), memberships__role__in=roles).distinct()
+
+    @classmethod
+    def get_as_member(cls, user: UserLike, slug: str, roles: tuple[str, ...]) -> Tenant:
+        tenant = cls.as_member(user, roles).filter(slug=slug).first()
+        if tenant is None:
+            raise NotFound(slug)
+        return tenant
+
 
 LEDGER_READERS = (Role.OWNER.value, Role.AUDITOR.value)
 PLATFORM_AUDIT_PERMISSION = "tenancy.audit_all_tenants"

@@ -132,3 +132,75 @@ TRUST_SKILLS: dict[str, frozenset[str]] = {
 def skills_for_trust(trust: str, skill_ids: list[str]) -> list[str]:
     allowed = TRUST_SKILLS.get(trust, frozenset())
     return [skill for skill in skill_ids if skill in allowed]
+
+
+# --- a business joins (issue 32 §1) --------------------------------------------------------
+
+_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+
+
+def slug_problem(slug: object) -> str | None:
+    """Why `slug` cannot be a business's or an agent's address (None: it can): lower-case letters,
+    digits and hyphens, 1 to 64, not starting or ending with a hyphen."""
+    if not isinstance(slug, str) or not _SLUG.fullmatch(slug):
+        return "an address is 1 to 64 lower-case letters, digits and hyphens (e.g. rosa-bakery)"
+    return None
+
+
+def languages_problem(languages: object, site_languages: tuple[str, ...]) -> str | None:
+    """Why `languages` is not a list of the site's languages a business may serve customers in."""
+    if not isinstance(languages, list) or not languages:
+        return "choose at least one language"
+    if any(not isinstance(code, str) or code not in site_languages for code in languages):
+        return f"languages are among: {', '.join(site_languages)}"
+    if len(set(languages)) != len(languages):
+        return "a language is named twice"
+    return None
+
+
+# --- the team (issue 32 §2) ----------------------------------------------------------------
+
+# The roles an owner may invite or give: a co-owner or an auditor.  ("member" is a role the
+# platform gives; nobody is invited to it.)
+INVITABLE_ROLES = ("owner", "auditor")
+
+
+class InvitationVerdict(StrEnum):
+    OK = "ok"
+    EXPIRED = "expired"
+    USED = "used"
+    CANCELLED = "cancelled"
+    # Signed in (or signing up) as another address than the one invited.
+    WRONG_ACCOUNT = "wrong_account"
+
+
+def same_address(a: str, b: str) -> bool:
+    """Whether two e-mail addresses name one mailbox, as far as this site tells them apart
+    (case-insensitive, surrounding spaces ignored)."""
+    return bool(a.strip()) and a.strip().casefold() == b.strip().casefold()
+
+
+def invitation_verdict(
+    *, status: str, expires_at: Any, now: Any, invited: str, account_addresses: tuple[str, ...] | None
+) -> InvitationVerdict:
+    """Whether an invitation may be accepted now by an account known by `account_addresses`
+    (its e-mail and user name; None: nobody is signed in yet, so the address is not checked).
+    Anything but a pending, unexpired invitation of that very address is refused; an unknown
+    status is refused as cancelled."""
+    if status == "accepted":
+        return InvitationVerdict.USED
+    if status != "pending":
+        return InvitationVerdict.CANCELLED
+    if now >= expires_at:
+        return InvitationVerdict.EXPIRED
+    if account_addresses is not None and not any(same_address(invited, a) for a in account_addresses):
+        return InvitationVerdict.WRONG_ACCOUNT
+    return InvitationVerdict.OK
+
+
+def keeps_an_owner(*, role_now: str, role_after: str | None, other_owners: int) -> bool:
+    """Whether a removal (`role_after` None) or a role change leaves the tenant an owner: the
+    last owner can be neither removed nor made something else."""
+    if role_now != "owner" or role_after == "owner":
+        return True
+    return other_owners > 0

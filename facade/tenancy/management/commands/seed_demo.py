@@ -7,9 +7,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from ...models import AgentProfile, Role, Tenant
+from ...models import AgentProfile, Role, Tenant, default_languages
 from ...schemas import Actor
-from ...services import agent_create, agent_owner_add, membership_grant, tenant_create, user_ensure
+from ...services import (
+    TenancyError,
+    agent_create,
+    agent_owner_add,
+    business_create,
+    membership_grant,
+    tenant_create,
+    user_ensure,
+)
 
 # What the demo agent knows from the start, so that the customer chat answers something.  Kept
 # free of prices and delivery times: the commitment guard would (rightly) block a reply quoting
@@ -125,10 +133,31 @@ class Command(BaseCommand):
         actor = Actor.platform("manage.py seed_demo")
         created_passwords: dict[str, str] = {}
         with transaction.atomic():
-            tenant = Tenant.objects.filter(slug=tenant_slug).first() or tenant_create(
-                slug=tenant_slug, name=tenant_slug.replace("-", " ").title(), actor=actor
-            )
+            tenant = Tenant.objects.filter(slug=tenant_slug).first()
             existing = AgentProfile.objects.filter(slug=agent_slug).first()
+            if tenant is None and existing is None:
+                # A new demo business joins the way any business does (issue 32 §1): the same
+                # service the operator's page calls, without an invitation (the demo's accounts
+                # are made below, with passwords printed).
+                try:
+                    joined = business_create(
+                        name=tenant_slug.replace("-", " ").title(),
+                        slug=tenant_slug,
+                        time_zone=settings.TIME_ZONE,
+                        languages=default_languages(),
+                        agent_slug=agent_slug,
+                        agent_name=agent_slug.replace("-", " ").title(),
+                        actor=actor,
+                        skill_ids=DEMO_SKILLS,
+                    )
+                except TenancyError as exc:
+                    raise CommandError(exc.detail) from None
+                tenant, existing, created_agent = joined.tenant, None, joined.agent
+            else:
+                created_agent = None
+                tenant = tenant or tenant_create(
+                    slug=tenant_slug, name=tenant_slug.replace("-", " ").title(), actor=actor
+                )
             if existing is not None and existing.tenant_id != tenant.pk:
                 raise CommandError(f"agent {agent_slug!r} already belongs to tenant {existing.tenant.slug!r}")
             accounts = {}
@@ -139,12 +168,16 @@ class Command(BaseCommand):
                     created_passwords[email] = password
                 membership_grant(tenant=tenant, user=user, role=role, actor=actor)
                 accounts[role] = user
-            agent = existing or agent_create(
-                tenant=tenant,
-                slug=agent_slug,
-                name=agent_slug.replace("-", " ").title(),
-                actor=actor,
-                skill_ids=DEMO_SKILLS,
+            agent = (
+                existing
+                or created_agent
+                or agent_create(
+                    tenant=tenant,
+                    slug=agent_slug,
+                    name=agent_slug.replace("-", " ").title(),
+                    actor=actor,
+                    skill_ids=DEMO_SKILLS,
+                )
             )
             agent_owner_add(agent=agent, user=accounts[Role.OWNER], actor=actor)
             skilled = existing is not None and seed_skills(agent, actor)
