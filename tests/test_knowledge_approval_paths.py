@@ -170,6 +170,10 @@ def test_no_route_approves_a_waiting_version(world_a: TenantWorld) -> None:
         "tenant_slug": world_a.tenant.slug,  # the auditor console (read-only)
         "seq": 1,
         "report_id": uuid.uuid4(),
+        "member_id": 1,
+        "invitation_id": 1,
+        "uidb64": "MQ",
+        "token": "x-x",
     }
     data = body(world_a, waiting)
     form = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in data.items()}
