@@ -68,7 +68,7 @@ def server_config(port: int) -> dict[str, Any]:
         "cache": True,
         "cache_type": "ram",
         "cache_size": 512 << 20,
-        "verbose": True,
+        "verbose": True,  # each completion's token counts, which test_real_model.refusals reads
     }
     return {
         "host": "127.0.0.1",
