@@ -44,7 +44,7 @@ from rsi.review_input import local_today
 MAX_TOKENS = 40
 # The default run: every customer turn and nine owner turns in the TEXT format, one owner turn in the
 # TOOLS format, where the server makes the model call tools (measured on two busy cores: a text turn
-# 0.7-5 s, an owner tool turn 29-37 s).
+# 0.4-5 s, an owner tool turn 18-37 s).
 CUSTOMER = [
     (TEXT, ["Hello! When do you open on Sunday?", "How much is a birthday cake?", "Can you deliver it tomorrow?"]),
     (TEXT, ["你好，周日几点开门？", "生日蛋糕多少钱？", "明天能送到吗？"]),
