@@ -55,3 +55,4 @@ bench: install
 	$(BIN)/python bench/review.py
 	$(BIN)/python bench/audit.py
 	$(BIN)/python bench/peer.py
+	$(BIN)/python bench/model.py

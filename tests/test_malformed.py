@@ -138,6 +138,20 @@ def test_the_honest_reply_in_chinese(world_a: TenantWorld) -> None:
     assert result.run.stop_reason == "malformed_reply"
 
 
+def test_the_question_said_back_is_no_answer(world_a: TenantWorld) -> None:
+    # What SmolLM2-135M wrote on the real server (tests/test_real_model.py): the customer's
+    # question, then a line of nonsense.  Once: the rewrite's answer goes; twice: the honest reply.
+    echoed = "蛋糕是无麸质的吗？\n\n我希望不在说一句。但是意"
+    result = turn(world_a, "蛋糕是无麸质的吗？", echoed, "这个我不清楚，要我问问店主吗？")
+    assert result.reply.text == "这个我不清楚，要我问问店主吗？" and result.calls == 2
+    [asked] = LedgerEvent.objects.of_type("guard.rewrite_requested")
+    assert (asked.payload["category"], asked.payload["rule"]) == ("malformed_reply", "echo")
+    owner = turn(world_a, "有什么等我处理？", "有什么等我处理？:\n1. 要用于高级编辑工元", "", audience=Audience.OWNER)
+    assert owner.reply.text == HONEST["zh-hans"]["malformed_owner"]
+    # An answer that asks a question back, or restates the question inside a sentence, is sent.
+    assert turn(world_a, "Is the cake gluten free?", "Is it gluten free? Let me ask the owner.").calls == 1
+
+
 def test_the_owner_is_spared_junk_too(world_a: TenantWorld) -> None:
     result = turn(
         world_a, "What is waiting for me?", "functions.read_owner_inbox:", "read_owner_inbox", audience=Audience.OWNER

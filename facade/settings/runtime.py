@@ -14,8 +14,8 @@ FACADE_LLM_API_KEY = env_str("FACADE_LLM_API_KEY", "")
 FACADE_LLM_TIMEOUT = env_int("FACADE_LLM_TIMEOUT", 30)  # seconds per HTTP attempt
 FACADE_LLM_MAX_RETRIES = env_int("FACADE_LLM_MAX_RETRIES", 2)  # extra attempts on 429/5xx/timeouts
 # At most this many completion tokens per model call (0: the run loop's own bound, 800).  A small
-# local server writes a tool call's arguments under a grammar, about a token a second on two cores
-# (llama.cpp's chatml-function-calling): a low cap bounds such a call (issue 29).
+# local model on a CPU writes 20-70 tokens a second: a low cap bounds a text answer (issue 29;
+# llama-cpp-python's chatml-function-calling ignores it for a tool call's arguments, README).
 FACADE_LLM_MAX_TOKENS = env_int("FACADE_LLM_MAX_TOKENS", 0)
 
 # Budgets: model tokens per turn, model calls per tenant per day (UTC).

@@ -44,6 +44,11 @@ _FRAMING = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _SPACE = re.compile(r"\s+")
+# What ends a line but does not change what it says, for comparing a reply's first line with a
+# question the principal asked ("可以找人工吗？" said back as "可以找人工吗？:").
+_ENDING = re.compile(r"[\s.!?。！？:：…]+$")
+# A question this long or longer (after _ENDING) said back whole as the reply's first line is echoed.
+QUESTION_CHARS = 4
 # A line of the prompt this long or longer, found whole in the reply, is the prompt echoed.
 ECHO_CHARS = 24
 
@@ -89,6 +94,12 @@ RULES = (
         ("I'm the bakery's assistant. How can I help?",),
     ),
     Rule(
+        "echo",
+        "the principal's question said back as the reply's first line",
+        ("Hello, when do you open?\n\nYou can ask again.", "hello, when do you open:"),
+        ("When do we open? At nine, Monday to Saturday.", "We open at nine. When do you want to come?"),
+    ),
+    Rule(
         "language",
         "a language the principal has not written in",
         ("Здравствуйте, чем могу помочь?",),
@@ -100,11 +111,13 @@ RULES = (
 @dataclass(frozen=True)
 class JunkCheck:
     """The check for one run: the runtime's tool names, the lines of the prompt the model was
-    given, and the languages ("en", "zh-hans") the principal's messages were written in."""
+    given, the languages ("en", "zh-hans") the principal's messages were written in and the
+    questions they asked (as `_question`)."""
 
     tool_names: frozenset[str]
     prompt_lines: tuple[str, ...] = ()
     languages: frozenset[str] = field(default_factory=frozenset)
+    questions: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def of(cls, *, tool_names: Iterable[str], system: str, principal_said: Iterable[str]) -> JunkCheck:
@@ -114,7 +127,13 @@ class JunkCheck:
             # An indented line is wording the model is meant to say (the boundary), not framing.
             if len(line.strip()) >= ECHO_CHARS and not line.startswith((" ", "\t"))
         )
-        return cls(frozenset(tool_names), lines, frozenset(filter(None, map(language_shown, principal_said))))
+        said = list(principal_said)
+        questions = frozenset(
+            _question(text)
+            for text in said
+            if text.rstrip().endswith(("?", "？")) and len(_question(text)) >= QUESTION_CHARS
+        )
+        return cls(frozenset(tool_names), lines, frozenset(filter(None, map(language_shown, said))), questions)
 
     def __call__(self, text: str) -> str | None:
         """The id of the rule `text` breaks, or None when it may be an answer."""
@@ -131,6 +150,10 @@ class JunkCheck:
         said = _normal(text)
         if _FRAMING.search(text) or any(line in said for line in self.prompt_lines):
             return "scaffolding"
+        # A small model repeats the question and goes on with something else (SmolLM2-135M, issue
+        # 29: "可以找人工吗？" and a line of nonsense); a reply that starts by saying it back answers nothing.
+        if self.questions and _question(text.strip().splitlines()[0]) in self.questions:
+            return "echo"
         written = script_of(text)
         if written == "other" or (written in ("en", "zh-hans") and self.languages and written not in self.languages):
             return "language"
@@ -170,6 +193,10 @@ def script_of(text: str) -> str | None:
 
 def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
+
+
+def _question(text: str) -> str:
+    return _ENDING.sub("", _normal(text))
 
 
 def _json_object(text: str) -> bool:
