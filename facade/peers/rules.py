@@ -30,9 +30,12 @@ TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED,
 REFUSALS = frozenset({OWNER_DECISION})
 
 
-def task_state(*, run_status: str | None, stop_reason: str, needs_input: bool, canceled: bool) -> TaskState:
+def task_state(
+    *, run_status: str | None, stop_reason: str, needs_input: bool, canceled: bool, refused: bool = False
+) -> TaskState:
     """The state of a task whose latest turn's run ended as given (`run_status` None: no run
-    answers it yet).  Fails closed: a run status this table does not know is FAILED."""
+    answers it yet; `refused`: the turn asked for a tool its key or the contract does not allow,
+    and the server refused it).  Fails closed: a run status this table does not know is FAILED."""
     if canceled:
         return TaskState.CANCELED
     if run_status is None:
@@ -40,6 +43,10 @@ def task_state(*, run_status: str | None, stop_reason: str, needs_input: bool, c
     if run_status in ("planning", "executing"):
         return TaskState.WORKING
     if stop_reason in REFUSALS:
+        return TaskState.REJECTED
+    if refused and run_status == "completed" and not needs_input:
+        # Asked for what this peer may not have (an ask-only key registering an order): the
+        # reply says why, and the task is not done (issue 33 §2).
         return TaskState.REJECTED
     if run_status == "cancelled":
         return TaskState.CANCELED

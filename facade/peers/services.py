@@ -20,6 +20,7 @@ from django.utils import timezone
 from facade.dialogue.models import DialogueSession, Message, Run
 from facade.dialogue.runtime.loop import run_cancel, turn_handle
 from facade.dialogue.runtime.prompts import conversation_language
+from facade.dialogue.runtime.tools import Outcome
 from facade.dialogue.selectors import session_for_principal
 from facade.dialogue.services import message_admit, message_check, session_open
 from facade.errors import ApplicationError
@@ -98,8 +99,13 @@ def as_a2a(error: ApplicationError) -> A2AError:
 def _state_of(run: Run | None, *, canceled: bool) -> TaskState:
     if run is None:
         return task_state(run_status=None, stop_reason="", needs_input=False, canceled=canceled)
+    refused = run.spans.filter(kind="tool", outcome=Outcome.REFUSED.value).exists()
     return task_state(
-        run_status=run.status, stop_reason=run.stop_reason, needs_input=run.needs_input, canceled=canceled
+        run_status=run.status,
+        stop_reason=run.stop_reason,
+        needs_input=run.needs_input,
+        canceled=canceled,
+        refused=refused,
     )
 
 
