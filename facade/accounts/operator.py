@@ -40,6 +40,14 @@ def _page(request: HttpRequest, form: dict[str, Any], error: str = "", status: i
     return render(request, "accounts/businesses.html", context, status=status)
 
 
+def posted_business_form(request: HttpRequest, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A new business's form as posted, bounded: its text fields and its languages (the operator's
+    page and self-service sign-up read the same form)."""
+    form: dict[str, Any] = {name: request.POST.get(name, "")[:254].strip() for name in fields}
+    form["languages"] = [code[:16] for code in request.POST.getlist("languages")[:8]]
+    return form
+
+
 def _blank() -> dict[str, Any]:
     return {**dict.fromkeys(FIELDS, ""), "time_zone": settings.TIME_ZONE, "languages": [settings.LANGUAGE_CODE]}
 
@@ -55,8 +63,7 @@ def businesses_page(request: HttpRequest) -> HttpResponse:
 @login_required
 def business_new(request: HttpRequest) -> HttpResponse:
     _operator_only(request)
-    form: dict[str, Any] = {name: request.POST.get(name, "")[:254].strip() for name in FIELDS}
-    form["languages"] = [code[:16] for code in request.POST.getlist("languages")[:8]]
+    form = posted_business_form(request, FIELDS)
     try:
         made = business_create(
             name=form["name"],

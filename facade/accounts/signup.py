@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_http_methods
 
+from facade.accounts.operator import posted_business_form
 from facade.errors import ApplicationError
 from facade.ratelimit import request_client_ip
 from facade.tenancy.rules import same_address
@@ -49,8 +50,7 @@ def signup_page(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"mode": mode, "site_languages": list(settings.LANGUAGES), "form": form}
     if mode != "open" or request.method != "POST":
         return render(request, "registration/signup.html", context)
-    form.update({name: request.POST.get(name, "")[:254].strip() for name in FIELDS})
-    form["languages"] = [code[:16] for code in request.POST.getlist("languages")[:8]]
+    form.update(posted_business_form(request, FIELDS))
     asked = SignupRequest(
         name=form["name"],
         slug=form["slug"],
